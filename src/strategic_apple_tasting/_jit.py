@@ -1,0 +1,109 @@
+"""Numba set-up shared by every compiled part of the package.
+
+Two jobs:
+
+* **Caching keyed on the whole package.** The simulation kernel inlines the learner, context and
+  agent code of other modules. Numba stamps a cache entry with the source of the *one* file that
+  defines the function, so editing a learner would leave a stale kernel in the cache and silently
+  run old code. We register a cache locator that stamps every function of this package with a
+  hash of the package's entire source instead.
+* **Dispatch on a state's type.** Compiled code calls ``learner_policy(state, ...)`` and the
+  implementation is chosen, at compile time, by the class of the namedtuple ``state``. Modules
+  register their implementations in tables (dicts), so the engine never names a learner.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import numba
+from numba.core import caching, types
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def _package_stamp() -> bytes:
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE_DIR.rglob("*.py")):
+        digest.update(path.relative_to(_PACKAGE_DIR).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.digest()
+
+
+_STAMP = _package_stamp()
+
+
+def cache_root() -> Path:
+    """Directory holding the package's compiled-code cache.
+
+    ``SAT_CACHE_DIR`` overrides it; otherwise ``NUMBA_CACHE_DIR`` if set, else
+    ``$XDG_CACHE_HOME/strategic-apple-tasting`` (``~/.cache/...``).
+    """
+    explicit = os.environ.get("SAT_CACHE_DIR") or numba.config.CACHE_DIR
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "strategic-apple-tasting"
+
+
+class _PackageCacheLocator(caching._CacheLocator):
+    """Locate cache files for this package's functions, stamped with the package's source hash."""
+
+    def __init__(self, py_func: Callable, py_file: str) -> None:
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        sub = self.get_suitable_cache_subpath(py_file)
+        self._cache_path = str(cache_root() / "numba" / sub)
+
+    def get_cache_path(self) -> str:
+        return self._cache_path
+
+    def get_source_stamp(self) -> bytes:
+        return _STAMP
+
+    def get_disambiguator(self) -> str:
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func: Callable, py_file: str):
+        try:
+            inside = Path(py_file).resolve().is_relative_to(_PACKAGE_DIR)
+        except OSError:
+            return None
+        if not inside:
+            return None
+        self = cls(py_func, py_file)
+        try:
+            self.ensure_cache_path()
+        except OSError:
+            return None  # numba falls back to its own locators
+        return self
+
+
+def _install_locator() -> None:
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+    if impl is None:  # a numba without this hook: its per-file caching still works
+        return
+    if _PackageCacheLocator not in impl._locator_classes:
+        impl._locator_classes = [_PackageCacheLocator, *impl._locator_classes]
+
+
+_install_locator()
+
+#: Options for every compiled function of the package.
+JIT = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy", "inline": "always"}
+
+
+def njit(func: Callable) -> Callable:
+    """Compile ``func`` with the package's options (cached, releases the GIL, strict IEEE math)."""
+    return numba.njit(**JIT)(func)
+
+
+def state_class(state_type: types.Type) -> type | None:
+    """The Python namedtuple class behind a numba tuple type, or ``None``."""
+    if isinstance(state_type, types.BaseNamedTuple):
+        return state_type.instance_class
+    return None

@@ -1,0 +1,193 @@
+"""The game: its settings (:class:`Game`) and one seeded instance of it (:class:`GameInstance`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .agents import LazyBestResponse
+from .contexts import DRAW_CONTEXT, UniformBall, draw_contexts
+from .policies import LinearThreshold, score
+
+#: Feedback modes (DESIGN §2): apple tasting sees r(1) only when accepting; bandit sees r(a).
+FEEDBACK = ("apple", "bandit")
+
+#: Independent random streams spawned, in this order, from each seed's SeedSequence.
+STREAMS = ("theta", "contexts", "agents", "noise", "learner")
+
+
+def _finite(name: str, value: Any, *, low: float | None = None, what: str = "") -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if ok and low is not None:
+        ok = value >= low
+    if not ok:
+        allowed = what or ("a finite number" + (f" >= {low:g}" if low is not None else ""))
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+    return float(value)
+
+
+def _unit_vector(rng: np.random.Generator, d: int) -> np.ndarray:
+    v = rng.standard_normal(d)
+    return v / np.linalg.norm(v)
+
+
+@dataclass(frozen=True)
+class Game:
+    """Settings of the principal–agent game (paper §2, `fig:summary`).
+
+    Parameters
+    ----------
+    dimension : int
+        Context dimension d.
+    delta : float
+        Agents' manipulation budget δ (ℓ2).
+    feedback : {"apple", "bandit"}
+        Apple tasting (see r(1) only when accepting) or bandit (see r(a) for the action taken).
+    r0 : float
+        Known reward of rejecting (apple tasting only; must be 0 under bandit feedback).
+    sigma : float
+        Standard deviation of the Gaussian reward noise.
+    contexts : context model
+        How true contexts are drawn; default :class:`UniformBall`.
+    truthful : float
+        Probability that an agent reports its context without gaming.
+    theta1, theta0 : array of shape (d,), optional
+        True reward parameters; by default each seed draws them uniformly on the unit sphere
+        (θ0 is 0 under apple tasting).
+
+    Examples
+    --------
+    >>> game = Game(dimension=3, delta=0.1)
+    >>> inst = game.instance(seed=0)
+    >>> inst.theta1.shape, round(float(np.linalg.norm(inst.theta1)), 6)
+    ((3,), 1.0)
+    """
+
+    dimension: int
+    delta: float = 0.1
+    feedback: str = "apple"
+    r0: float = 0.0
+    sigma: float = 0.1
+    contexts: Any = field(default_factory=UniformBall)
+    truthful: float = 0.0
+    theta1: np.ndarray | None = field(default=None, compare=False)
+    theta0: np.ndarray | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        d = self.dimension
+        if not (isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 1):
+            raise ValueError(f"dimension must be an integer >= 1, got {d!r}")
+        _finite("delta", self.delta, low=0.0)
+        if self.feedback not in FEEDBACK:
+            raise ValueError(f"feedback must be one of {', '.join(FEEDBACK)}, got {self.feedback!r}")
+        _finite("r0", self.r0)
+        if self.feedback == "bandit" and self.r0 != 0:
+            raise ValueError(f"r0 must be 0 under bandit feedback (r(0) is <theta0, x> + noise), "
+                             f"got {self.r0!r}")
+        _finite("sigma", self.sigma, low=0.0)
+        _finite("truthful", self.truthful, low=0.0, what="a probability in [0, 1]")
+        if self.truthful > 1:
+            raise ValueError(f"truthful must be a probability in [0, 1], got {self.truthful!r}")
+        if type(self.contexts) not in DRAW_CONTEXT:
+            raise ValueError(f"contexts must be a context model, got {self.contexts!r}")
+        self.contexts.check()
+        for name in ("theta1", "theta0"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            arr = np.asarray(value, dtype=float)
+            if arr.shape != (d,):
+                raise ValueError(f"{name} must have shape ({d},), got shape {arr.shape}")
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"{name} must be finite, got {arr.tolist()!r}")
+            object.__setattr__(self, name, arr)
+        if self.theta0 is not None and self.feedback == "apple" and np.any(self.theta0 != 0):
+            raise ValueError("theta0 must be 0 under apple tasting (r(0) is the constant r0)")
+
+    @property
+    def agents(self) -> LazyBestResponse:
+        """The agent model (compiled parameters)."""
+        return LazyBestResponse(delta=float(self.delta), truthful=float(self.truthful))
+
+    def settings(self) -> dict[str, Any]:
+        """Flat settings for results tables: one column each."""
+        out: dict[str, Any] = {
+            "dimension": int(self.dimension), "delta": float(self.delta),
+            "feedback": self.feedback, "r0": float(self.r0), "sigma": float(self.sigma),
+            "contexts": self.contexts.name, "truthful": float(self.truthful),
+        }
+        out.update({k: float(v) for k, v in self.contexts._asdict().items()})
+        return out
+
+    def instance(self, seed: int) -> GameInstance:
+        """The game for one seed: its θ and its independent random streams."""
+        return GameInstance(self, seed)
+
+
+class GameInstance:
+    """One seed of a :class:`Game`: true parameters and the random streams of DESIGN §5.
+
+    The streams are spawned from ``SeedSequence(seed)`` in the order of :data:`STREAMS`, so a
+    given seed gives every learner the same contexts, agents and noise (common random numbers).
+    The ``next_*`` methods step the game round by round with the same compiled code the engine
+    runs, for tests and for users who drive the loop themselves.
+
+    Examples
+    --------
+    >>> inst = Game(dimension=2).instance(seed=1)
+    >>> x = inst.next_context()
+    >>> rule = LinearThreshold(beta=inst.theta1, threshold=0.0)
+    >>> x_obs, moved = inst.next_response(rule, x)
+    >>> r1, r0 = inst.next_rewards(x)
+    """
+
+    def __init__(self, game: Game, seed: int) -> None:
+        if not (isinstance(seed, int | np.integer) and not isinstance(seed, bool) and seed >= 0):
+            raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+        self.game = game
+        self.seed = int(seed)
+        sequences = np.random.SeedSequence(self.seed).spawn(len(STREAMS))
+        self.rngs = {name: np.random.Generator(np.random.PCG64(s))
+                     for name, s in zip(STREAMS, sequences, strict=True)}
+        d = game.dimension
+        # Both are drawn every time so θ1 does not depend on the feedback mode.
+        theta1 = _unit_vector(self.rngs["theta"], d)
+        theta0 = _unit_vector(self.rngs["theta"], d)
+        self.theta1 = theta1 if game.theta1 is None else game.theta1.copy()
+        if game.feedback == "apple":
+            self.theta0 = np.zeros(d)
+        else:
+            self.theta0 = theta0 if game.theta0 is None else game.theta0.copy()
+
+    @property
+    def target(self) -> np.ndarray:
+        """θ1 − θ0: the direction of the optimal rule, which learners estimate."""
+        return self.theta1 - self.theta0
+
+    def optimal_action(self, x: np.ndarray) -> bool:
+        """π*(x): accept iff ⟨θ1 − θ0, x⟩ ≥ r0, on the true context."""
+        return bool(score(self.theta1, x) - self._value0_mean(x) >= 0)
+
+    def _value0_mean(self, x: np.ndarray) -> float:
+        return self.game.r0 if self.game.feedback == "apple" else float(score(self.theta0, x))
+
+    def next_context(self) -> np.ndarray:
+        """Draw the next agent's true context."""
+        return draw_contexts(self.game.contexts, self.game.dimension, 1, self.rngs["contexts"])[0]
+
+    def next_response(self, policy: LinearThreshold, x: np.ndarray) -> tuple[np.ndarray, bool]:
+        """The next agent's reported context under ``policy`` and whether it moved."""
+        x_obs, moved = self.game.agents.respond_once(policy.beta, policy.threshold, x,
+                                                     self.rngs["agents"])
+        return x_obs, bool(moved)
+
+    def next_rewards(self, x: np.ndarray) -> tuple[float, float]:
+        """Draw this round's noise; return the realized (r(1), r(0)) for true context x."""
+        rng = self.rngs["noise"]
+        r1 = float(score(self.theta1, x)) + self.game.sigma * rng.standard_normal()
+        if self.game.feedback == "apple":
+            return r1, float(self.game.r0)
+        return r1, float(score(self.theta0, x)) + self.game.sigma * rng.standard_normal()

@@ -1,0 +1,29 @@
+"""Learners (DESIGN §3) behind one protocol, and the registry mapping names to classes."""
+
+from .base import Learner, LearnerKernels
+from .baselines import AcceptAll, Oracle, RejectAll
+from .greedy_ols import SAOLS, NaiveGreedyOLS, ShiftedOLS
+
+#: Name (as on the command line) → learner class.
+LEARNERS: dict[str, type[Learner]] = {
+    cls.name: cls for cls in (SAOLS, Oracle, NaiveGreedyOLS, ShiftedOLS, AcceptAll, RejectAll)
+}
+
+
+def make_learner(name: str, **params) -> Learner:
+    """Build a registered learner by name (``ValueError`` naming the choices if unknown).
+
+    Examples
+    --------
+    >>> make_learner("sa-ols", delta=0.2)
+    SAOLS(delta=0.2, r0=None, feedback=None)
+    """
+    try:
+        cls = LEARNERS[name]
+    except KeyError:
+        raise ValueError(f"learner must be one of {', '.join(LEARNERS)}, got {name!r}") from None
+    return cls(**params)
+
+
+__all__ = ["LEARNERS", "SAOLS", "AcceptAll", "Learner", "LearnerKernels", "NaiveGreedyOLS",
+           "Oracle", "RejectAll", "ShiftedOLS", "make_learner"]

@@ -1,0 +1,220 @@
+"""The learner protocol (DESIGN §5) and the tables through which compiled code reaches learners.
+
+A learner is a Python object holding hyperparameters (stored as given), plus a compiled core: a
+``NamedTuple`` state and three compiled functions,
+
+* ``policy(state, rng, beta_out) -> threshold``: the linear threshold to commit to this round,
+* ``update(state, rng, beta, threshold, x_obs, accepted, reward, observed) -> used``: learn
+  from the round's feedback under the policy (β, c) that was in force; returns whether the
+  point entered the learner's data,
+* ``estimate(state, out) -> bool``: write the current estimate of θ1 − θ0, if there is one.
+
+The per-round methods of :class:`Learner` call these same functions, and so does the simulation
+engine (through :func:`learner_policy` etc., resolved at compile time by the state's class):
+one implementation of each algorithm.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+from numba.extending import overload
+
+from .._jit import state_class
+from ..game.game import FEEDBACK, _finite
+from ..game.policies import LinearThreshold
+
+
+class LearnerKernels(NamedTuple):
+    """A learner's compiled core: its state class and its three compiled functions."""
+
+    state: type
+    policy: Callable
+    update: Callable
+    estimate: Callable
+
+
+_POLICY: dict[type, Callable] = {}
+_UPDATE: dict[type, Callable] = {}
+_ESTIMATE: dict[type, Callable] = {}
+
+
+def learner_policy(state, rng, beta_out):
+    """Compiled-only: the learner's policy this round (β into ``beta_out``, returns c)."""
+    raise NotImplementedError("compiled-only; call Learner.policy() from Python")
+
+
+def learner_update(state, rng, beta, threshold, x_obs, accepted, reward, observed):
+    """Compiled-only: feed back one round; returns whether the point was used for learning."""
+    raise NotImplementedError("compiled-only; call Learner.update() from Python")
+
+
+def learner_estimate(state, out):
+    """Compiled-only: write the estimate of θ1 − θ0 into ``out``; False if none yet."""
+    raise NotImplementedError("compiled-only; call Learner.estimate() from Python")
+
+
+@overload(learner_policy, inline="always")
+def _policy_overload(state, rng, beta_out):
+    impl = _POLICY.get(state_class(state))
+    if impl is not None:
+        return lambda state, rng, beta_out: impl(state, rng, beta_out)
+    return None
+
+
+@overload(learner_update, inline="always")
+def _update_overload(state, rng, beta, threshold, x_obs, accepted, reward, observed):
+    impl = _UPDATE.get(state_class(state))
+    if impl is not None:
+        return lambda state, rng, beta, threshold, x_obs, accepted, reward, observed: impl(
+            state, rng, beta, threshold, x_obs, accepted, reward, observed)
+    return None
+
+
+@overload(learner_estimate, inline="always")
+def _estimate_overload(state, out):
+    impl = _ESTIMATE.get(state_class(state))
+    if impl is not None:
+        return lambda state, out: impl(state, out)
+    return None
+
+
+def _vector(name: str, x: Any, d: int) -> np.ndarray:
+    arr = np.asarray(x, dtype=float)
+    if arr.shape != (d,):
+        raise ValueError(f"{name} must have shape ({d},), got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {arr.tolist()!r}")
+    return arr
+
+
+class Learner:
+    """Base class of every learner: hyperparameters in ``__init__``, state in :meth:`reset`.
+
+    Subclasses set ``name`` (the registry key), ``kernels`` (their compiled core) and
+    ``strategy_aware`` (False for baselines that learn from points agents may have gamed), and
+    implement ``_init_state(d)``. ``delta``, ``r0`` and ``feedback`` left as ``None`` are taken
+    from the game by :meth:`bind`; the per-round API needs them set.
+    """
+
+    name: ClassVar[str]
+    kernels: ClassVar[LearnerKernels]
+    strategy_aware: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        kernels = cls.__dict__.get("kernels")
+        if kernels is not None:
+            _POLICY[kernels.state] = kernels.policy
+            _UPDATE[kernels.state] = kernels.update
+            _ESTIMATE[kernels.state] = kernels.estimate
+
+    # -- hyperparameters -------------------------------------------------------------------
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [p for p in sig.parameters if p != "self"]
+
+    def get_params(self) -> dict[str, Any]:
+        """The hyperparameters, as given to the constructor."""
+        return {p: getattr(self, p) for p in self._param_names()}
+
+    def clone(self, **overrides: Any) -> Learner:
+        """A fresh, unreset learner with the same hyperparameters (some overridden)."""
+        unknown = set(overrides) - set(self._param_names())
+        if unknown:
+            raise ValueError(f"{self.name} has no parameter {sorted(unknown)[0]!r}; "
+                             f"allowed: {', '.join(self._param_names())}")
+        return type(self)(**{**self.get_params(), **overrides})
+
+    def bind(self, instance: Any) -> Learner:
+        """A clone with unset ``delta``, ``r0`` and ``feedback`` taken from a game instance."""
+        game = instance.game
+        known = {"delta": game.delta, "r0": game.r0, "feedback": game.feedback}
+        params = self.get_params()
+        fill = {k: v for k, v in known.items() if k in params and params[k] is None}
+        if params.get("feedback") not in (None, game.feedback):
+            raise ValueError(f"learner {self.name} has feedback={params['feedback']!r} "
+                             f"but the game has feedback={game.feedback!r}")
+        return self.clone(**fill)
+
+    def _check_params(self) -> None:
+        params = self.get_params()
+        if "delta" in params:
+            _finite("delta", params["delta"], low=0.0)
+        if "r0" in params:
+            _finite("r0", params["r0"])
+        if "feedback" in params and params["feedback"] not in FEEDBACK:
+            raise ValueError(f"feedback must be one of {', '.join(FEEDBACK)}, "
+                             f"got {params['feedback']!r}")
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    # -- state -----------------------------------------------------------------------------
+    def _init_state(self, d: int) -> Any:
+        raise NotImplementedError
+
+    def reset(self, d: int, rng: np.random.Generator | None = None) -> Learner:
+        """Create all state for contexts of dimension ``d``; returns ``self``."""
+        if not (isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 1):
+            raise ValueError(f"d must be an integer >= 1, got {d!r}")
+        self._check_params()
+        self._d = int(d)
+        self._rng = np.random.default_rng() if rng is None else rng
+        self._state = self._init_state(self._d)
+        self._committed: LinearThreshold | None = None
+        return self
+
+    def _require_reset(self) -> None:
+        if not hasattr(self, "_state"):
+            raise RuntimeError(f"call {type(self).__name__}.reset(d, rng) first")
+
+    # -- the per-round API -----------------------------------------------------------------
+    def policy(self) -> LinearThreshold:
+        """The rule to publish for this round (sampled and committed, if randomized)."""
+        self._require_reset()
+        if self._committed is None:
+            beta = np.empty(self._d)
+            threshold = self.kernels.policy(self._state, self._rng, beta)
+            self._committed = LinearThreshold(beta=beta, threshold=float(threshold))
+        return self._committed
+
+    def act(self, x_obs: Any) -> bool:
+        """Accept (True) or reject the observed context under the committed rule."""
+        self._require_reset()
+        return self.policy().accepts(_vector("x_obs", x_obs, self._d))
+
+    def update(self, x_obs: Any, accepted: bool, reward: float | None) -> bool:
+        """Report the round's outcome (``reward`` None when nothing was observed).
+
+        Returns whether the point was used for learning. Ends the round: the next
+        :meth:`policy` call gives the next round's rule.
+        """
+        self._require_reset()
+        x = _vector("x_obs", x_obs, self._d)
+        if reward is not None:
+            reward = _finite("reward", float(reward) if isinstance(reward, np.floating)
+                             else reward)
+        rule = self.policy()
+        used = self.kernels.update(self._state, self._rng, rule.beta, rule.threshold, x,
+                                   bool(accepted), 0.0 if reward is None else float(reward),
+                                   reward is not None)
+        self._committed = None
+        return bool(used)
+
+    def estimate(self) -> np.ndarray | None:
+        """Current estimate of θ1 − θ0 (θ1 under apple tasting), or None if there is none."""
+        self._require_reset()
+        out = np.empty(self._d)
+        return out if self.kernels.estimate(self._state, out) else None
+
+    @property
+    def state(self) -> Any:
+        """The compiled state (what the engine runs on)."""
+        self._require_reset()
+        return self._state

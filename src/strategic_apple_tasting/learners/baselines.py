@@ -1,0 +1,120 @@
+"""Fixed-policy baselines: the oracle (true θ, shifted), accept-all and reject-all."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .._jit import njit
+from ..game.policies import norm
+from .base import Learner, LearnerKernels, _vector
+
+
+class FixedPolicyState(NamedTuple):
+    beta: np.ndarray
+    threshold: float
+    has_estimate: bool
+
+
+@njit
+def _policy(state, rng, beta):
+    for i in range(beta.shape[0]):
+        beta[i] = state.beta[i]
+    return state.threshold
+
+
+@njit
+def _update(state, rng, beta, threshold, x, accepted, reward, observed):
+    return False
+
+
+@njit
+def _estimate(state, out):
+    for i in range(out.shape[0]):
+        out[i] = state.beta[i]
+    return state.has_estimate
+
+
+_KERNELS = LearnerKernels(FixedPolicyState, _policy, _update, _estimate)
+
+
+class Oracle(Learner):
+    """Knows θ1 − θ0 and shifts by the agents' budget: accept iff ⟨β, x'⟩ ≥ δ‖β‖ + r0.
+
+    Every agent with ⟨β, x⟩ ≥ r0 is accepted (movers land on the boundary) and no other can be,
+    so its strategic regret under lazy agents is exactly 0. In a simulation θ comes from the
+    game (:meth:`bind`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> oracle = Oracle(theta1=[1.0, 0.0], delta=0.1, r0=0.0, feedback="apple").reset(2)
+    >>> oracle.policy().threshold
+    0.1
+    """
+
+    name = "oracle"
+    kernels = _KERNELS
+
+    def __init__(self, theta1: Any = None, theta0: Any = None, delta: float | None = None,
+                 r0: float | None = None, feedback: str | None = None) -> None:
+        self.theta1 = theta1
+        self.theta0 = theta0
+        self.delta = delta
+        self.r0 = r0
+        self.feedback = feedback
+
+    def bind(self, instance: Any) -> Learner:
+        bound = super().bind(instance)
+        if bound.theta1 is None:
+            bound.theta1 = instance.theta1.copy()
+        if bound.theta0 is None:
+            bound.theta0 = instance.theta0.copy()
+        return bound
+
+    def _init_state(self, d: int) -> Any:
+        if self.theta1 is None:
+            raise ValueError("theta1 must be given to Oracle (or bind it to a game instance)")
+        beta = _vector("theta1", self.theta1, d)
+        if self.theta0 is not None:
+            beta = beta - _vector("theta0", self.theta0, d)
+        return FixedPolicyState(beta=beta.copy(), threshold=float(self.delta * norm(beta) + self.r0),
+                                has_estimate=True)
+
+
+class AcceptAll(Learner):
+    """Accepts everyone (β = 0, threshold −1); learns nothing.
+
+    Examples
+    --------
+    >>> AcceptAll().reset(2).act([0.0, 0.0])
+    True
+    """
+
+    name = "accept-all"
+    kernels = _KERNELS
+    _threshold = -1.0
+
+    def __init__(self, feedback: str | None = None) -> None:
+        self.feedback = feedback
+
+    def _init_state(self, d: int) -> Any:
+        return FixedPolicyState(beta=np.zeros(d), threshold=self._threshold, has_estimate=False)
+
+    def _check_params(self) -> None:
+        if self.feedback is not None:
+            super()._check_params()
+
+
+class RejectAll(AcceptAll):
+    """Rejects everyone (β = 0, threshold +1); learns nothing.
+
+    Examples
+    --------
+    >>> RejectAll().reset(2).act([0.0, 0.0])
+    False
+    """
+
+    name = "reject-all"
+    _threshold = 1.0
