@@ -6,7 +6,7 @@ Two jobs:
   agent code of other modules. Numba stamps a cache entry with the source of the *one* file that
   defines the function, so editing a learner would leave a stale kernel in the cache and silently
   run old code. We register a cache locator that stamps every function of this package with a
-  hash of the package's entire source instead.
+  hash of the source of every compiled layer (game, learners, engine) instead.
 * **Dispatch on a state's type.** Compiled code calls ``learner_policy(state, ...)`` and the
   implementation is chosen, at compile time, by the class of the namedtuple ``state``. Modules
   register their implementations in tables (dicts), so the engine never names a learner.
@@ -25,9 +25,17 @@ from numba.core import caching, types
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
+#: The layers whose code compiled functions can reach; editing a report or the CLI does not
+#: invalidate compiled kernels.
+_COMPILED_LAYERS = ("_jit.py", "game", "learners", "engine")
+
+
 def _package_stamp() -> bytes:
     digest = hashlib.sha256()
-    for path in sorted(_PACKAGE_DIR.rglob("*.py")):
+    paths = [p for layer in _COMPILED_LAYERS for p in
+             ([_PACKAGE_DIR / layer] if layer.endswith(".py")
+              else sorted((_PACKAGE_DIR / layer).rglob("*.py")))]
+    for path in paths:
         digest.update(path.relative_to(_PACKAGE_DIR).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.digest()
@@ -50,7 +58,7 @@ def cache_root() -> Path:
 
 
 class _PackageCacheLocator(caching._CacheLocator):
-    """Locate cache files for this package's functions, stamped with the package's source hash."""
+    """Locate cache files for this package's functions, stamped with the compiled layers' hash."""
 
     def __init__(self, py_func: Callable, py_file: str) -> None:
         self._py_file = py_file

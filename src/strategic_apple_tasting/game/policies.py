@@ -55,7 +55,7 @@ def clean_above(beta, threshold, x, margin):
     return s > threshold + margin + CLEAN_RTOL * scale
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LinearThreshold:
     """A published policy: accept iff ⟨β, x'⟩ ≥ threshold.
 
@@ -72,6 +72,14 @@ class LinearThreshold:
     beta: np.ndarray
     threshold: float
     probability: float = 1.0  # chance the learner drew this policy (randomized learners)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LinearThreshold):
+            return NotImplemented
+        return (np.array_equal(self.beta, other.beta) and self.threshold == other.threshold
+                and self.probability == other.probability)
+
+    __hash__ = None  # type: ignore[assignment]  (holds an array)
 
     def accepts(self, x: np.ndarray) -> bool:
         return bool(accepts(np.asarray(self.beta, float), float(self.threshold),

@@ -1,0 +1,1 @@
+"""The ``sat`` command line (the top layer: it may import everything below it)."""

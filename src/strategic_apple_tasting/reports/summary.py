@@ -1,0 +1,40 @@
+"""Plain-text summary tables of a run."""
+
+from __future__ import annotations
+
+import math
+
+import pyarrow as pa
+
+from ..metrics import final_summary
+
+
+def _num(x: float, digits: int = 4) -> str:
+    if math.isnan(x):
+        return "-"
+    return f"{x:.{digits}g}"
+
+
+def summary_text(table: pa.Table) -> str:
+    """Per-learner final regret (mean ± 95% CI over seeds) and ground-truth counters.
+
+    Examples
+    --------
+    >>> from strategic_apple_tasting import Game, simulate
+    >>> print(summary_text(simulate(Game(dimension=2), ["oracle"], horizon=10, seeds=2)))
+    ... # doctest: +ELLIPSIS
+    learner ...
+    """
+    header = ("learner", "seeds", "T", "regret (mean ± 95% CI)", "realized", "accepted",
+              "clean", "gamed_as_clean", "‖θ̂−θ‖")
+    rows = [header]
+    for s in final_summary(table):
+        rows.append((s.learner, str(s.seeds), str(s.horizon),
+                     f"{_num(s.regret)} ± {_num(s.regret_ci, 2)}", _num(s.realized_regret),
+                     _num(s.accepted, 6), _num(s.clean, 6), str(s.gamed_as_clean),
+                     _num(s.theta_error, 3)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+             for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -1,0 +1,81 @@
+"""Property tests of the agent model (DESIGN §6): budget, movers accepted, laziness."""
+
+import numpy as np
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from strategic_apple_tasting.game import LazyBestResponse
+from strategic_apple_tasting.game.agents import lazy_move
+from strategic_apple_tasting.game.policies import norm, score
+
+finite = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
+vectors = st.integers(1, 8).flatmap(lambda d: st.tuples(
+    arrays(np.float64, d, elements=finite), arrays(np.float64, d, elements=finite)))
+
+
+def _distance(a, b):
+    v = a - b
+    m = np.abs(v).max(initial=0.0)
+    return 0.0 if m == 0 else float(m * np.linalg.norm(v / m))  # no underflow at 1e-189
+
+
+@settings(max_examples=400, deadline=None)
+@given(vectors, finite, st.floats(0, 5, allow_nan=False))
+def test_lazy_response_properties(beta_x, threshold, budget):
+    beta, x = beta_x
+    out = np.empty_like(x)
+    moved = lazy_move(beta, threshold, budget, x, out)
+    s = score(beta, x)
+    dist = _distance(out, x)
+    if moved:
+        # A mover is accepted, whatever the rounding of its landing point.
+        assert score(beta, out) >= threshold
+        # Budget kept and the move is the minimal one: (c − s)/‖β‖ along β, to 1e-12.
+        need = (threshold - s) / norm(beta)
+        assert dist <= budget * (1 + 1e-12) + 1e-300
+        assert abs(dist - need) <= 1e-12 * max(need, 1e-300) + 1e-15 * np.linalg.norm(x)
+        assert s < threshold
+    else:
+        assert np.array_equal(out, x)
+        if s < threshold:
+            # A rejected non-mover could not have reached the boundary within budget.
+            nb = norm(beta)
+            assert nb == 0 or (threshold - s) / nb > budget
+
+
+@settings(max_examples=200, deadline=None)
+@given(vectors, st.floats(0.01, 1))
+def test_movers_land_on_the_boundary_and_are_never_clean(beta_x, budget):
+    from strategic_apple_tasting.game.policies import clean_above
+
+    beta, x = beta_x
+    assume(norm(beta) > 1e-6)
+    threshold = score(beta, x) + 0.5 * budget * norm(beta)  # reachable: needs half the budget
+    out = np.empty_like(x)
+    assert lazy_move(beta, threshold, budget, x, out)
+    assert not clean_above(beta, threshold, out, 0.0)
+
+
+def test_truthful_fraction_is_respected():
+    agents = LazyBestResponse(delta=1.0, truthful=0.3)
+    rng = np.random.default_rng(7)
+    beta, x = np.array([1.0, 0.0]), np.array([0.0, 0.0])
+    moved = [agents.respond_once(beta, 0.5, x, rng)[1] for _ in range(20_000)]
+    # Moves happen with probability 0.7; 5 standard errors of a binomial mean is 0.016.
+    assert abs(np.mean(moved) - 0.7) < 5 * np.sqrt(0.21 / 20_000)
+
+
+def test_zero_beta_cannot_be_gamed():
+    out = np.empty(2)
+    assert not lazy_move(np.zeros(2), 1.0, 10.0, np.ones(2), out)
+    assert np.array_equal(out, np.ones(2))
+
+
+def test_agent_model_validation():
+    import pytest
+
+    with pytest.raises(ValueError, match="delta must be a finite number >= 0, got -1"):
+        LazyBestResponse(delta=-1).check()
+    with pytest.raises(ValueError, match="truthful must be a probability"):
+        LazyBestResponse(truthful=1.5).check()
