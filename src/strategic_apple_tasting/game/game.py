@@ -82,7 +82,8 @@ class Game:
             raise ValueError(f"dimension must be an integer >= 1, got {d!r}")
         _finite("delta", self.delta, low=0.0)
         if self.feedback not in FEEDBACK:
-            raise ValueError(f"feedback must be one of {', '.join(FEEDBACK)}, got {self.feedback!r}")
+            raise ValueError(f"feedback must be one of {', '.join(FEEDBACK)}, "
+                             f"got {self.feedback!r}")
         _finite("r0", self.r0)
         if self.feedback == "bandit" and self.r0 != 0:
             raise ValueError(f"r0 must be 0 under bandit feedback (r(0) is <theta0, x> + noise), "

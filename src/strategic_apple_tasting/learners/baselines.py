@@ -79,8 +79,8 @@ class Oracle(Learner):
         beta = _vector("theta1", self.theta1, d)
         if self.theta0 is not None:
             beta = beta - _vector("theta0", self.theta0, d)
-        return FixedPolicyState(beta=beta.copy(), threshold=float(self.delta * norm(beta) + self.r0),
-                                has_estimate=True)
+        threshold = float(self.delta * norm(beta) + self.r0)
+        return FixedPolicyState(beta=beta.copy(), threshold=threshold, has_estimate=True)
 
 
 class AcceptAll(Learner):

@@ -135,7 +135,8 @@ class SAOLS(_GreedyOLS):
     Examples
     --------
     >>> import numpy as np
-    >>> learner = SAOLS(delta=0.1, r0=0.0, feedback="apple").reset(d=2, rng=np.random.default_rng(0))
+    >>> learner = SAOLS(delta=0.1, r0=0.0, feedback="apple")
+    >>> learner = learner.reset(d=2, rng=np.random.default_rng(0))
     >>> rule = learner.policy()            # publish this
     >>> accepted = learner.act([0.5, 0.2])  # decide on the observed context
     >>> used = learner.update([0.5, 0.2], accepted, reward=0.3)  # outcome seen only if accepted
