@@ -1,0 +1,88 @@
+"""The engine: determinism, common random numbers, the results table, bad input."""
+
+import numpy as np
+import pyarrow.compute as pc
+import pytest
+
+from strategic_apple_tasting import Game, simulate
+from strategic_apple_tasting.engine import RESULT_COLUMNS, recording_grid
+from strategic_apple_tasting.game.policies import score
+from tests.helpers import tables_identical
+
+
+def test_same_seed_bit_identical_whatever_threads_or_batch():
+    game = Game(dimension=4, delta=0.2)
+    learners = ["sa-ols", "naive-greedy", "oracle"]
+    one = simulate(game, learners, 5000, seeds=[0, 1, 2, 3], threads=1)
+    two = simulate(game, learners, 5000, seeds=[0, 1, 2, 3], threads=2)
+    assert tables_identical(one, two)
+    alone = simulate(game, learners, 5000, seeds=[2], threads=1)
+    in_batch = one.filter(pc.equal(one.column("seed"), 2))
+    assert tables_identical(alone, in_batch)
+
+
+@pytest.mark.parametrize("feedback", ["apple", "bandit"])
+def test_common_random_numbers_across_learners(feedback):
+    """Accept-all and reject-all err on complementary rounds of the *same* agents: their
+    regrets add up to Σ|gap| over one shared sequence of contexts."""
+    game = Game(dimension=3, feedback=feedback, r0=0.2 if feedback == "apple" else 0.0)
+    horizon = 3000
+    table = simulate(game, ["accept-all", "reject-all"], horizon, seeds=[9]).to_pydict()
+    inst = game.instance(9)
+    gaps = []
+    for _ in range(horizon):
+        x = inst.next_context()
+        mean0 = game.r0 if feedback == "apple" else score(inst.theta0, x)
+        gaps.append(score(inst.theta1, x) - mean0)
+    grid = recording_grid(horizon)
+    n = len(grid)
+    total = np.cumsum(np.abs(gaps))[grid - 1]
+    summed = np.array(table["regret"][:n]) + np.array(table["regret"][n:])
+    assert np.allclose(summed, total, rtol=1e-12)
+
+
+def test_results_table_columns():
+    table = simulate(Game(dimension=2, delta=0.3), ["sa-ols"], 100, seeds=2)
+    assert tuple(table.column_names[:len(RESULT_COLUMNS)]) == RESULT_COLUMNS
+    for setting in ("dimension", "delta", "feedback", "r0", "sigma", "contexts", "truthful",
+                    "radius", "horizon"):
+        assert setting in table.column_names
+    assert table.column("delta").to_pylist() == [0.3] * table.num_rows
+    assert table.column("t").to_pylist()[-1] == 100
+
+
+def test_duplicate_learners_are_labelled():
+    from strategic_apple_tasting import SAOLS
+
+    table = simulate(Game(dimension=2), [SAOLS(), SAOLS(delta=0.3)], 50, seeds=1)
+    assert list(dict.fromkeys(table.column("learner").to_pylist())) == ["sa-ols#1", "sa-ols#2"]
+
+
+def test_recording_grid_is_log_spaced_with_last():
+    grid = recording_grid(10**6)
+    assert grid[0] == 1 and grid[-1] == 10**6
+    assert np.all(np.diff(grid) > 0)
+    assert 100 <= len(grid) <= 125  # ≈ 20 a decade over 6 decades
+    assert recording_grid(7).tolist()[-1] == 7
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"horizon": 0}, "horizon must be an integer >= 1, got 0"),
+    ({"seeds": 0}, "seeds must be >= 1"),
+    ({"seeds": [1, 1]}, "seeds must be distinct"),
+    ({"seeds": [-1]}, "each seed must be an integer >= 0, got -1"),
+    ({"learners": ["nope"]}, "learner must be one of"),
+    ({"learners": []}, "learners must not be empty"),
+    ({"threads": 0}, "threads must be an integer >= 1"),
+])
+def test_bad_input(kwargs, message):
+    args = {"learners": ["sa-ols"], "horizon": 10, "seeds": 1, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        simulate(Game(dimension=2), args.pop("learners"), args.pop("horizon"), **args)
+
+
+def test_feedback_mismatch_is_refused():
+    from strategic_apple_tasting import SAOLS
+
+    with pytest.raises(ValueError, match="feedback='bandit' but the game has feedback='apple'"):
+        simulate(Game(dimension=2), [SAOLS(feedback="bandit")], 10)
