@@ -43,8 +43,9 @@ class Oracle(Learner):
     """Knows θ1 − θ0 and shifts by the agents' budget: accept iff ⟨β, x'⟩ ≥ δ‖β‖ + r0.
 
     Every agent with ⟨β, x⟩ ≥ r0 is accepted (movers land on the boundary) and no other can be,
-    so its strategic regret under lazy agents is exactly 0. In a simulation θ comes from the
-    game (:meth:`bind`).
+    so its strategic regret is exactly 0 when every agent games lazily (``truthful = 0``; a
+    truthful agent in the band below the shifted threshold is rejected). In a simulation θ
+    comes from the game (:meth:`bind`).
 
     Examples
     --------

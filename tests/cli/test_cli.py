@@ -1,0 +1,74 @@
+"""The ``sat`` command line as a user runs it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pyarrow.parquet as pq
+import pytest
+
+from strategic_apple_tasting.cli.main import main
+from strategic_apple_tasting.engine import RESULT_COLUMNS
+
+
+def test_run_writes_parquet_and_prints_summary(tmp_path, capsys):
+    code = main(["run", "--learner", "sa-ols", "--learner", "oracle", "--dimension", "3",
+                 "--delta", "0.2", "--horizon", "2000", "--seeds", "3", "--feedback", "bandit",
+                 "--sigma", "0.2", "--contexts", "uniform-sphere", "--out", str(tmp_path)])
+    assert code == 0
+    table = pq.read_table(tmp_path / "results.parquet")
+    assert tuple(table.column_names[:len(RESULT_COLUMNS)]) == RESULT_COLUMNS
+    assert set(table.column("learner").to_pylist()) == {"sa-ols", "oracle"}
+    assert set(table.column("seed").to_pylist()) == {0, 1, 2}
+    assert set(table.column("feedback").to_pylist()) == {"bandit"}
+    assert set(table.column("contexts").to_pylist()) == {"uniform-sphere"}
+    out = capsys.readouterr().out
+    assert "regret (mean ± 95% CI)" in out and "oracle" in out
+    assert (tmp_path / "summary.txt").read_text().startswith("learner")
+
+
+def test_demo_writes_results_figure_and_summary(tmp_path):
+    code = main(["demo", "--horizon", "3000", "--seeds", "2", "--out", str(tmp_path)])
+    assert code == 0
+    for name in ("results.parquet", "regret.png", "summary.txt"):
+        assert (tmp_path / name).stat().st_size > 0
+    assert (tmp_path / "regret.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "--learner", "nope", "-d", "2", "-T", "5", "-o", "x"],
+     "argument --learner/-l: invalid choice: 'nope'"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5"], "the following arguments are "
+     "required: --out/-o"),
+    (["run", "--learner", "sa-ols", "-d", "0", "-T", "5", "-o", "x"],
+     "--dimension must be an integer >= 1, got '0'"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--delta", "nan"],
+     "delta must be a finite number >= 0, got nan"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--delta", "abc"],
+     "--delta must be a number, got 'abc'"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--truthful", "2"],
+     "truthful must be a probability in [0, 1], got 2.0"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--feedback", "bandit",
+      "--r0", "1"], "r0 must be 0 under bandit feedback"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--radius", "-1"],
+     "radius must be a finite number > 0, got -1.0"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--first-seed", "-3"],
+     "--first-seed must be an integer >= 0, got -3"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+])
+def test_bad_flags_give_one_line_and_exit_2(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("sat: error: ")
+    assert message in err
+    assert not (tmp_path / "x").exists()  # nothing written
+
+
+def test_console_script_exit_status():
+    proc = subprocess.run([sys.executable, "-m", "strategic_apple_tasting", "run", "--learner",
+                           "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--sigma", "-1"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr == "sat: error: sigma must be a finite number >= 0, got -1.0\n"
