@@ -1,4 +1,4 @@
-"""Tests for ``strategic_apple_tasting.theory`` (exact c1/c2, clean points, SA-OLS bound)."""
+"""Tests for ``strategic_apple_tasting.theory`` (exact c1/c2, clean points, regret bounds)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,19 @@ import numpy as np
 import pytest
 from scipy import integrate, special
 
-from strategic_apple_tasting.theory import c1, c2, expected_clean_points, saols_regret_bound
+from strategic_apple_tasting.theory import (
+    Exp3SAEParameters,
+    c1,
+    c2,
+    etc_exploration_rounds,
+    etc_regret_bound,
+    exp3_sae_parameters,
+    exp3_sae_regret_bound,
+    expected_clean_points,
+    saols_regret_bound,
+    switching_time,
+    unknown_horizon_regret_bound,
+)
 
 # Monte Carlo tolerance.  Every Monte Carlo comparison below asserts
 # |estimate - exact| <= Z_MARGIN * SE, where SE is the standard error *computed from the
@@ -375,6 +387,35 @@ BAD_CALLS = [
     (saols_regret_bound, (3, 0.1, 10), {"sigma": 1.0, "gamma": 1.0}, "in (0, 1), got 1.0"),
     (saols_regret_bound, (3, 0.1, 10), {"sigma": 1.0, "c0": 0.0}, "c0 must be a finite number"),
     (saols_regret_bound, (3, 0.1, 10), {"sigma": 1.0, "c0": 1.5}, "in (0, 1], got 1.5"),
+    (etc_exploration_rounds, (0, 10), {"sigma": 1.0}, "d must be an integer >= 1, got 0"),
+    (etc_exploration_rounds, (2, 0), {"sigma": 1.0}, "horizon must be an integer >= 1, got 0"),
+    (etc_exploration_rounds, (2, 1e6), {"sigma": 1.0}, "horizon must be an integer >= 1"),
+    (etc_exploration_rounds, (2, 10), {"sigma": -1.0}, "sigma must be a finite number >= 0"),
+    (etc_exploration_rounds, (2, 10), {"sigma": 1.0, "gamma": 1.0}, "gamma must be a finite"),
+    (etc_regret_bound, (2, 10), {"sigma": NAN}, "sigma must be a finite number >= 0, got nan"),
+    (etc_regret_bound, (2, 10), {"sigma": 1.0, "gamma": -0.1}, "in (0, 1), got -0.1"),
+    (etc_regret_bound, (2, 10), {"sigma": 1.0, "c0": 0.0}, "c0 must be a finite number in (0, 1]"),
+    (switching_time, (1, 0.1), {"sigma": 1.0}, "d must be an integer >= 2, got 1"),
+    (switching_time, (3, -0.1), {"sigma": 1.0}, "delta must be a finite number >= 0"),
+    (switching_time, (3, 0.1), {"sigma": INF}, "sigma must be a finite number >= 0, got inf"),
+    (switching_time, (3, 0.1), {"sigma": 1.0, "gamma": 0.0}, "(or None for 1/T^2), got 0.0"),
+    (switching_time, (3, 0.1), {"sigma": 1.0, "c0": 2.0}, "c0 must be a finite number in (0, 1]"),
+    (unknown_horizon_regret_bound, (3, 0.1, 0), {"sigma": 1.0}, "horizon must be an integer >= 1"),
+    (unknown_horizon_regret_bound, (3, 0.1, 9), {"sigma": 1.0, "gamma": 1.5}, "gamma must be"),
+    (exp3_sae_parameters, (0, 100), {"sigma": 1.0}, "d must be an integer >= 1, got 0"),
+    (exp3_sae_parameters, (2, 1), {"sigma": 1.0}, "horizon must be an integer >= 2, got 1"),
+    (exp3_sae_parameters, (2, 100), {"sigma": 0.0}, "sigma must be a finite number > 0, got 0.0"),
+    (exp3_sae_parameters, (2, 100), {"sigma": 1.0, "bound": 0.0}, "bound must be a finite number"),
+    (exp3_sae_parameters, (2, 100), {"sigma": 1.0, "epsilon": -1.0}, "epsilon must be a finite"),
+    (exp3_sae_parameters, (2, 100), {"sigma": 1.0, "epsilon": 1e-320}, "got 1e-320"),
+    (
+        exp3_sae_parameters,
+        (2, 100),
+        {"sigma": 1.0, "points_per_axis": 1},
+        "points_per_axis must be an integer >= 2, got 1",
+    ),
+    (exp3_sae_regret_bound, (2, 1), {"sigma": 1.0}, "horizon must be an integer >= 2, got 1"),
+    (exp3_sae_regret_bound, (2, 10), {"sigma": -2.0}, "sigma must be a finite number > 0"),
 ]
 
 
@@ -389,3 +430,267 @@ def test_numpy_scalars_accepted():
     assert c1(np.int64(3), np.float64(0.5)) == c1(3, 0.5)
     assert c2(np.int32(3), np.float32(0.5)) == c2(3, float(np.float32(0.5)))
     assert expected_clean_points(np.int64(2), 0.0, np.int64(102)) == 52.0
+    assert etc_exploration_rounds(np.int64(2), np.int64(10**9), sigma=np.float64(1.0)) == (
+        etc_exploration_rounds(2, 10**9, sigma=1.0)
+    )
+    assert exp3_sae_parameters(np.int32(2), np.int64(1000), sigma=np.float32(1.0)).grid_size == 49
+
+
+# --------------------------------------------------------------------------- explore-then-commit
+
+# T0 = K_ETC · σ^(2/3) d T^(2/3) log^(1/3)(4d/γ); the ETC bound is 2·K_ETC/c0 · (the same).
+K_ETC = 4 * 63 ** (1 / 3)
+
+
+def _t0_raw(d, horizon, sigma, gamma=0.05):
+    return K_ETC * sigma ** (2 / 3) * d * horizon ** (2 / 3) * math.log(4 * d / gamma) ** (1 / 3)
+
+
+def test_etc_exploration_rounds_values():
+    # Hand check: 4·63^(1/3) = 15.9165..., log(4·2/0.05) = log 160, so
+    # T0 = 15.9165 · 2 · 10^6 · 1.7185 = 54 704 175.x -> rounded up.
+    assert 54_704_175 < _t0_raw(2, 10**9, 1.0) < 54_704_176
+    assert etc_exploration_rounds(2, 10**9, sigma=1.0) == 54_704_176
+    assert etc_exploration_rounds(3, 10**8, sigma=0.5, gamma=0.01) == math.ceil(
+        _t0_raw(3, 10**8, 0.5, 0.01)
+    )
+    # The formula exceeds T for short horizons: capped.
+    assert _t0_raw(2, 10**5, 1.0) > 10**5
+    assert etc_exploration_rounds(2, 10**5, sigma=1.0) == 10**5
+    # At least d rounds (the OLS fit), unless the horizon is shorter.
+    assert etc_exploration_rounds(4, 10**6, sigma=0.0) == 4
+    assert etc_exploration_rounds(4, 10**6, sigma=1e-12) == 4
+    assert etc_exploration_rounds(5, 3, sigma=0.0) == 3
+    assert etc_exploration_rounds(5, 3, sigma=1.0) == 3
+
+
+def test_etc_exploration_rounds_scaling():
+    # T^(2/3): with a fixed γ the log factor does not depend on T, so the ratio is 4 up to
+    # the rounding up; likewise σ^(2/3) (σ × 8 -> × 4) and linear in d.
+    for horizon in (10**9, 10**11, 10**13):
+        ratio = etc_exploration_rounds(3, 8 * horizon, sigma=1.0) / etc_exploration_rounds(
+            3, horizon, sigma=1.0
+        )
+        assert ratio == pytest.approx(4.0, rel=1e-6)
+    t0 = etc_exploration_rounds(3, 10**12, sigma=1.0)
+    assert etc_exploration_rounds(3, 10**12, sigma=8.0) / t0 == pytest.approx(4.0, rel=1e-6)
+    assert etc_exploration_rounds(3, 10**12, sigma=1.0, gamma=1e-4) > t0
+    # Non-decreasing in T, always within [min(d, T), T].
+    horizons = np.unique(np.logspace(0, 15, 200).astype(np.int64))
+    values = [etc_exploration_rounds(3, int(t), sigma=1.0) for t in horizons]
+    assert np.all(np.diff(values) >= 0)
+    assert all(min(3, t) <= v <= t for v, t in zip(values, horizons, strict=True))
+
+
+def test_etc_regret_bound_matches_statement_and_proof():
+    d, horizon, sigma, gamma, c0 = 3, 10**7, 0.7, 0.1, 0.6
+    log_term = math.log(4 * d / gamma)
+    stated = 8 * 63 ** (1 / 3) / c0 * d * (sigma * horizon) ** (2 / 3) * log_term ** (1 / 3)
+    got = etc_regret_bound(d, horizon, sigma=sigma, gamma=gamma, c0=c0)
+    assert got == pytest.approx(stated, rel=1e-13)
+    # = 2 T0 / c0 with the unrounded, uncapped T0 ...
+    assert got == pytest.approx(2 * _t0_raw(d, horizon, sigma, gamma) / c0, rel=1e-13)
+    # ... and bounds the proof's T0 + T·(24d/c0)·sqrt(7dσ² log(4d/γ)/T0), with equality at c0 = 1.
+    t0 = _t0_raw(d, horizon, sigma, gamma)
+    for c in (1.0, c0):
+        proof = t0 + horizon * 24 * d / c * math.sqrt(7 * d * sigma**2 * log_term / t0)
+        bound = etc_regret_bound(d, horizon, sigma=sigma, gamma=gamma, c0=c)
+        assert proof <= bound * (1 + 1e-13)
+    assert proof < etc_regret_bound(d, horizon, sigma=sigma, gamma=gamma, c0=c0)
+    assert t0 + horizon * 24 * d * math.sqrt(7 * d * sigma**2 * log_term / t0) == pytest.approx(
+        etc_regret_bound(d, horizon, sigma=sigma, gamma=gamma), rel=1e-12
+    )
+
+
+def test_etc_regret_bound_monotone_and_edge_cases():
+    horizons = np.unique(np.logspace(0, 12, 80).astype(np.int64))
+    values = np.array([etc_regret_bound(4, int(t), sigma=1.0) for t in horizons])
+    assert np.all(np.diff(values) > 0.0)
+    assert etc_regret_bound(4, 10**6, sigma=0.0) == 0.0
+    assert etc_regret_bound(4, 10**6, sigma=1.0, c0=0.5) == pytest.approx(
+        2 * etc_regret_bound(4, 10**6, sigma=1.0), rel=1e-14
+    )
+    assert etc_regret_bound(4, 10**600, sigma=1.0) == math.inf  # beyond the float range
+
+
+# --------------------------------------------------------------------------- switching time
+
+
+def _bounds(d, delta, horizon, sigma, gamma=None, c0=1.0):
+    """(SA-OLS bound, ETC bound) through the public functions; gamma=None means 1/T^2."""
+    g = horizon**-2.0 if gamma is None else gamma
+    ols = saols_regret_bound(d, delta, horizon, sigma=sigma, gamma=g, c0=c0)
+    return ols, etc_regret_bound(d, horizon, sigma=sigma, gamma=g, c0=c0)
+
+
+@pytest.mark.parametrize(
+    ("d", "delta", "sigma", "gamma"),
+    [(2, 0.0, 1.0, None), (3, 0.3, 1.0, None), (5, 0.5, 0.2, None), (3, 0.3, 2.0, 0.05)],
+)
+def test_switching_time_is_the_crossing(d, delta, sigma, gamma):
+    tau = switching_time(d, delta, sigma=sigma, gamma=gamma)
+    assert 10 < tau < 1e15
+    ols, etc = _bounds(d, delta, math.ceil(tau * (1 + 1e-6)), sigma, gamma)
+    assert ols < etc
+    ols, etc = _bounds(d, delta, math.floor(tau * (1 - 1e-6)), sigma, gamma)
+    assert ols > etc
+    # Single crossing here: ETC's bound is the smaller one everywhere below τ*, SA-OLS's above.
+    for factor in (1e-6, 1e-3, 0.1, 0.5):
+        ols, etc = _bounds(d, delta, max(2, int(tau * factor)), sigma, gamma)
+        assert ols > etc
+    for factor in (2.0, 10.0, 1e3):
+        ols, etc = _bounds(d, delta, int(tau * factor), sigma, gamma)
+        assert ols < etc
+
+
+def test_switching_time_c0_nearly_cancels():
+    # c0 survives only in SA-OLS's 4d·c0 warm-up term: negligible for moderate σ ...
+    tau = switching_time(3, 0.3, sigma=1.0)
+    tau_half = switching_time(3, 0.3, sigma=1.0, c0=0.5)
+    assert tau_half != tau
+    assert tau_half == pytest.approx(tau, rel=1e-5)
+    # ... but not when σ is tiny (the warm-up term then dominates SA-OLS's bound).
+    assert switching_time(3, 0.3, sigma=1e-6) > 2 * switching_time(3, 0.3, sigma=1e-6, c0=0.5)
+
+
+def test_switching_time_monotone_and_infinite_cases():
+    taus = [switching_time(3, delta, sigma=1.0) for delta in (0.0, 0.2, 0.4, 0.6, 0.8)]
+    assert np.all(np.diff(taus) > 0.0)
+    assert switching_time(3, 0.3, sigma=1.0, gamma=0.05) > switching_time(3, 0.3, sigma=1.0)
+    assert switching_time(2, 1.0, sigma=1.0) == math.inf  # no clean points
+    assert switching_time(2, 0.3, sigma=0.0) == math.inf  # ETC's bound is 0
+    assert switching_time(200, 0.9, sigma=1.0) == math.inf  # crossing beyond ~1e304
+    assert math.isfinite(switching_time(3, 0.999, sigma=1.0))  # huge but representable
+    # SA-OLS's bound can be the smaller one from the start (tiny σ and c0): τ* = 1.
+    assert switching_time(2, 0.0, sigma=1e-9, c0=1e-6) == 1.0
+
+
+# --------------------------------------------------------------------------- unknown horizon
+
+
+@pytest.mark.parametrize(("d", "delta", "sigma"), [(2, 0.0, 1.0), (3, 0.3, 0.5)])
+def test_unknown_horizon_bound_is_four_times_the_smaller_expected_bound(d, delta, sigma):
+    tau = switching_time(d, delta, sigma=sigma)
+    for t in (2, 100, int(tau / 3), int(tau * 3), int(tau * 1e4)):
+        ols, etc = _bounds(d, delta, t, sigma)
+        got = unknown_horizon_regret_bound(d, delta, t, sigma=sigma)
+        assert got == pytest.approx(4 * (min(ols, etc) + 2 / t), rel=1e-12)
+        assert (ols < etc) == (t > tau)
+    # A fixed γ: expected bound B(γ) + 2γT for both.
+    t, g = 10**5, 0.01
+    ols, etc = _bounds(d, delta, t, sigma, gamma=g, c0=0.5)
+    got = unknown_horizon_regret_bound(d, delta, t, sigma=sigma, gamma=g, c0=0.5)
+    assert got == pytest.approx(4 * (min(ols, etc) + 2 * g * t), rel=1e-12)
+
+
+def test_unknown_horizon_bound_edge_cases_and_monotone():
+    horizons = np.unique(np.logspace(0, 14, 60).astype(np.int64))
+    values = [unknown_horizon_regret_bound(3, 0.3, int(t), sigma=1.0) for t in horizons]
+    assert np.all(np.diff(values[3:]) > 0.0)  # the 8/T term only matters for T ~ 1
+    assert unknown_horizon_regret_bound(2, 0.3, 1, sigma=1.0) > 0.0  # γ = 1 at T = 1
+    assert unknown_horizon_regret_bound(2, 0.3, 10, sigma=0.0) == pytest.approx(0.8)
+    # δ >= 1: SA-OLS's bound is infinite, ETC's is used.
+    t = 10**6
+    etc = etc_regret_bound(2, t, sigma=1.0, gamma=t**-2.0)
+    assert unknown_horizon_regret_bound(2, 1.0, t, sigma=1.0) == pytest.approx(4 * (etc + 2 / t))
+
+
+# --------------------------------------------------------------------------- EXP3-SAE
+
+
+def test_exp3_sae_parameters_small_grid_exact():
+    d, t, sigma = 2, 1000, 1.0
+    p = exp3_sae_parameters(d, t, sigma=sigma)
+    assert isinstance(p, Exp3SAEParameters)
+    # ε = (2 log 1000 / 1000)^(1/4) = 0.3428..., 2/ε = 5.83 -> ceil 6 -> 7 points per axis.
+    eps = (d * sigma * math.log(t) / t) ** (1 / (d + 2))
+    assert p.epsilon == pytest.approx(eps, rel=1e-14)
+    assert 0.3428 < p.epsilon < 0.3429
+    assert p.points_per_axis == 7
+    assert p.grid_size == 49
+    lam = math.sqrt(2 * math.log(1000))
+    assert p.lam == pytest.approx(lam, rel=1e-14)
+    eta = math.sqrt(math.log(49) / (1000 * lam**2 * 49))
+    assert p.eta == pytest.approx(eta, rel=1e-13)
+    assert p.gamma == pytest.approx(2 * eta * lam * 49, rel=1e-12)
+    assert 0.8733 < p.gamma < 0.8734  # 2 sqrt(49 log 49 / 1000), below the cap
+    with pytest.raises(AttributeError):
+        p.eta = 0.0  # type: ignore[misc]
+
+
+def test_exp3_sae_gamma_cap_and_formula():
+    # γ = min(1, 2ηλ|E|) = min(1, 2 sqrt(|E| log|E| / T)).
+    p = exp3_sae_parameters(1, 10**8, sigma=1.0)
+    n = p.grid_size
+    assert n == p.points_per_axis == math.ceil(2 / p.epsilon) + 1
+    assert p.gamma == pytest.approx(2 * math.sqrt(n * math.log(n) / 10**8), rel=1e-12)
+    assert p.gamma == pytest.approx(2 * p.eta * p.lam * n, rel=1e-12)
+    assert p.gamma < 1.0
+    q = exp3_sae_parameters(3, 1000, sigma=1.0)
+    assert 2 * q.eta * q.lam * q.grid_size > 1.0  # capped
+    assert q.gamma == 1.0
+
+
+def test_exp3_sae_parameters_huge_grid_no_overflow():
+    p = exp3_sae_parameters(20, 10**6, sigma=1.0, points_per_axis=32)
+    assert p.grid_size == 32**20 == 2**100
+    assert type(p.grid_size) is int
+    assert p.epsilon == pytest.approx(2 / 31)
+    log_e = 100 * math.log(2)
+    assert p.eta == pytest.approx(
+        math.sqrt(log_e / (10**6 * p.lam**2 * float(p.grid_size))), rel=1e-12
+    )
+    assert p.gamma == 1.0
+    # |E| = 32^300 ≈ 1e451 is far beyond the float range: still exact and finite parameters.
+    q = exp3_sae_parameters(300, 10**6, sigma=1.0, points_per_axis=32)
+    assert q.grid_size == 2**1500
+    assert 0.0 < q.eta < 1e-200
+    assert q.gamma == 1.0
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "expected"),
+    [(2 / 3, 4), (0.5, 5), (0.7, 4), (0.1, 21), (2.0, 2), (5.0, 2), (2 / 7, 8), (1e-3, 2001)],
+)
+def test_exp3_sae_points_per_axis_rounding(epsilon, expected):
+    p = exp3_sae_parameters(2, 1000, sigma=1.0, epsilon=epsilon)
+    assert p.points_per_axis == expected
+    assert p.epsilon == epsilon
+    assert 2 / (p.points_per_axis - 1) <= epsilon * (1 + 1e-9)  # actual spacing <= ε
+    assert p.grid_size == expected**2
+
+
+def test_exp3_sae_parameter_overrides_and_bound():
+    p = exp3_sae_parameters(3, 10**4, sigma=0.5, points_per_axis=11)
+    assert p.epsilon == pytest.approx(0.2)  # spacing of the given grid
+    assert p.grid_size == 11**3
+    q = exp3_sae_parameters(3, 10**4, sigma=0.5, points_per_axis=11, epsilon=0.3)
+    assert (q.epsilon, q.points_per_axis) == (0.3, 11)
+    # A wider box needs more points per axis at the same ε.
+    base = exp3_sae_parameters(3, 10**4, sigma=0.5)
+    wide = exp3_sae_parameters(3, 10**4, sigma=0.5, bound=2.0)
+    assert wide.epsilon == base.epsilon
+    assert wide.points_per_axis == math.ceil(4 / base.epsilon) + 1 > base.points_per_axis
+
+
+def test_exp3_sae_epsilon_shrinks_with_horizon():
+    eps = [exp3_sae_parameters(3, t, sigma=1.0).epsilon for t in (10, 10**3, 10**6, 10**9)]
+    sizes = [exp3_sae_parameters(3, t, sigma=1.0).grid_size for t in (10, 10**3, 10**6, 10**9)]
+    assert np.all(np.diff(eps) < 0.0)
+    assert np.all(np.diff(sizes) >= 0)
+
+
+def test_exp3_sae_regret_bound_as_stated():
+    d, t, sigma = 3, 10**6, 0.5
+    stated = 6 * t ** ((d + 1) / (d + 2)) * (d * sigma * math.log(t)) ** (1 / (d + 2))
+    got = exp3_sae_regret_bound(d, t, sigma=sigma)
+    assert got == pytest.approx(stated, rel=1e-12)
+    assert got == pytest.approx(6 * exp3_sae_parameters(d, t, sigma=sigma).epsilon * t, rel=1e-12)
+    values = [exp3_sae_regret_bound(d, 10**k, sigma=sigma) for k in range(1, 16)]
+    assert np.all(np.diff(values) > 0.0)
+    # Sublinear: T^((d+1)/(d+2)) up to logs.
+    assert values[-1] / 10**15 < values[5] / 10**6
+    # The proof's penultimate line, (3 sqrt(log 1/ε) + 4) ε T, exceeds the stated 6 ε T here.
+    eps = exp3_sae_parameters(d, t, sigma=sigma).epsilon
+    assert eps < math.exp(-4 / 9)
+    assert (3 * math.sqrt(math.log(1 / eps)) + 4) * eps * t > got

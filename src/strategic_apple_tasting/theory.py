@@ -27,6 +27,15 @@ as reference values:
 The paper writes the arguments as ``c1(delta, d)``; the functions here take
 ``(d, delta)``.  The paper says "sphere" but its proofs integrate over the ball;
 ``surface=True`` selects the uniform distribution on the sphere surface instead.
+
+The explicit bounds of the other theorems are reproduced as the paper states them
+(with the discrepancies between statement and proof noted in each docstring):
+``saols_regret_bound`` (``thm:stochastic-main-app``), ``etc_exploration_rounds`` and
+``etc_regret_bound`` (``T0`` and the bound of ``thm:etc-reg``),
+``switching_time`` (the switching time of ``alg:unknown_T``, which the paper leaves
+undefined: the crossing of the SA-OLS and explore-then-commit bounds),
+``unknown_horizon_regret_bound`` (``thm:best-both``), and ``exp3_sae_parameters`` /
+``exp3_sae_regret_bound`` (``alg:UPD-ONE``, ``thm:upd-one-app``).
 """
 
 from __future__ import annotations
@@ -35,10 +44,23 @@ import math
 import numbers
 import operator
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from scipy import integrate, special
+from scipy import integrate, optimize, special
 
-__all__ = ["c1", "c2", "expected_clean_points", "saols_regret_bound"]
+__all__ = [
+    "Exp3SAEParameters",
+    "c1",
+    "c2",
+    "etc_exploration_rounds",
+    "etc_regret_bound",
+    "exp3_sae_parameters",
+    "exp3_sae_regret_bound",
+    "expected_clean_points",
+    "saols_regret_bound",
+    "switching_time",
+    "unknown_horizon_regret_bound",
+]
 
 # Below this, I_s(a, 1/2) is too close to the subnormal range to take its log.
 _TINY = 1e-280
@@ -460,3 +482,640 @@ def saols_regret_bound(
         return math.inf
     root = math.sqrt(14.0 * d * sigma**2 * horizon * math.log(4.0 * d * horizon / gamma))
     return warmup + 8.0 / denom * root
+
+
+# --------------------------------------------------------------------------- explore-then-commit
+
+# 63^(1/3): the constant of thm:etc-reg (T0 = 4·63^(1/3)·..., bound = 8·63^(1/3)/c0·...).
+_CBRT_63 = 63.0 ** (1.0 / 3.0)
+# Largest log-value whose exp is a finite float (log(DBL_MAX) ≈ 709.78).
+_LOG_MAX = 709.0
+
+
+def _exp_or_inf(log_value: float) -> float:
+    """``exp(log_value)``, or ``math.inf`` when that would overflow a float."""
+    return math.exp(log_value) if log_value < _LOG_MAX else math.inf
+
+
+def _check_sigma(sigma: object) -> float:
+    return _check_real(sigma, "sigma", ">= 0", lambda v: v >= 0.0)
+
+
+def _check_gamma(gamma: object) -> float:
+    return _check_real(gamma, "gamma", "in (0, 1)", lambda v: 0.0 < v < 1.0)
+
+
+def _check_c0(c0: object) -> float:
+    return _check_real(c0, "c0", "in (0, 1]", lambda v: 0.0 < v <= 1.0)
+
+
+def _check_gamma_or_schedule(gamma: object) -> float | None:
+    if gamma is None:
+        return None
+    return _check_real(gamma, "gamma", "in (0, 1) (or None for 1/T^2)", lambda v: 0.0 < v < 1.0)
+
+
+def _log_etc_core(d: int, log_t: float, sigma: float, log_term: float) -> float:
+    r"""``log(d σ^(2/3) T^(2/3) L^(1/3))`` with ``L = log_term``; ``-inf`` when ``σ = 0``."""
+    if sigma == 0.0:
+        return -math.inf
+    return math.log(d) + (2.0 * math.log(sigma) + 2.0 * log_t + math.log(log_term)) / 3.0
+
+
+def etc_exploration_rounds(d: int, horizon: int, *, sigma: float, gamma: float = 0.05) -> int:
+    r"""Exploration length ``T0`` of strategy-aware explore-then-commit (``thm:etc-reg``).
+
+    ``thm:etc-reg`` (statement and last line of its proof) sets
+
+    .. math:: T_0 = 4 \cdot 63^{1/3}\, \sigma^{2/3}\, d\, T^{2/3} \log^{1/3}(4d/\gamma),
+
+    which is exactly DESIGN §3's formula.  It is the ``T0`` at which the two terms of
+    the proof's bound :math:`T_0 + T \cdot \frac{24d}{c_0}\sqrt{7d\sigma^2\log(4d/\gamma)/T_0}`
+    are equal for :math:`c_0 = 1` (:math:`T_0^3 = 4032\, d^3\sigma^2 T^2 \log(4d/\gamma)`,
+    :math:`4032 = 4^3 \cdot 63`), so ``T0`` does not involve the unknown :math:`c_0`.
+    The paper leaves three things open, fixed here:
+
+    * it never caps ``T0`` at ``T`` (for :math:`T \lesssim (16 d)^3 \sigma^2 \log(4d/\gamma)`
+      the formula exceeds ``T``): the result is capped at ``horizon``;
+    * it never rounds ``T0``: the result is rounded *up* (rounding up keeps the
+      estimation term of the proof valid and adds at most one round);
+    * the OLS fit needs ``d`` points (``lem:l2-etc`` even asks for ``T >= 2d``): the
+      result is at least ``d``, unless ``horizon < d``, when every round explores.
+
+    So the value is ``min(horizon, max(d, ceil(T0)))``.  Under bandit feedback the
+    learner additionally rejects all for ``T0`` rounds (the paper's "exploring for
+    twice as long"); capping ``2·T0`` at the horizon is the learner's business.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``>= 1``.
+    horizon : int
+        Horizon ``T >= 1``.
+    sigma : float
+        Sub-Gaussian noise parameter, finite and ``>= 0`` (``0`` gives ``min(d, T)``).
+    gamma : float, optional
+        Failure probability, in ``(0, 1)``.
+
+    Returns
+    -------
+    int
+        The number of exploration rounds, in ``[min(d, T), T]``.
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments.
+
+    Examples
+    --------
+    >>> etc_exploration_rounds(2, 10**9, sigma=1.0)  # ceil(4·63^(1/3)·2·10^6·log^(1/3)(160))
+    54704176
+    >>> etc_exploration_rounds(2, 1000, sigma=1.0)  # the formula exceeds T: capped
+    1000
+    >>> etc_exploration_rounds(3, 10**6, sigma=0.0)  # no noise: just enough for the fit
+    3
+    """
+    d = _check_int(d, "d", 1)
+    horizon = _check_int(horizon, "horizon", 1)
+    sigma = _check_sigma(sigma)
+    gamma = _check_gamma(gamma)
+    log_t0 = math.log(4.0 * _CBRT_63) + _log_etc_core(
+        d, math.log(horizon), sigma, math.log(4.0 * d / gamma)
+    )
+    if log_t0 >= math.log(horizon):
+        return horizon
+    return min(horizon, max(d, math.ceil(math.exp(log_t0))))
+
+
+def etc_regret_bound(
+    d: int, horizon: int, *, sigma: float, gamma: float = 0.05, c0: float = 1.0
+) -> float:
+    r"""High-probability regret bound of explore-then-commit, as ``thm:etc-reg`` states it.
+
+    .. math::
+
+        \mathrm{Reg}_{\mathrm{ETC}}(T) \le \frac{8 \cdot 63^{1/3}}{c_0}\, d\,
+            \sigma^{2/3}\, T^{2/3} \log^{1/3}(4d/\gamma)
+
+    with probability ``1 - gamma``.  This is :math:`2 T_0 / c_0` with the *uncapped,
+    unrounded* :math:`T_0` of :func:`etc_exploration_rounds`, and it does bound the
+    proof's :math:`T_0 + T_0/c_0` (the two proof terms coincide at :math:`c_0 = 1`),
+    so statement and proof agree.  Notes on what the paper leaves implicit:
+
+    * The bound does not depend on ``delta``: exploration accepts everybody, so all
+      exploration points are clean, and the commit phase loses only through the
+      estimation error (hence no ``delta`` argument).
+    * It is the paper's formula even when :math:`T_0 \ge T` (where the learner only
+      explores); it is then :math:`\ge 2T/c_0`, weaker than the trivial bound ``T``
+      (per-round regret at most 1 for :math:`\|\theta\|, \|x\| \le 1`).
+    * ``lem:denominator-etc`` uses :math:`\lambda_{\min}(E[xx^\top]) \ge 1/(3d)`
+      (true, the exact ball value is :math:`1/(d+2)`) and prints ``+ 4 sqrt(...)``
+      for what must be ``- 4 sqrt(...)``; the constant ``24d = 2 · 12d`` counts both
+      arms although under apple tasting only :math:`\theta^{(1)}` is estimated.  The
+      bound is reproduced as stated, not re-derived.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``>= 1``.
+    horizon : int
+        Horizon ``T >= 1``.
+    sigma : float
+        Sub-Gaussian noise parameter, finite and ``>= 0``.
+    gamma : float, optional
+        Failure probability, in ``(0, 1)``.
+    c0 : float, optional
+        Density-ratio lower bound of ``ass:bdr``, in ``(0, 1]``.
+
+    Returns
+    -------
+    float
+        The bound (``math.inf`` if it exceeds the float range).
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments.
+
+    Examples
+    --------
+    >>> b = etc_regret_bound(2, 1000, sigma=1.0)
+    >>> expected = 8 * 63 ** (1 / 3) * 2 * 1000 ** (2 / 3) * math.log(4 * 2 / 0.05) ** (1 / 3)
+    >>> math.isclose(b, expected, rel_tol=1e-12)
+    True
+    >>> etc_regret_bound(2, 1000, sigma=0.0)
+    0.0
+    """
+    d = _check_int(d, "d", 1)
+    horizon = _check_int(horizon, "horizon", 1)
+    sigma = _check_sigma(sigma)
+    gamma = _check_gamma(gamma)
+    c0 = _check_c0(c0)
+    log_core = _log_etc_core(d, math.log(horizon), sigma, math.log(4.0 * d / gamma))
+    if log_core == -math.inf:
+        return 0.0
+    return _exp_or_inf(math.log(8.0 * _CBRT_63 / c0) + log_core)
+
+
+# --------------------------------------------------------------------------- unknown horizon
+
+# Switching-time search range in log T: T from 1 to e^700 ≈ 1e304 (below float max).
+_LOG_T_MAX = 700.0
+_SCAN_STEP = 0.05
+
+
+def _log_bound_pair(
+    d: int,
+    log_t: float,
+    sigma: float,
+    gamma: float | None,
+    c0: float,
+    log_cc: float,
+) -> tuple[float, float]:
+    """``(log S, log E)``: logs of the SA-OLS and ETC bounds at ``T = e^log_t``.
+
+    ``log_cc = log(c1·c2)``; ``gamma=None`` means ``gamma = 1/T^2``.  The ``1/c0`` of
+    both bounds is factored out, so ``S`` here is ``c0·4d + 8/(c1 c2)·sqrt(...)``:
+    ``c0`` survives only in the warm-up term (see :func:`switching_time`).
+    """
+    log_4d = math.log(4.0 * d)
+    if gamma is None:  # log(4d/γ) with γ = 1/T^2, and log(4dT/γ)
+        log_etc, log_ols = log_4d + 2.0 * log_t, log_4d + 3.0 * log_t
+    else:
+        log_etc = log_4d - math.log(gamma)
+        log_ols = log_etc + log_t
+    log_e = math.log(8.0 * _CBRT_63) + _log_etc_core(d, log_t, sigma, log_etc)
+    warm = math.log(4.0 * d * c0)
+    if sigma == 0.0:
+        return warm, log_e
+    log_root = 0.5 * (math.log(14.0 * d) + 2.0 * math.log(sigma) + log_t + math.log(log_ols))
+    tail = math.log(8.0) - log_cc + log_root
+    hi, lo = max(warm, tail), min(warm, tail)
+    return hi + math.log1p(math.exp(lo - hi)), log_e
+
+
+def switching_time(
+    d: int,
+    delta: float,
+    *,
+    sigma: float,
+    gamma: float | None = None,
+    c0: float = 1.0,
+    surface: bool = False,
+) -> float:
+    r"""Switching time :math:`\tau^*` of the unknown-horizon algorithm (``alg:unknown_T``).
+
+    The paper writes :math:`\tau^* = g(d, \delta)` but never gives ``g``.  Its proof of
+    ``thm:best-both`` only uses that explore-then-commit's bound is the smaller one
+    before :math:`\tau^*` and SA-OLS's after, so :math:`\tau^*` is defined here as the
+    horizon ``T`` (a real number) at which the explicit bounds cross,
+
+    .. math::
+
+        S(T) = 4d + \frac{8}{c_0 c_1 c_2}\sqrt{14 d \sigma^2 T \log(4dT/\gamma)}
+        \;=\; E(T) = \frac{8\cdot 63^{1/3}}{c_0}\, d\, \sigma^{2/3} T^{2/3}
+            \log^{1/3}(4d/\gamma),
+
+    (``thm:stochastic-main-app`` with the exact ``c1(d, delta)``, ``c2(d, delta)`` of
+    DESIGN §4, and ``thm:etc-reg``), solved by ``scipy.optimize.brentq`` on
+    :math:`\log S - \log E` as a function of :math:`\log T`.
+
+    *Why* :math:`c_0` *nearly cancels.*  Multiplying both sides by :math:`c_0`,
+
+    .. math::
+
+        4 d\, c_0 + \frac{8}{c_1 c_2}\sqrt{14 d \sigma^2 T \log(4dT/\gamma)}
+        = 8\cdot 63^{1/3}\, d\, \sigma^{2/3} T^{2/3} \log^{1/3}(4d/\gamma):
+
+    the only :math:`c_0` left is in SA-OLS's warm-up term :math:`4dc_0`, which at the
+    crossing is negligible against the other two terms (both of order
+    :math:`\ge 32(d+2)\sigma\sqrt{T}`) unless :math:`\sigma` is tiny.  Dropping it gives
+    :math:`\tau^*` as the root of
+    :math:`T^{1/6} = \frac{\sqrt{14}}{63^{1/3} c_1 c_2\sqrt d}\,\sigma^{1/3}
+    \log^{1/2}(4dT/\gamma) / \log^{1/3}(4d/\gamma)`,
+    a function of :math:`d, \delta, \sigma, \gamma` only; this is the sense in which
+    the paper says ``g`` does not depend on :math:`c_0`.  It does depend on ``sigma``
+    (and ``gamma``), which the paper's notation ``g(d, delta)`` hides; for large ``T``,
+    :math:`\tau^* \approx (\sigma^{1/3}/(c_1 c_2 \sqrt d))^6` up to logs, which is
+    astronomically large when :math:`c_1` is small (``delta`` near 1 or large ``d``).
+
+    *Failure probability.*  ``gamma=None`` (default) uses :math:`\gamma = 1/T^2` in
+    both bounds, the schedule ``alg:unknown_T`` gives an epoch of length ``T``; the
+    bounds then become expected-regret bounds by adding the same :math:`2\gamma T = 2/T`
+    to both (per-round regret at most 2, as in the proof of ``thm:best-both``), which
+    cancels in the comparison.  A number uses that fixed ``gamma`` in both bounds.
+
+    *Which crossing.*  :math:`\log S - \log E` decreases like :math:`-\tfrac16\log T`
+    for large ``T`` but may rise for ``T`` close to 1, so there can be more than one
+    root.  The value returned is the last one: the ``T`` beyond which SA-OLS's bound
+    stays below explore-then-commit's, found by scanning :math:`\log T \in [0, 700]`
+    on a grid of step 0.05 and refining the last sign change with ``brentq``.  It is
+    ``1.0`` if SA-OLS's bound is already the smaller one at ``T = 1``, and
+    ``math.inf`` if no crossing exists below :math:`T = e^{700} \approx 10^{304}`
+    (SA-OLS never wins at a representable horizon): always for ``delta >= 1`` (no
+    clean points, ``c1 = 0``), for ``sigma = 0`` (explore-then-commit's bound is 0),
+    and when :math:`c_1 c_2` is tiny.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``>= 2``.
+    delta : float
+        Manipulation budget, finite and ``>= 0``.
+    sigma : float
+        Sub-Gaussian noise parameter, finite and ``>= 0``.
+    gamma : float or None, optional
+        Failure probability in ``(0, 1)`` for both bounds, or ``None`` for
+        :math:`1/T^2`.
+    c0 : float, optional
+        Density-ratio lower bound of ``ass:bdr``, in ``(0, 1]``; the paper's
+        :math:`\tau^*` is for ``c0 = 1`` (the algorithm does not know it).
+    surface : bool, optional
+        Evaluate ``c1`` and ``c2`` on the sphere surface instead of the ball.
+
+    Returns
+    -------
+    float
+        :math:`\tau^* \ge 1`, or ``math.inf``.
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments.
+
+    Examples
+    --------
+    >>> tau = switching_time(2, 0.0, sigma=1.0)  # about 2.24e6
+    >>> def ols_minus_etc(t):  # both bounds with gamma = 1/t^2
+    ...     ols = saols_regret_bound(2, 0.0, t, sigma=1.0, gamma=t**-2.0)
+    ...     return ols - etc_regret_bound(2, t, sigma=1.0, gamma=t**-2.0)
+    >>> ols_minus_etc(math.floor(0.999 * tau)) > 0 > ols_minus_etc(math.ceil(1.001 * tau))
+    True
+    >>> switching_time(2, 1.0, sigma=1.0), switching_time(2, 0.3, sigma=0.0)
+    (inf, inf)
+    """
+    d = _check_int(d, "d", 2)
+    delta = _check_delta(delta)
+    sigma = _check_sigma(sigma)
+    gamma = _check_gamma_or_schedule(gamma)
+    c0 = _check_c0(c0)
+    if delta >= 1.0 or sigma == 0.0:
+        return math.inf
+    cc = c1(d, delta, surface=surface) * c2(d, delta, surface=surface)
+    if cc == 0.0:
+        return math.inf
+    log_cc = math.log(cc)
+
+    def gap(log_t: float) -> float:
+        log_s, log_e = _log_bound_pair(d, log_t, sigma, gamma, c0, log_cc)
+        return log_s - log_e
+
+    n = round(_LOG_T_MAX / _SCAN_STEP)
+    grid = [i * _SCAN_STEP for i in range(n + 1)]
+    values = [gap(x) for x in grid]
+    if values[-1] > 0.0:
+        return math.inf
+    positive = [i for i, v in enumerate(values) if v > 0.0]
+    if not positive:
+        return 1.0
+    i = positive[-1]
+    root = optimize.brentq(gap, grid[i], grid[i + 1], xtol=1e-13, rtol=4 * 2.0**-52)
+    return math.exp(root)
+
+
+def unknown_horizon_regret_bound(
+    d: int,
+    delta: float,
+    horizon: int,
+    *,
+    sigma: float,
+    gamma: float | None = None,
+    c0: float = 1.0,
+    surface: bool = False,
+) -> float:
+    r"""Expected-regret bound of the unknown-horizon algorithm (``thm:best-both``).
+
+    ``thm:best-both`` states :math:`E[\mathrm{Reg}(T)] \le
+    4 \min\{E[\mathrm{Reg}_{\mathrm{OLS}}(T)], E[\mathrm{Reg}_{\mathrm{ETC}}(T)]\}`
+    without making the two expectations explicit.
+    Following its proof (case 1: "with probability :math:`1 - 1/\tau_i^2` ...
+    :math:`+\, 2/\tau_i`"), each high-probability bound ``B(gamma)`` is turned into an
+    expected one as :math:`B(\gamma) + 2\gamma T` (per-round regret at most 2 on the
+    failure event), with :math:`\gamma = 1/T^2` by default:
+
+    .. math::
+
+        4 \min\Big\{ 4d + \tfrac{8}{c_0 c_1 c_2}\sqrt{14 d\sigma^2 T\log(4dT^3)},\;
+        \tfrac{8\cdot 63^{1/3}}{c_0} d\,\sigma^{2/3} T^{2/3}\log^{1/3}(4dT^2) \Big\}
+        + \tfrac{8}{T}.
+
+    These are exactly the two quantities :func:`switching_time` compares, so the
+    minimum is explore-then-commit's bound for ``T`` below :math:`\tau^*` and SA-OLS's
+    above (case 2 of the proof gives the factor 3, absorbed in the stated 4).  The
+    proof's steps are not re-checked here (e.g. its case 1 needs
+    :math:`E[\mathrm{Reg}_{\mathrm{ETC}}(2T)] \le 2 E[\mathrm{Reg}_{\mathrm{ETC}}(T)]`,
+    which holds for these formulas).
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``>= 2``.
+    delta : float
+        Manipulation budget, finite and ``>= 0`` (``>= 1``: SA-OLS's bound is
+        infinite and the ETC term is used).
+    horizon : int
+        Horizon ``T >= 1`` (``gamma = 1/T^2 = 1`` at ``T = 1`` is allowed here).
+    sigma : float
+        Sub-Gaussian noise parameter, finite and ``>= 0``.
+    gamma : float or None, optional
+        Failure probability in ``(0, 1)`` for both bounds, or ``None`` for
+        :math:`1/T^2`.
+    c0 : float, optional
+        Density-ratio lower bound of ``ass:bdr``, in ``(0, 1]``.
+    surface : bool, optional
+        Evaluate ``c1`` and ``c2`` on the sphere surface instead of the ball.
+
+    Returns
+    -------
+    float
+        The bound (``math.inf`` if it exceeds the float range).
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments.
+
+    Examples
+    --------
+    >>> t = 1000  # short horizon: explore-then-commit's bound is the smaller
+    >>> b = unknown_horizon_regret_bound(2, 0.3, t, sigma=1.0)
+    >>> math.isclose(b, 4 * (etc_regret_bound(2, t, sigma=1.0, gamma=t**-2.0) + 2 / t))
+    True
+    >>> unknown_horizon_regret_bound(2, 0.3, 10, sigma=0.0)  # 4 * (0 + 2/10)
+    0.8
+    """
+    d = _check_int(d, "d", 2)
+    delta = _check_delta(delta)
+    horizon = _check_int(horizon, "horizon", 1)
+    sigma = _check_sigma(sigma)
+    gamma = _check_gamma_or_schedule(gamma)
+    c0 = _check_c0(c0)
+    failure = 1.0 / horizon**2 if gamma is None else gamma
+    slack = 2.0 * failure * horizon
+    cc = 0.0 if delta >= 1.0 else c1(d, delta, surface=surface) * c2(d, delta, surface=surface)
+    log_cc = math.log(cc) if cc > 0.0 else -math.inf
+    log_s, log_e = _log_bound_pair(d, math.log(horizon), sigma, gamma, c0, log_cc)
+    # Both logs carry a factor c0 (see _log_bound_pair): divide it back out.
+    smaller = min(log_s, log_e) - math.log(c0)
+    return 4.0 * (_exp_or_inf(smaller) + slack)
+
+
+# --------------------------------------------------------------------------- EXP3-SAE
+
+
+@dataclass(frozen=True)
+class Exp3SAEParameters:
+    r"""Tuning of EXP3-SAE (``alg:UPD-ONE``), as computed by :func:`exp3_sae_parameters`.
+
+    Attributes
+    ----------
+    epsilon : float
+        Target grid spacing :math:`\varepsilon`.
+    points_per_axis : int
+        Grid points per coordinate, ``>= 2``, evenly spaced on ``[-B, B]``
+        including both endpoints (``numpy.linspace(-B, B, points_per_axis)``).
+    grid_size : int
+        Number of experts :math:`|E| = \text{points\_per\_axis}^d`, exact (may be
+        far beyond the float range).
+    lam : float
+        Loss shift :math:`\lambda = \sigma\sqrt{2\log T}`.
+    eta : float
+        Learning rate :math:`\eta = \sqrt{\log|E| / (T\lambda^2|E|)}`.
+    gamma : float
+        Uniform-exploration weight :math:`\min(1, 2\eta\lambda|E|)`.
+    """
+
+    epsilon: float
+    points_per_axis: int
+    grid_size: int
+    lam: float
+    eta: float
+    gamma: float
+
+
+def _check_exp3(d: object, horizon: object, sigma: object) -> tuple[int, int, float]:
+    d = _check_int(d, "d", 1)
+    # log T > 0 is needed for lambda = sigma·sqrt(2 log T) > 0 (eta divides by it).
+    horizon = _check_int(horizon, "horizon", 2)
+    sigma = _check_real(sigma, "sigma", "> 0", lambda v: v > 0.0)
+    return d, horizon, sigma
+
+
+def _exp3_log_epsilon(d: int, horizon: int, sigma: float) -> float:
+    """``log ε`` with ``ε = (d σ log T / T)^(1/(d+2))``."""
+    log_t = math.log(horizon)
+    return (math.log(d) + math.log(sigma) + math.log(log_t) - log_t) / (d + 2)
+
+
+def exp3_sae_parameters(
+    d: int,
+    horizon: int,
+    *,
+    sigma: float,
+    bound: float = 1.0,
+    epsilon: float | None = None,
+    points_per_axis: int | None = None,
+) -> Exp3SAEParameters:
+    r"""Grid and learning parameters of EXP3-SAE (``alg:UPD-ONE``, ``thm:upd-one-app``).
+
+    With ``T = horizon``, ``B = bound`` (DESIGN §3):
+
+    * :math:`\varepsilon = (d\sigma\log T/T)^{1/(d+2)}` (``thm:upd-one-app``);
+    * ``points_per_axis`` :math:`n = \lceil 2B/\varepsilon\rceil + 1`: the fewest
+      evenly spaced points covering ``[-B, B]``, endpoints included, with spacing
+      :math:`2B/(n-1) \le \varepsilon` (the ceiling forgives a relative ``1e-9`` so
+      that exact divisors such as :math:`2B/\varepsilon = 3` are not bumped up by
+      rounding error);
+    * :math:`|E| = n^d`, an exact ``int``;
+    * :math:`\lambda = \sigma\sqrt{2\log T}`,
+      :math:`\eta = \sqrt{\log|E|/(T\lambda^2|E|)}` and
+      :math:`\gamma = \min(1, 2\eta\lambda|E|) = \min(1, 2\sqrt{|E|\log|E|/T})`, all
+      computed through logarithms so that e.g. :math:`|E| = 32^{20} \approx 10^{30}`
+      neither overflows nor loses precision.
+
+    Differences from the paper: ``alg:UPD-ONE`` writes :math:`|E| = (1/\varepsilon)^d`
+    (a unit-length grid per axis, no rounding) where the grid here covers
+    :math:`[-B, B]^d`, about :math:`(2B)^d` times more points; its proof bounds the
+    distance to the nearest grid point by :math:`\varepsilon` in :math:`\ell_2`, while
+    a per-axis spacing :math:`\varepsilon` only guarantees
+    :math:`\varepsilon\sqrt d/2`; and it sets :math:`\gamma = 2\eta\lambda|E|` without
+    the cap, which exceeds 1 unless :math:`T > 4|E|\log|E|`.
+
+    ``epsilon`` and ``points_per_axis`` override the defaults for a user who fixes the
+    grid: given only ``points_per_axis``, ``epsilon`` is its actual spacing
+    :math:`2B/(n-1)`; given only ``epsilon``, ``points_per_axis`` follows the rule
+    above; given both, both are used as given.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``>= 1``.
+    horizon : int
+        Horizon ``T >= 2`` (``log T > 0``).
+    sigma : float
+        Sub-Gaussian noise parameter, finite and ``> 0`` (:math:`\lambda` must be
+        positive).
+    bound : float, optional
+        Half-width ``B > 0`` of the grid ``[-B, B]^d``.
+    epsilon : float or None, optional
+        Grid spacing override, finite and ``> 0``.
+    points_per_axis : int or None, optional
+        Points-per-axis override, an integer ``>= 2``.
+
+    Returns
+    -------
+    Exp3SAEParameters
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments, or if ``epsilon`` is so small that the grid size is
+        not finite.
+
+    Examples
+    --------
+    >>> p = exp3_sae_parameters(2, 1000, sigma=1.0)  # ε = (2 log(1000)/1000)^(1/4)
+    >>> round(p.epsilon, 6), p.points_per_axis, p.grid_size
+    (0.34284, 7, 49)
+    >>> q = exp3_sae_parameters(20, 10**6, sigma=1.0, points_per_axis=32)
+    >>> q.grid_size == 2**100, q.gamma
+    (True, 1.0)
+    """
+    d, horizon, sigma = _check_exp3(d, horizon, sigma)
+    bound = _check_real(bound, "bound", "> 0", lambda v: v > 0.0)
+    if epsilon is not None:
+        epsilon = _check_real(epsilon, "epsilon", "> 0 (or None)", lambda v: v > 0.0)
+    if points_per_axis is not None:
+        points_per_axis = _check_int(points_per_axis, "points_per_axis", 2)
+
+    if points_per_axis is None:
+        if epsilon is None:
+            epsilon = math.exp(_exp3_log_epsilon(d, horizon, sigma))
+        ratio = 2.0 * bound / epsilon
+        if not math.isfinite(ratio):
+            raise ValueError(
+                f"epsilon must be a finite number > 0 with 2*bound/epsilon finite, "
+                f"got {_show(epsilon)}"
+            )
+        points_per_axis = max(1, math.ceil(ratio * (1.0 - 1e-9))) + 1
+    elif epsilon is None:
+        epsilon = 2.0 * bound / (points_per_axis - 1)
+
+    grid_size = points_per_axis**d
+    log_e = d * math.log(points_per_axis)  # log|E| > 0 since points_per_axis >= 2
+    log_t = math.log(horizon)
+    lam = sigma * math.sqrt(2.0 * log_t)
+    log_eta = 0.5 * (math.log(log_e) - log_t - 2.0 * math.log(lam) - log_e)
+    log_gamma = math.log(2.0) + log_eta + math.log(lam) + log_e
+    gamma = 1.0 if log_gamma >= 0.0 else math.exp(log_gamma)
+    return Exp3SAEParameters(
+        epsilon=float(epsilon),
+        points_per_axis=points_per_axis,
+        grid_size=grid_size,
+        lam=lam,
+        eta=math.exp(log_eta),
+        gamma=gamma,
+    )
+
+
+def exp3_sae_regret_bound(d: int, horizon: int, *, sigma: float) -> float:
+    r"""Expected-regret bound of EXP3-SAE as ``thm:upd-one-app`` states it.
+
+    .. math::
+
+        E[\mathrm{Reg}(T)] \le 6\, T^{(d+1)/(d+2)} (d\sigma\log T)^{1/(d+2)}
+        = 6\,\varepsilon T, \qquad \varepsilon = (d\sigma\log T/T)^{1/(d+2)}.
+
+    The stated constant does not follow from the proof.  Its penultimate line is
+    :math:`3\sqrt{T|E|\sigma\log T\log|E|} + 4\varepsilon T` with
+    :math:`|E| = \varepsilon^{-d}`, which at this :math:`\varepsilon` equals
+    :math:`(3\sqrt{\log(1/\varepsilon)} + 4)\,\varepsilon T`: larger than the stated
+    :math:`6\varepsilon T` as soon as :math:`\varepsilon < e^{-4/9} \approx 0.64`, and
+    growing like :math:`\sqrt{\log T}`.  Further slips upstream: :math:`\lambda^2 =
+    2\sigma^2\log T` is replaced by :math:`\sigma\log T` in ``eq:reg-eps``, the loss
+    range :math:`[0, \lambda]` ignores the shift :math:`1 + \lambda`, and ``eq:grid-regr``
+    claims :math:`O(T d \varepsilon^{-2d}\log(1/\varepsilon))` for the on-grid regret,
+    which is not what the proof derives (:math:`3\sqrt{T|E|\lambda^2\log|E|}`).
+    The bound also assumes the paper's grid (:math:`|E| = \varepsilon^{-d}`, spacing
+    measured in :math:`\ell_2`), so it does not depend on the half-width ``B`` of
+    :func:`exp3_sae_parameters` (no ``bound`` argument).  This function returns the
+    statement as printed.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``>= 1``.
+    horizon : int
+        Horizon ``T >= 2``.
+    sigma : float
+        Sub-Gaussian noise parameter, finite and ``> 0``.
+
+    Returns
+    -------
+    float
+        The bound (``math.inf`` if it exceeds the float range).
+
+    Raises
+    ------
+    ValueError
+        On invalid arguments.
+
+    Examples
+    --------
+    >>> b = exp3_sae_regret_bound(2, 1000, sigma=1.0)
+    >>> math.isclose(b, 6 * 1000 ** 0.75 * (2 * math.log(1000)) ** 0.25, rel_tol=1e-12)
+    True
+    """
+    d, horizon, sigma = _check_exp3(d, horizon, sigma)
+    return _exp_or_inf(math.log(6.0) + math.log(horizon) + _exp3_log_epsilon(d, horizon, sigma))
