@@ -4,7 +4,7 @@ Prints, for d in {2, 5, 10, 20}, agent-rounds per second of:
 
 * ``engine 1t`` / ``engine 2t``: ``simulate`` with SA-OLS on 1 and 2 threads,
 * ``draw-only``: a compiled loop drawing exactly the random numbers the engine draws
-  (d normals and a uniform for the context, a normal for the noise) and nothing else,
+  (d + 2 normals for the context, a normal for the noise) and nothing else,
 * ``naive``: SA-OLS as typical research code writes it: a Python loop refitting
   ``numpy.linalg.lstsq`` on all clean data every round, at T = 10^4,
 
@@ -30,9 +30,8 @@ from strategic_apple_tasting.game import LinearThreshold
 def _draw_only(context_rng, noise_rng, horizon, d):
     acc = 0.0
     for _ in range(horizon):
-        for _ in range(d):
+        for _ in range(d + 2):
             acc += context_rng.standard_normal()
-        acc += context_rng.random()
         acc += noise_rng.standard_normal()
     return acc
 
