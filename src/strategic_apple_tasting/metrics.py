@@ -32,7 +32,8 @@ def mean_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class FinalSummary:
-    """Per-learner summary of the last recorded round of every seed."""
+    """Per-learner summary of the last recorded round: means over seeds (regret with the
+    half-width of its 95% confidence interval)."""
 
     learner: str
     seeds: int
@@ -42,7 +43,7 @@ class FinalSummary:
     realized_regret: float
     accepted: float
     clean: float
-    gamed_as_clean: int
+    gamed_as_clean: float
     theta_error: float
 
 
@@ -71,7 +72,7 @@ def final_summary(table: pa.Table) -> list[FinalSummary]:
             learner=name, seeds=last.num_rows, horizon=int(t.max()), regret=mean,
             regret_ci=half, realized_regret=float(col["realized_regret"].mean()),
             accepted=float(col["accepted"].mean()), clean=float(col["clean"].mean()),
-            gamed_as_clean=int(col["gamed_as_clean"].sum()),
+            gamed_as_clean=float(col["gamed_as_clean"].mean()),
             theta_error=float(np.nanmean(err)) if np.any(np.isfinite(err)) else math.nan))
     return out
 

@@ -6,6 +6,7 @@ Bad input gets one line naming the flag, the value and what is allowed, and exit
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -178,6 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sat: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `sat demo | head`: stop quietly, as Python's docs advise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

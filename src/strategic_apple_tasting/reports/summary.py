@@ -16,7 +16,7 @@ def _num(x: float, digits: int = 4) -> str:
 
 
 def summary_text(table: pa.Table) -> str:
-    """Per-learner final regret (mean ± 95% CI over seeds) and ground-truth counters.
+    """Per-learner final regret (mean ± 95% CI over seeds) and ground-truth counters (means).
 
     Examples
     --------
@@ -31,7 +31,7 @@ def summary_text(table: pa.Table) -> str:
     for s in final_summary(table):
         rows.append((s.learner, str(s.seeds), str(s.horizon),
                      f"{_num(s.regret)} ± {_num(s.regret_ci, 2)}", _num(s.realized_regret),
-                     _num(s.accepted, 6), _num(s.clean, 6), str(s.gamed_as_clean),
+                     _num(s.accepted, 6), _num(s.clean, 6), _num(s.gamed_as_clean, 6),
                      _num(s.theta_error, 3)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
