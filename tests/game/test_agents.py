@@ -34,7 +34,7 @@ def test_lazy_response_properties(beta_x, threshold, budget):
         # Budget kept and the move is the minimal one: (c − s)/‖β‖ along β, to 1e-12.
         need = (threshold - s) / norm(beta)
         assert dist <= budget * (1 + 1e-12) + 1e-300
-        assert abs(dist - need) <= 1e-12 * max(need, 1e-300) + 1e-15 * np.linalg.norm(x)
+        assert abs(dist - need) <= 1e-12 * need + 1e-15 * np.linalg.norm(x) + 1e-320
         assert s < threshold
     else:
         assert np.array_equal(out, x)

@@ -1,7 +1,15 @@
 """Agent models: how an agent with true context x answers a published policy (`def:br`).
 
-Like context models, an agent model is an immutable ``NamedTuple`` that compiled code receives;
-:func:`respond` dispatches on its class through :data:`RESPOND`.
+Like context models, an agent model is an immutable ``NamedTuple`` that compiled code receives.
+Compiled code reaches a model's behaviour through three functions dispatched on its class:
+
+* :func:`respond` (the environment): the agent's reported context and whether it moved,
+* :func:`reach` (a learner's belief): the most score ⟨β, x'⟩ − ⟨β, x⟩ an agent can gain, the
+  shift of a strategy-aware threshold (δ‖β‖, or δ·sqrt(βᵀA⁻¹β) under an ellipsoidal cost),
+* :func:`clean_margin` (a learner's belief): how far above the threshold a point must lie to be
+  certainly unmoved (0 for lazy agents, γ‖β‖ under a γ-trembling hand, `cond:clean-app`).
+
+Every model has ``delta`` (the budget) and ``truthful`` (the chance an agent does not game).
 """
 
 from __future__ import annotations
@@ -40,16 +48,42 @@ def lazy_move(beta, threshold, budget, x, out):
     if not step <= budget:  # also false for NaN
         return False
     bump = 4.0 * _EPS
+    tiny = 5e-324  # the smallest subnormal: escapes a step of 0 without overshooting a tiny one
     for _ in range(200):
         for i in range(d):
             out[i] = x[i] + step * (beta[i] / nb)
         if score(beta, out) >= threshold:
             return True
-        step = step * (1.0 + bump) + 1e-300
+        step = step * (1.0 + bump) + tiny
         bump *= 2.0
+        tiny *= 2.0
     for i in range(d):  # unreachable in floating point; stay put rather than lie
         out[i] = x[i]
     return False
+
+
+def _check_common(model) -> None:
+    if not (isinstance(model.delta, int | float) and not isinstance(model.delta, bool)
+            and math.isfinite(model.delta) and model.delta >= 0):
+        raise ValueError(f"delta must be a finite number >= 0, got {model.delta!r}")
+    if not (isinstance(model.truthful, int | float) and not isinstance(model.truthful, bool)
+            and 0 <= model.truthful <= 1):
+        raise ValueError(f"truthful must be a probability in [0, 1], got {model.truthful!r}")
+
+
+def _settings(model) -> dict:
+    """The model's own scalar settings, for results tables (delta and truthful excluded)."""
+    return {k: v for k, v in model._asdict().items()
+            if k not in ("delta", "truthful") and isinstance(v, int | float)}
+
+
+def _respond_once(model, beta, threshold, x, rng=None):
+    """The response of one agent, from Python; returns (x_observed, moved)."""
+    rng = np.random.default_rng() if rng is None else rng
+    out = np.empty(len(x))
+    moved = RESPOND[type(model)](model, rng, np.asarray(beta, float), float(threshold),
+                                 np.asarray(x, float), out)
+    return out, bool(moved)
 
 
 class LazyBestResponse(NamedTuple):
@@ -63,7 +97,7 @@ class LazyBestResponse(NamedTuple):
     >>> import numpy as np
     >>> agents = LazyBestResponse(delta=0.5)
     >>> x_obs, moved = agents.respond_once(np.array([1.0, 0.0]), 0.5, np.array([0.2, 0.1]))
-    >>> bool(moved), float(x_obs[0]) >= 0.5
+    >>> moved, float(x_obs[0]) >= 0.5
     (True, True)
     """
 
@@ -71,39 +105,228 @@ class LazyBestResponse(NamedTuple):
     truthful: float = 0.0
 
     name = "lazy"
+    check = _check_common
+    settings = _settings
+    respond_once = _respond_once
+
+
+class TremblingHand(NamedTuple):
+    """γ-trembling hand (`app:trembling`): a mover overshoots the boundary by α ∈ [0, min(δ − m, γ)].
+
+    α is uniform on that interval, or its maximum when ``adversarial``. The uniform is drawn
+    every round (used or not) so that all learners meet the same agents.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> agents = TremblingHand(delta=0.5, tremble=0.1, adversarial=True)
+    >>> x_obs, moved = agents.respond_once(np.array([1.0, 0.0]), 0.5, np.array([0.2, 0.0]))
+    >>> round(float(x_obs[0]), 12)
+    0.6
+    """
+
+    delta: float = 0.1
+    truthful: float = 0.0
+    tremble: float = 0.05
+    adversarial: bool = False
+
+    name = "trembling"
+    settings = _settings
+    respond_once = _respond_once
 
     def check(self) -> None:
-        if not (isinstance(self.delta, int | float) and math.isfinite(self.delta)
-                and self.delta >= 0):
-            raise ValueError(f"delta must be a finite number >= 0, got {self.delta!r}")
-        if not (isinstance(self.truthful, int | float) and 0 <= self.truthful <= 1):
-            raise ValueError(f"truthful must be a probability in [0, 1], got {self.truthful!r}")
+        _check_common(self)
+        if not (isinstance(self.tremble, int | float) and math.isfinite(self.tremble)
+                and self.tremble >= 0):
+            raise ValueError(f"tremble must be a finite number >= 0, got {self.tremble!r}")
 
-    def respond_once(self, beta, threshold, x, rng=None):
-        """Python helper: the response of one agent; returns (x_observed, moved)."""
-        rng = np.random.default_rng() if rng is None else rng
-        out = np.empty(len(x))
-        moved = RESPOND[type(self)](self, rng, np.asarray(beta, float), float(threshold),
-                                    np.asarray(x, float), out)
-        return out, moved
+
+class HeterogeneousBudgets(NamedTuple):
+    """Lazy agents whose budgets δ_t are drawn uniformly from [``low``, ``delta``], one per agent.
+
+    A learner that believes this model shifts by the largest budget, ``delta``.
+
+    Examples
+    --------
+    >>> HeterogeneousBudgets(delta=0.3, low=0.1).name
+    'heterogeneous'
+    """
+
+    delta: float = 0.1
+    truthful: float = 0.0
+    low: float = 0.0
+
+    name = "heterogeneous"
+    settings = _settings
+    respond_once = _respond_once
+
+    def check(self) -> None:
+        _check_common(self)
+        if not (isinstance(self.low, int | float) and 0 <= self.low <= self.delta):
+            raise ValueError(f"low must be a number in [0, delta={self.delta!r}], "
+                             f"got {self.low!r}")
+
+
+class EllipsoidalCost(NamedTuple):
+    """Lazy agents with budget ‖A^{1/2}(x' − x)‖ ≤ δ for a known positive definite A (footnote 2).
+
+    The cheapest move to the boundary is along A⁻¹β and can raise the score by at most
+    δ·sqrt(βᵀA⁻¹β), which replaces δ‖β‖ in strategy-aware thresholds. Build it with
+    :meth:`from_cost` (which inverts and checks A).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> agents = EllipsoidalCost.from_cost(np.diag([4.0, 1.0]), delta=0.2)
+    >>> agents.cost_inv.tolist()
+    [[0.25, 0.0], [0.0, 1.0]]
+    """
+
+    delta: float = 0.1
+    truthful: float = 0.0
+    cost_inv: np.ndarray | None = None
+
+    name = "ellipsoid"
+    settings = _settings
+    respond_once = _respond_once
+
+    @classmethod
+    def from_cost(cls, cost, delta: float = 0.1, truthful: float = 0.0) -> EllipsoidalCost:
+        a = np.asarray(cost, dtype=float)
+        if a.ndim != 2 or a.shape[0] != a.shape[1] or not np.all(np.isfinite(a)):
+            raise ValueError(f"cost must be a finite square matrix, got shape {a.shape}")
+        if not np.allclose(a, a.T, rtol=1e-12, atol=0):
+            raise ValueError("cost must be symmetric")
+        if np.linalg.eigvalsh(a).min() <= 0:
+            raise ValueError("cost must be positive definite")
+        inv = np.linalg.inv(a)
+        return cls(delta=delta, truthful=truthful, cost_inv=(inv + inv.T) / 2)
+
+    def check(self) -> None:
+        _check_common(self)
+        if self.cost_inv is None:
+            raise ValueError("cost must be given: use EllipsoidalCost.from_cost(A, delta=...)")
+
+
+@njit
+def _honest(model, rng):
+    # The coin is drawn every round whatever the policy, so every learner meets the same agents.
+    if 0.0 < model.truthful < 1.0:
+        return rng.random() < model.truthful
+    return model.truthful >= 1.0
+
+
+@njit
+def _stay(x, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i]
+    return False
 
 
 @njit
 def _respond_lazy(model, rng, beta, threshold, x, out):
-    # The coin is drawn every round whatever the policy, so every learner meets the same agents.
-    if 0.0 < model.truthful < 1.0:
-        honest = rng.random() < model.truthful
-    else:
-        honest = model.truthful >= 1.0
-    if honest:
-        for i in range(x.shape[0]):
-            out[i] = x[i]
-        return False
+    if _honest(model, rng):
+        return _stay(x, out)
     return lazy_move(beta, threshold, model.delta, x, out)
 
 
+@njit
+def _respond_trembling(model, rng, beta, threshold, x, out):
+    honest = _honest(model, rng)
+    u = 1.0 if model.adversarial else rng.random()
+    if honest:
+        return _stay(x, out)
+    if not lazy_move(beta, threshold, model.delta, x, out):
+        return False
+    nb = norm(beta)
+    m = (threshold - score(beta, x)) / nb
+    overshoot = u * min(model.delta - m, model.tremble)
+    if overshoot > 0.0:
+        for i in range(x.shape[0]):
+            out[i] += overshoot * (beta[i] / nb)
+        if score(beta, out) < threshold:  # cannot happen going further in; stay safe anyway
+            lazy_move(beta, threshold, model.delta, x, out)
+    return True
+
+
+@njit
+def _respond_heterogeneous(model, rng, beta, threshold, x, out):
+    honest = _honest(model, rng)
+    budget = model.low + (model.delta - model.low) * rng.random()
+    if honest:
+        return _stay(x, out)
+    return lazy_move(beta, threshold, budget, x, out)
+
+
+@njit
+def _quadratic(a, beta):
+    q = 0.0
+    for i in range(beta.shape[0]):
+        for j in range(beta.shape[0]):
+            q += beta[i] * a[i, j] * beta[j]
+    return q
+
+
+@njit
+def _respond_ellipsoid(model, rng, beta, threshold, x, out):
+    if _honest(model, rng):
+        return _stay(x, out)
+    s = score(beta, x)
+    if s >= threshold:
+        return _stay(x, out)
+    q = _quadratic(model.cost_inv, beta)
+    if q <= 0.0:
+        return _stay(x, out)
+    gain = threshold - s
+    if not gain / math.sqrt(q) <= model.delta:
+        return _stay(x, out)
+    d = x.shape[0]
+    step = gain / q
+    bump = 4.0 * _EPS
+    tiny = 5e-324
+    for _ in range(200):  # as lazy_move: push out by ulps until accepted
+        for i in range(d):
+            direction = 0.0
+            for j in range(d):
+                direction += model.cost_inv[i, j] * beta[j]
+            out[i] = x[i] + step * direction
+        if score(beta, out) >= threshold:
+            return True
+        step = step * (1.0 + bump) + tiny
+        bump *= 2.0
+        tiny *= 2.0
+    return _stay(x, out)
+
+
+@njit
+def _reach_norm(model, beta):
+    return model.delta * norm(beta)
+
+
+@njit
+def _reach_ellipsoid(model, beta):
+    return model.delta * math.sqrt(_quadratic(model.cost_inv, beta))
+
+
+@njit
+def _no_margin(model, beta):
+    return 0.0
+
+
+@njit
+def _tremble_margin(model, beta):
+    return model.tremble * norm(beta)
+
+
 #: Agent model class → compiled respond(model, rng, beta, threshold, x, out) -> moved.
-RESPOND = {LazyBestResponse: _respond_lazy}
+RESPOND = {LazyBestResponse: _respond_lazy, TremblingHand: _respond_trembling,
+           HeterogeneousBudgets: _respond_heterogeneous, EllipsoidalCost: _respond_ellipsoid}
+#: Agent model class → compiled reach(model, beta): the largest score gain from gaming.
+REACH = {LazyBestResponse: _reach_norm, TremblingHand: _reach_norm,
+         HeterogeneousBudgets: _reach_norm, EllipsoidalCost: _reach_ellipsoid}
+#: Agent model class → compiled clean_margin(model, beta).
+CLEAN_MARGIN = {LazyBestResponse: _no_margin, TremblingHand: _tremble_margin,
+                HeterogeneousBudgets: _no_margin, EllipsoidalCost: _no_margin}
 
 #: Name (as on the command line) → agent model class.
 AGENTS = {cls.name: cls for cls in RESPOND}
@@ -114,9 +337,35 @@ def respond(model, rng, beta, threshold, x, out):
     raise NotImplementedError("respond is compiled-only")
 
 
+def reach(model, beta):
+    """The largest gain in score ⟨β, ·⟩ an agent of ``model`` can buy (compiled-only)."""
+    raise NotImplementedError("reach is compiled-only")
+
+
+def clean_margin(model, beta):
+    """Band above the threshold in which a point may have moved (compiled-only)."""
+    raise NotImplementedError("clean_margin is compiled-only")
+
+
 @overload(respond, inline="always")
 def _respond_overload(model, rng, beta, threshold, x, out):
     impl = RESPOND.get(state_class(model))
     if impl is not None:
         return lambda model, rng, beta, threshold, x, out: impl(model, rng, beta, threshold, x, out)
+    return None
+
+
+@overload(reach, inline="always")
+def _reach_overload(model, beta):
+    impl = REACH.get(state_class(model))
+    if impl is not None:
+        return lambda model, beta: impl(model, beta)
+    return None
+
+
+@overload(clean_margin, inline="always")
+def _clean_margin_overload(model, beta):
+    impl = CLEAN_MARGIN.get(state_class(model))
+    if impl is not None:
+        return lambda model, beta: impl(model, beta)
     return None

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from .agents import LazyBestResponse
+from .agents import RESPOND, LazyBestResponse
 from .contexts import DRAW_CONTEXT, UniformBall, draw_contexts
 from .policies import LinearThreshold, score
 
@@ -42,8 +42,8 @@ class Game:
     ----------
     dimension : int
         Context dimension d.
-    delta : float
-        Agents' manipulation budget δ (ℓ2).
+    delta : float, optional
+        Agents' manipulation budget δ; overrides the agent model's (default: the model's, 0.1).
     feedback : {"apple", "bandit"}
         Apple tasting (see r(1) only when accepting) or bandit (see r(a) for the action taken).
     r0 : float
@@ -52,8 +52,11 @@ class Game:
         Standard deviation of the Gaussian reward noise.
     contexts : context model
         How true contexts are drawn; default :class:`UniformBall`.
-    truthful : float
-        Probability that an agent reports its context without gaming.
+    truthful : float, optional
+        Probability that an agent reports its context without gaming; overrides the agent
+        model's (default: the model's, 0).
+    agents : agent model
+        How agents respond; default :class:`LazyBestResponse`.
     theta1, theta0 : array of shape (d,), optional
         True reward parameters; by default each seed draws them uniformly on the unit sphere
         (θ0 is 0 under apple tasting).
@@ -67,12 +70,13 @@ class Game:
     """
 
     dimension: int
-    delta: float = 0.1
+    delta: float | None = None
     feedback: str = "apple"
     r0: float = 0.0
     sigma: float = 0.1
     contexts: Any = field(default_factory=UniformBall)
-    truthful: float = 0.0
+    truthful: float | None = None
+    agents: Any = field(default_factory=LazyBestResponse)
     theta1: np.ndarray | None = field(default=None, compare=False)
     theta0: np.ndarray | None = field(default=None, compare=False)
 
@@ -80,7 +84,14 @@ class Game:
         d = self.dimension
         if not (isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 1):
             raise ValueError(f"dimension must be an integer >= 1, got {d!r}")
-        _finite("delta", self.delta, low=0.0)
+        if type(self.agents) not in RESPOND:
+            raise ValueError(f"agents must be an agent model, got {self.agents!r}")
+        overrides = {k: v for k, v in (("delta", self.delta), ("truthful", self.truthful))
+                     if v is not None}
+        object.__setattr__(self, "agents", self.agents._replace(**overrides))
+        self.agents.check()
+        object.__setattr__(self, "delta", self.agents.delta)
+        object.__setattr__(self, "truthful", self.agents.truthful)
         if self.feedback not in FEEDBACK:
             raise ValueError(f"feedback must be one of {', '.join(FEEDBACK)}, "
                              f"got {self.feedback!r}")
@@ -89,9 +100,6 @@ class Game:
             raise ValueError(f"r0 must be 0 under bandit feedback (r(0) is <theta0, x> + noise), "
                              f"got {self.r0!r}")
         _finite("sigma", self.sigma, low=0.0)
-        _finite("truthful", self.truthful, low=0.0, what="a probability in [0, 1]")
-        if self.truthful > 1:
-            raise ValueError(f"truthful must be a probability in [0, 1], got {self.truthful!r}")
         if type(self.contexts) not in DRAW_CONTEXT:
             raise ValueError(f"contexts must be a context model, got {self.contexts!r}")
         self.contexts.check()
@@ -108,18 +116,15 @@ class Game:
         if self.theta0 is not None and self.feedback == "apple" and np.any(self.theta0 != 0):
             raise ValueError("theta0 must be 0 under apple tasting (r(0) is the constant r0)")
 
-    @property
-    def agents(self) -> LazyBestResponse:
-        """The agent model (compiled parameters)."""
-        return LazyBestResponse(delta=float(self.delta), truthful=float(self.truthful))
-
     def settings(self) -> dict[str, Any]:
         """Flat settings for results tables: one column each."""
         out: dict[str, Any] = {
             "dimension": int(self.dimension), "delta": float(self.delta),
             "feedback": self.feedback, "r0": float(self.r0), "sigma": float(self.sigma),
             "contexts": self.contexts.name, "truthful": float(self.truthful),
+            "agents": self.agents.name,
         }
+        out.update(self.agents.settings())
         out.update({k: float(v) for k, v in self.contexts._asdict().items()})
         return out
 

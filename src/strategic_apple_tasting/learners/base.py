@@ -24,6 +24,7 @@ import numpy as np
 from numba.extending import overload
 
 from .._jit import state_class
+from ..game.agents import RESPOND, LazyBestResponse
 from ..game.game import FEEDBACK, _finite
 from ..game.policies import LinearThreshold
 
@@ -96,8 +97,9 @@ class Learner:
 
     Subclasses set ``name`` (the registry key), ``kernels`` (their compiled core) and
     ``strategy_aware`` (False for baselines that learn from points agents may have gamed), and
-    implement ``_init_state(d)``. ``delta``, ``r0`` and ``feedback`` left as ``None`` are taken
-    from the game by :meth:`bind`; the per-round API needs them set.
+    implement ``_init_state(d)``. ``delta``, ``r0``, ``feedback`` and ``agents`` left as
+    ``None`` are taken from the game by :meth:`bind`; the per-round API needs ``r0`` and
+    ``feedback`` set (``agents`` defaults to lazy agents, whose budget ``delta`` overrides).
     """
 
     name: ClassVar[str]
@@ -131,15 +133,29 @@ class Learner:
         return type(self)(**{**self.get_params(), **overrides})
 
     def bind(self, instance: Any) -> Learner:
-        """A clone with unset ``delta``, ``r0`` and ``feedback`` taken from a game instance."""
+        """A clone with unset ``delta``, ``r0``, ``feedback`` and ``agents`` (the learner's
+        belief about how agents respond) taken from a game instance."""
         game = instance.game
-        known = {"delta": game.delta, "r0": game.r0, "feedback": game.feedback}
+        known = {"delta": game.delta, "r0": game.r0, "feedback": game.feedback,
+                 "agents": game.agents}
         params = self.get_params()
         fill = {k: v for k, v in known.items() if k in params and params[k] is None}
         if params.get("feedback") not in (None, game.feedback):
             raise ValueError(f"learner {self.name} has feedback={params['feedback']!r} "
                              f"but the game has feedback={game.feedback!r}")
         return self.clone(**fill)
+
+    def _belief(self) -> Any:
+        """The agent model this learner assumes: ``agents`` (default lazy) with ``delta``."""
+        params = self.get_params()
+        model = params.get("agents")
+        model = LazyBestResponse() if model is None else model
+        if type(model) not in RESPOND:
+            raise ValueError(f"agents must be an agent model, got {model!r}")
+        if params.get("delta") is not None:
+            model = model._replace(delta=params["delta"])
+        model.check()
+        return model
 
     def _check_params(self) -> None:
         params = self.get_params()

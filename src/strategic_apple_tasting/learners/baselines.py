@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._jit import njit
-from ..game.policies import norm
+from ..game.agents import REACH
 from .base import Learner, LearnerKernels, _vector
 
 
@@ -59,12 +59,14 @@ class Oracle(Learner):
     kernels = _KERNELS
 
     def __init__(self, theta1: Any = None, theta0: Any = None, delta: float | None = None,
-                 r0: float | None = None, feedback: str | None = None) -> None:
+                 r0: float | None = None, feedback: str | None = None,
+                 agents: Any = None) -> None:
         self.theta1 = theta1
         self.theta0 = theta0
         self.delta = delta
         self.r0 = r0
         self.feedback = feedback
+        self.agents = agents
 
     def bind(self, instance: Any) -> Learner:
         bound = super().bind(instance)
@@ -80,7 +82,8 @@ class Oracle(Learner):
         beta = _vector("theta1", self.theta1, d)
         if self.theta0 is not None:
             beta = beta - _vector("theta0", self.theta0, d)
-        threshold = float(self.delta * norm(beta) + self.r0)
+        belief = self._belief()
+        threshold = float(REACH[type(belief)](belief, beta) + self.r0)
         return FixedPolicyState(beta=beta.copy(), threshold=threshold, has_estimate=True)
 
 

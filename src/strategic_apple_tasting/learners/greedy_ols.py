@@ -23,7 +23,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._jit import njit
-from ..game.policies import clean_above, norm
+from ..game.agents import clean_margin, reach
+from ..game.policies import clean_above
 from .base import Learner, LearnerKernels
 from .least_squares import add_point, new_factor, solve
 
@@ -31,7 +32,7 @@ _ROUNDS, _N1, _N0 = 0, 1, 2
 
 
 class GreedyOLSState(NamedTuple):
-    delta: float
+    agents: Any  # the agent model the learner believes in (compiled NamedTuple)
     r0: float
     bandit: bool
     shift: bool
@@ -59,7 +60,7 @@ def _policy(state, rng, beta):
         beta[i] = theta1[i] - theta0[i]
     threshold = state.r0
     if state.shift:
-        threshold += state.delta * norm(beta)
+        threshold += reach(state.agents, beta)
     return threshold
 
 
@@ -73,7 +74,8 @@ def _update(state, rng, beta, threshold, x, accepted, reward, observed):
     if not observed:
         return False
     if accepted:
-        if not warm and state.clean_only and not clean_above(beta, threshold, x, 0.0):
+        if (not warm and state.clean_only
+                and not clean_above(beta, threshold, x, clean_margin(state.agents, beta))):
             return False
         add_point(state.fit1, x, reward, state.work)
         counts[_N1] += 1
@@ -104,14 +106,15 @@ class _GreedyOLS(Learner):
     _clean_only: bool
 
     def __init__(self, delta: float | None = None, r0: float | None = None,
-                 feedback: str | None = None) -> None:
+                 feedback: str | None = None, agents: Any = None) -> None:
         self.delta = delta
         self.r0 = r0
         self.feedback = feedback
+        self.agents = agents
 
     def _init_state(self, d: int) -> Any:
         return GreedyOLSState(
-            delta=float(self.delta), r0=float(self.r0), bandit=self.feedback == "bandit",
+            agents=self._belief(), r0=float(self.r0), bandit=self.feedback == "bandit",
             shift=self._shift, clean_only=self._clean_only,
             counts=np.zeros(3, dtype=np.int64), fit1=new_factor(d), fit0=new_factor(d),
             theta1=np.zeros(d), theta0=np.zeros(d), work=np.zeros(d + 1))
@@ -121,16 +124,22 @@ class SAOLS(_GreedyOLS):
     """Strategy-aware OLS (`alg:sa-ols`, `thm:stochastic-main-app`).
 
     Accepts iff ⟨θ̂, x'⟩ ≥ δ‖θ̂‖ + r0 and refits θ̂ only on accepted points strictly above that
-    boundary (`cond:clean`), which lazy agents cannot have moved.
+    boundary (`cond:clean`), which lazy agents cannot have moved. Under other agent models the
+    shift and the clean band follow the model (δ·sqrt(θ̂ᵀA⁻¹θ̂) for an ellipsoidal cost, a band
+    of γ‖θ̂‖ above the threshold for a γ-trembling hand, `cond:clean-app`).
 
     Parameters
     ----------
     delta : float, optional
-        The agents' budget as the learner believes it (None: the game's).
+        The agents' budget as the learner believes it (None: the game's). Over-estimates are
+        safe; under-estimates let gamed points into the data.
     r0 : float, optional
         Reward of rejecting (None: the game's).
     feedback : {"apple", "bandit"}, optional
         Feedback mode (None: the game's).
+    agents : agent model, optional
+        How the learner believes agents respond (None: the game's model; lazy agents when used
+        without a game).
 
     Examples
     --------
@@ -173,7 +182,7 @@ class NaiveGreedyOLS(_GreedyOLS):
     Examples
     --------
     >>> NaiveGreedyOLS(r0=0.0).get_params()
-    {'delta': None, 'r0': 0.0, 'feedback': None}
+    {'delta': None, 'r0': 0.0, 'feedback': None, 'agents': None}
     """
 
     name = "naive-greedy"
