@@ -79,3 +79,63 @@ def test_agent_model_validation():
         LazyBestResponse(delta=-1).check()
     with pytest.raises(ValueError, match="truthful must be a probability"):
         LazyBestResponse(truthful=1.5).check()
+
+
+@settings(max_examples=200, deadline=None)
+@given(vectors, st.floats(-3, 3), st.floats(0.01, 2), st.floats(0, 0.5), st.booleans())
+def test_trembling_overshoot_within_gamma(beta_x, threshold, budget, tremble, adversarial):
+    from strategic_apple_tasting.game import TremblingHand
+
+    beta, x = beta_x
+    assume(norm(beta) > 1e-3)
+    model = TremblingHand(delta=budget, tremble=tremble, adversarial=adversarial)
+    out, moved = model.respond_once(beta, threshold, x, np.random.default_rng(0))
+    lazy = np.empty_like(x)
+    assert moved == lazy_move(beta, threshold, budget, x, lazy)
+    if moved:
+        need = (threshold - score(beta, x)) / norm(beta)
+        overshoot = _distance(out, x) - need
+        tol = 1e-9 * (1 + np.linalg.norm(x))
+        assert score(beta, out) >= threshold
+        assert -tol <= overshoot <= min(budget - need, tremble) + tol
+        assert _distance(out, x) <= budget + tol
+        if adversarial:
+            assert abs(overshoot - min(budget - need, tremble)) <= tol
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 5).flatmap(lambda d: st.tuples(
+    arrays(np.float64, d, elements=st.floats(-2, 2)),
+    arrays(np.float64, d, elements=st.floats(-2, 2)),
+    arrays(np.float64, (d, d), elements=st.floats(-1, 1)))), st.floats(-2, 2), st.floats(0.01, 2))
+def test_ellipsoidal_move_is_cheapest_and_within_budget(data, threshold, budget):
+    from strategic_apple_tasting.game import EllipsoidalCost
+
+    beta, x, m = data
+    assume(norm(beta) > 1e-3)
+    cost = m @ m.T + 0.5 * np.eye(len(x))  # positive definite
+    model = EllipsoidalCost.from_cost(cost, delta=budget)
+    out, moved = model.respond_once(beta, threshold, x)
+    s = score(beta, x)
+    q = float(beta @ np.linalg.solve(cost, beta))
+    needed = (threshold - s) / np.sqrt(q)  # the cheapest cost of reaching the boundary
+    if moved:
+        step = out - x
+        spent = float(np.sqrt(step @ cost @ step))
+        assert score(beta, out) >= threshold
+        assert spent <= budget * (1 + 1e-9) + 1e-12
+        assert abs(spent - needed) <= 1e-9 * (1 + needed)
+    else:
+        assert np.array_equal(out, x)
+        assert s >= threshold or needed > budget
+
+
+def test_heterogeneous_budgets_span_the_range():
+    from strategic_apple_tasting.game import HeterogeneousBudgets
+
+    model = HeterogeneousBudgets(delta=0.4, low=0.1)
+    rng = np.random.default_rng(3)
+    beta, x = np.array([1.0, 0.0]), np.array([0.0, 0.0])
+    # An agent at distance 0.25 moves iff its budget ≥ 0.25: probability (0.4 − 0.25)/0.3 = 0.5.
+    moved = [model.respond_once(beta, 0.25, x, rng)[1] for _ in range(20_000)]
+    assert abs(np.mean(moved) - 0.5) < 5 * np.sqrt(0.25 / 20_000)

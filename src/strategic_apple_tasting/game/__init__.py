@@ -1,11 +1,29 @@
 """The game: contexts, agents, policies and feedback (DESIGN §2). Imports nothing above it."""
 
-from .agents import AGENTS, LazyBestResponse
+from .agents import (
+    AGENTS,
+    EllipsoidalCost,
+    HeterogeneousBudgets,
+    LazyBestResponse,
+    TremblingHand,
+)
 from .contexts import CONTEXTS, BoundedRatioMixture, UniformBall, UniformSphere, draw_contexts
 from .game import FEEDBACK, Game, GameInstance
 from .policies import LinearThreshold
 
 __all__ = [
-    "AGENTS", "CONTEXTS", "FEEDBACK", "BoundedRatioMixture", "Game", "GameInstance",
-    "LazyBestResponse", "LinearThreshold", "UniformBall", "UniformSphere", "draw_contexts",
+    "AGENTS",
+    "CONTEXTS",
+    "FEEDBACK",
+    "BoundedRatioMixture",
+    "EllipsoidalCost",
+    "Game",
+    "GameInstance",
+    "HeterogeneousBudgets",
+    "LazyBestResponse",
+    "LinearThreshold",
+    "TremblingHand",
+    "UniformBall",
+    "UniformSphere",
+    "draw_contexts",
 ]

@@ -111,10 +111,11 @@ class LazyBestResponse(NamedTuple):
 
 
 class TremblingHand(NamedTuple):
-    """γ-trembling hand (`app:trembling`): a mover overshoots the boundary by α ∈ [0, min(δ − m, γ)].
+    """γ-trembling hand (`app:trembling`): a mover overshoots the boundary by α.
 
-    α is uniform on that interval, or its maximum when ``adversarial``. The uniform is drawn
-    every round (used or not) so that all learners meet the same agents.
+    α ∈ [0, min(δ − m, γ)] for a mover that needed distance m. It is uniform on that interval,
+    or its maximum when ``adversarial``; the uniform is drawn every round (used or not) so that
+    all learners meet the same agents.
 
     Examples
     --------
