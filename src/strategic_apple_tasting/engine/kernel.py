@@ -56,7 +56,7 @@ def _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_
     k = 0
     horizon = record_at[record_at.shape[0] - 1]
     for t in range(1, horizon + 1):
-        draw_context(contexts, context_rng, x)  # its own stream: drawn first, the CPU overlaps
+        draw_context(contexts, context_rng, t, x)  # its own stream: drawn first, the CPU overlaps
         threshold = learner_policy(state, learner_rng, beta)  # it with the learner's chain
         moved = respond(agents, agent_rng, beta, threshold, x, x_obs)
         a = accepts(beta, threshold, x_obs)

@@ -7,7 +7,16 @@ from .agents import (
     LazyBestResponse,
     TremblingHand,
 )
-from .contexts import CONTEXTS, BoundedRatioMixture, UniformBall, UniformSphere, draw_contexts
+from .contexts import (
+    CONTEXTS,
+    BoundedRatioMixture,
+    ContextSequence,
+    EmpiricalContexts,
+    GreedyTrap,
+    UniformBall,
+    UniformSphere,
+    draw_contexts,
+)
 from .game import FEEDBACK, Game, GameInstance
 from .policies import LinearThreshold
 
@@ -16,9 +25,12 @@ __all__ = [
     "CONTEXTS",
     "FEEDBACK",
     "BoundedRatioMixture",
+    "ContextSequence",
     "EllipsoidalCost",
+    "EmpiricalContexts",
     "Game",
     "GameInstance",
+    "GreedyTrap",
     "HeterogeneousBudgets",
     "LazyBestResponse",
     "LinearThreshold",

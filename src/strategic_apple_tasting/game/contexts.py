@@ -2,7 +2,9 @@
 
 A context model is a small immutable ``NamedTuple`` of its parameters. The same object is the
 user-facing configuration and what compiled code receives; compiled code calls
-:func:`draw_context`, which dispatches on the model's class through :data:`DRAW_CONTEXT`.
+:func:`draw_context` (with the round t, for sequences), which dispatches on the model's class
+through :data:`DRAW_CONTEXT`. A model whose contexts depend on the game's θ (the built-in
+adversarial sequence) has ``for_instance(instance)``, which returns the model to draw from.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ def _uniform_sphere(radius, rng, out):
         out[i] *= scale
 
 
+def _settings(model) -> dict:
+    return {k: float(v) for k, v in model._asdict().items()
+            if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
 def _check_radius(radius: float) -> None:
     if not (isinstance(radius, int | float) and math.isfinite(radius) and radius > 0):
         raise ValueError(f"radius must be a finite number > 0, got {radius!r}")
@@ -65,6 +72,7 @@ class UniformBall(NamedTuple):
     radius: float = 1.0
 
     name = "uniform-ball"
+    settings = _settings
 
     def check(self) -> None:
         _check_radius(self.radius)
@@ -82,6 +90,7 @@ class UniformSphere(NamedTuple):
     radius: float = 1.0
 
     name = "uniform-sphere"
+    settings = _settings
 
     def check(self) -> None:
         _check_radius(self.radius)
@@ -104,6 +113,7 @@ class BoundedRatioMixture(NamedTuple):
     radius: float = 1.0
 
     name = "mixture"
+    settings = _settings
 
     def check(self) -> None:
         _check_radius(self.radius)
@@ -115,18 +125,148 @@ class BoundedRatioMixture(NamedTuple):
             raise ValueError(f"center must be a finite number, got {self.center!r}")
 
 
+class EmpiricalContexts(NamedTuple):
+    """Rows of a data set, standardized and scaled into the ball, drawn with replacement.
+
+    Build it with :meth:`from_data`: each column is centred and scaled to unit variance
+    (constant columns become 0), then all rows are scaled by one factor so the longest has
+    norm ``radius``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> model = EmpiricalContexts.from_data(np.random.default_rng(0).normal(size=(50, 3)))
+    >>> model.rows.shape, bool(np.linalg.norm(model.rows, axis=1).max() <= 1.0 + 1e-12)
+    ((50, 3), True)
+    """
+
+    rows: np.ndarray
+    radius: float = 1.0
+
+    name = "empirical"
+    settings = _settings
+
+    @classmethod
+    def from_data(cls, data, radius: float = 1.0) -> EmpiricalContexts:
+        _check_radius(radius)
+        x = np.asarray(data, dtype=float)
+        if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1:
+            raise ValueError(f"data must be a 2-D array with at least one row and column, "
+                             f"got shape {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise ValueError("data must be finite (no NaN or infinity)")
+        sd = x.std(axis=0)
+        z = np.where(sd > 0, (x - x.mean(axis=0)) / np.where(sd > 0, sd, 1.0), 0.0)
+        longest = np.linalg.norm(z, axis=1).max()
+        rows = z * (radius / longest) if longest > 0 else z
+        return cls(rows=np.ascontiguousarray(rows), radius=float(radius))
+
+    @property
+    def dimension(self) -> int:
+        return int(self.rows.shape[1])
+
+    def check(self) -> None:
+        _check_radius(self.radius)
+        _check_points("rows", self.rows)
+
+
+class ContextSequence(NamedTuple):
+    """An oblivious adversary's sequence: x_t = points[t − 1], then cycling from ``cycle_start``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> seq = ContextSequence(points=np.eye(3)[:, :2], cycle_start=1)
+    >>> draw_contexts(seq, 2, 5, np.random.default_rng(0)).tolist()
+    [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0]]
+    """
+
+    points: np.ndarray
+    cycle_start: int = 0
+
+    name = "sequence"
+    settings = _settings
+
+    @property
+    def dimension(self) -> int:
+        return int(self.points.shape[1])
+
+    def check(self) -> None:
+        _check_points("points", self.points)
+        n = self.points.shape[0]
+        if not (isinstance(self.cycle_start, int | np.integer) and 0 <= self.cycle_start < n):
+            raise ValueError(f"cycle_start must be an integer in [0, {n - 1}], "
+                             f"got {self.cycle_start!r}")
+
+
+class GreedyTrap(NamedTuple):
+    """A built-in oblivious sequence on which greedy learners (SA-OLS) have linear regret.
+
+    Knowing θ1 (an oblivious adversary may), it shows, in the d warm-up rounds, the points
+    ``warmup_scale``·e_i, whose rewards are mostly noise, so the warm-up estimate points nearly
+    anywhere. From then on it alternates a good point g = m(u + w)/√2 and a bad point
+    b = m(−u + w)/√2, where u = θ1/‖θ1‖, w ⟂ u and m = ``margin``: ⟨θ1, g⟩ > 0 > ⟨θ1, b⟩ and
+    g ⟂ b. A greedy learner whose warm-up estimate has ⟨θ̂, g⟩ < 0 rejects g forever (g
+    cannot game its way over a shifted threshold) and never learns about g: learning from b
+    only moves θ̂ along b. That happens with probability about ½, so expected regret is linear
+    (§4's point). Apple tasting with r0 = 0; for d = 1 there is no w and g = m·u.
+
+    Examples
+    --------
+    >>> GreedyTrap().name
+    'greedy-trap'
+    """
+
+    warmup_scale: float = 0.01
+    margin: float = 0.3
+
+    name = "greedy-trap"
+    settings = _settings
+
+    def check(self) -> None:
+        if not (math.isfinite(self.warmup_scale) and self.warmup_scale > 0):
+            raise ValueError(f"warmup_scale must be a finite number > 0, "
+                             f"got {self.warmup_scale!r}")
+        if not (math.isfinite(self.margin) and 0 < self.margin <= 1):
+            raise ValueError(f"margin must be in (0, 1], got {self.margin!r}")
+
+    def for_instance(self, instance) -> ContextSequence:
+        theta = instance.theta1 - instance.theta0
+        d = theta.shape[0]
+        u = theta / np.linalg.norm(theta)
+        if d == 1:
+            cycle = np.array([self.margin * u, -self.margin * u])
+        else:
+            axis = int(np.argmin(np.abs(u)))  # the axis least aligned with u
+            w = np.eye(d)[axis] - u[axis] * u
+            w /= np.linalg.norm(w)
+            cycle = np.array([self.margin * (u + w), self.margin * (-u + w)]) / np.sqrt(2)
+        points = np.vstack([self.warmup_scale * np.eye(d), cycle])
+        return ContextSequence(points=points, cycle_start=d)
+
+
+def _check_points(name: str, points) -> None:
+    if not (isinstance(points, np.ndarray) and points.ndim == 2 and points.shape[0] >= 1
+            and points.dtype == np.float64):
+        shape = getattr(points, "shape", None)
+        raise ValueError(f"{name} must be a 2-D float64 array with at least one row, "
+                         f"got {type(points).__name__} of shape {shape}")
+    if not np.all(np.isfinite(points)):
+        raise ValueError(f"{name} must be finite (no NaN or infinity)")
+
+
 @njit
-def _draw_ball(model, rng, out):
+def _draw_ball(model, rng, t, out):
     _uniform_ball(model.radius, rng, out)
 
 
 @njit
-def _draw_sphere(model, rng, out):
+def _draw_sphere(model, rng, t, out):
     _uniform_sphere(model.radius, rng, out)
 
 
 @njit
-def _draw_mixture(model, rng, out):
+def _draw_mixture(model, rng, t, out):
     if rng.random() < model.c0:
         _uniform_ball(model.radius, rng, out)
         return
@@ -144,37 +284,62 @@ def _draw_mixture(model, rng, out):
             out[i] *= model.radius / n
 
 
-#: Context model class → compiled draw(model, rng, out). Compiled code reaches it via draw_context.
+@njit
+def _draw_empirical(model, rng, t, out):
+    n = model.rows.shape[0]
+    i = min(int(rng.random() * n), n - 1)  # one uniform a round; bias ≤ n/2^53
+    for j in range(out.shape[0]):
+        out[j] = model.rows[i, j]
+
+
+@njit
+def _draw_sequence(model, rng, t, out):
+    n = model.points.shape[0]
+    i = t - 1
+    if i >= n:
+        i = model.cycle_start + (i - model.cycle_start) % (n - model.cycle_start)
+    for j in range(out.shape[0]):
+        out[j] = model.points[i, j]
+
+
+#: Context model class → compiled draw(model, rng, t, out). Compiled code reaches it via
+#: draw_context. GreedyTrap is drawn through the ContextSequence it binds to.
 DRAW_CONTEXT = {UniformBall: _draw_ball, UniformSphere: _draw_sphere,
-                BoundedRatioMixture: _draw_mixture}
+                BoundedRatioMixture: _draw_mixture, EmpiricalContexts: _draw_empirical,
+                ContextSequence: _draw_sequence}
 
 #: Name (as on the command line) → context model class.
-CONTEXTS = {cls.name: cls for cls in DRAW_CONTEXT}
+CONTEXTS = {cls.name: cls for cls in (*DRAW_CONTEXT, GreedyTrap)}
 
 
-def draw_context(model, rng, out):
-    """Draw one true context into ``out`` (callable from compiled code only)."""
+def draw_context(model, rng, t, out):
+    """Draw round t's true context into ``out`` (callable from compiled code only)."""
     raise NotImplementedError("draw_context is compiled-only; use draw_contexts from Python")
 
 
 @overload(draw_context, inline="always")
-def _draw_context_overload(model, rng, out):
+def _draw_context_overload(model, rng, t, out):
     impl = DRAW_CONTEXT.get(state_class(model))
     if impl is not None:
-        return lambda model, rng, out: impl(model, rng, out)
+        return lambda model, rng, t, out: impl(model, rng, t, out)
     return None
 
 
-def draw_contexts(model, d: int, n: int, rng: np.random.Generator) -> np.ndarray:
-    """Draw ``n`` contexts as an (n, d) array with the compiled sampler (same stream as the engine).
+def draw_contexts(model, d: int, n: int, rng: np.random.Generator, first_round: int = 1
+                  ) -> np.ndarray:
+    """Draw the contexts of rounds ``first_round``.. as an (n, d) array, with the compiled
+    sampler (the same stream as the engine).
 
     Examples
     --------
     >>> draw_contexts(UniformBall(), 3, 2, np.random.default_rng(0)).shape
     (2, 3)
     """
+    if type(model) not in DRAW_CONTEXT:
+        raise ValueError(f"{model.name} contexts depend on the game: draw them from a "
+                         f"GameInstance")
     draw = DRAW_CONTEXT[type(model)]
     out = np.empty((n, d))
     for i in range(n):
-        draw(model, rng, out[i])
+        draw(model, rng, first_round + i, out[i])
     return out

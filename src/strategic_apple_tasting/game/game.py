@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .agents import RESPOND, LazyBestResponse
-from .contexts import DRAW_CONTEXT, UniformBall, draw_contexts
+from .contexts import CONTEXTS, UniformBall, draw_contexts
 from .policies import LinearThreshold, score
 
 #: Feedback modes (DESIGN §2): apple tasting sees r(1) only when accepting; bandit sees r(a).
@@ -100,9 +100,12 @@ class Game:
             raise ValueError(f"r0 must be 0 under bandit feedback (r(0) is <theta0, x> + noise), "
                              f"got {self.r0!r}")
         _finite("sigma", self.sigma, low=0.0)
-        if type(self.contexts) not in DRAW_CONTEXT:
+        if type(self.contexts) not in CONTEXTS.values():
             raise ValueError(f"contexts must be a context model, got {self.contexts!r}")
         self.contexts.check()
+        dim = getattr(self.contexts, "dimension", d)
+        if dim != d:
+            raise ValueError(f"contexts have dimension {dim} but the game has dimension {d}")
         for name in ("theta1", "theta0"):
             value = getattr(self, name)
             if value is None:
@@ -125,7 +128,7 @@ class Game:
             "agents": self.agents.name,
         }
         out.update(self.agents.settings())
-        out.update({k: float(v) for k, v in self.contexts._asdict().items()})
+        out.update(self.contexts.settings())
         return out
 
     def instance(self, seed: int) -> GameInstance:
@@ -167,6 +170,10 @@ class GameInstance:
             self.theta0 = np.zeros(d)
         else:
             self.theta0 = theta0 if game.theta0 is None else game.theta0.copy()
+        bind = getattr(game.contexts, "for_instance", None)
+        #: The context model drawn from (a θ-dependent model bound to this instance's θ).
+        self.contexts = game.contexts if bind is None else bind(self)
+        self._round = 0
 
     @property
     def target(self) -> np.ndarray:
@@ -182,7 +189,9 @@ class GameInstance:
 
     def next_context(self) -> np.ndarray:
         """Draw the next agent's true context."""
-        return draw_contexts(self.game.contexts, self.game.dimension, 1, self.rngs["contexts"])[0]
+        self._round += 1
+        return draw_contexts(self.contexts, self.game.dimension, 1, self.rngs["contexts"],
+                             first_round=self._round)[0]
 
     def next_response(self, policy: LinearThreshold, x: np.ndarray) -> tuple[np.ndarray, bool]:
         """The next agent's reported context under ``policy`` and whether it moved."""
