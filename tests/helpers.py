@@ -15,7 +15,7 @@ def replay(game: Game, learner, seed: int, horizon: int) -> dict[str, np.ndarray
     The engine must produce the same totals at every recorded round.
     """
     inst = game.instance(seed)
-    lr = learner.bind(inst).reset(game.dimension, inst.rngs["learner"])
+    lr = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"])
     out = {k: [] for k in ("accepted", "moved", "used", "regret", "realized", "threshold")}
     for _ in range(horizon):
         rule = lr.policy()

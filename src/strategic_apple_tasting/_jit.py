@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,6 +58,32 @@ def cache_root() -> Path:
     return Path(xdg) / "strategic-apple-tasting"
 
 
+_PRUNED = False
+_KEEP_VERSIONS = 4
+
+
+def _stamped_root() -> Path:
+    """The cache directory of this version of the compiled layers.
+
+    Each version gets its own directory, so numba never reads an index written by other code
+    (an index naming a class that no longer exists would crash on loading). Directories of all
+    but the few most recently used versions are deleted, once per process.
+    """
+    global _PRUNED
+    base = cache_root() / "numba"
+    here = base / _STAMP.hex()[:16]
+    if not _PRUNED:
+        _PRUNED = True
+        try:
+            others = sorted((p for p in base.iterdir() if p.is_dir() and p != here),
+                            key=lambda p: p.stat().st_mtime, reverse=True)
+        except OSError:
+            others = []
+        for old in others[_KEEP_VERSIONS - 1:]:
+            shutil.rmtree(old, ignore_errors=True)
+    return here
+
+
 class _PackageCacheLocator(caching._CacheLocator):
     """Locate cache files for this package's functions, stamped with the compiled layers' hash."""
 
@@ -64,7 +91,7 @@ class _PackageCacheLocator(caching._CacheLocator):
         self._py_file = py_file
         self._lineno = py_func.__code__.co_firstlineno
         sub = self.get_suitable_cache_subpath(py_file)
-        self._cache_path = str(cache_root() / "numba" / sub)
+        self._cache_path = str(_stamped_root() / sub)
 
     def get_cache_path(self) -> str:
         return self._cache_path

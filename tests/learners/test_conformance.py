@@ -50,7 +50,7 @@ def check_same_seed_same_trace(name, feedback):
 def check_reset_clears_state(name, feedback):
     game = _game(feedback)
     inst = game.instance(1)
-    lr = make_learner(name).bind(inst)
+    lr = make_learner(name).bind(inst, HORIZON)
     first = replay(game, lr, seed=1, horizon=150)
     # Reusing the same learner object: reset() must wipe what the first run learned.
     again = replay(game, first["learner"], seed=1, horizon=150)
@@ -77,7 +77,7 @@ def check_never_uses_gamed_point_as_clean(name, feedback):
 def check_pickles(name, feedback):
     game = _game(feedback)
     inst = game.instance(2)
-    lr = make_learner(name).bind(inst)
+    lr = make_learner(name).bind(inst, HORIZON)
     clone = pickle.loads(pickle.dumps(lr))
     assert clone.get_params().keys() == lr.get_params().keys()
     lr.reset(3, np.random.default_rng(0))
@@ -104,7 +104,7 @@ def check_params_round_trip(name, feedback):
 
 def check_bad_input(name, feedback):
     inst = _game(feedback).instance(0)
-    lr = make_learner(name).bind(inst)
+    lr = make_learner(name).bind(inst, HORIZON)
     with pytest.raises(RuntimeError, match="reset"):
         lr.policy()
     lr.reset(3, np.random.default_rng(0))

@@ -43,7 +43,8 @@ def run_one(game: Game, learner: Learner, seed: int, record_at: np.ndarray
             ) -> tuple[Learner, np.ndarray, np.ndarray]:
     """Run one learner on one seed; returns the bound, run learner and the two output arrays."""
     inst = game.instance(seed)
-    bound = learner.bind(inst).reset(game.dimension, inst.rngs["learner"])
+    horizon = int(record_at[-1])
+    bound = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"])
     out_float = np.empty((len(record_at), len(FLOAT_COLUMNS)))
     out_int = np.empty((len(record_at), len(INT_COLUMNS)), dtype=np.int64)
     run_rounds(bound.state, inst.contexts, game.agents, inst.theta1, inst.theta0,

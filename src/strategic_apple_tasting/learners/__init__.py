@@ -2,11 +2,14 @@
 
 from .base import Learner, LearnerKernels
 from .baselines import AcceptAll, Oracle, RejectAll
+from .etc import ExploreThenCommit
 from .greedy_ols import SAOLS, NaiveGreedyOLS, ShiftedOLS
+from .unknown_horizon import UnknownHorizon
 
 #: Name (as on the command line) → learner class.
 LEARNERS: dict[str, type[Learner]] = {
-    cls.name: cls for cls in (SAOLS, Oracle, NaiveGreedyOLS, ShiftedOLS, AcceptAll, RejectAll)
+    cls.name: cls for cls in (SAOLS, ExploreThenCommit, UnknownHorizon, Oracle, NaiveGreedyOLS,
+                              ShiftedOLS, AcceptAll, RejectAll)
 }
 
 
@@ -25,5 +28,5 @@ def make_learner(name: str, **params) -> Learner:
     return cls(**params)
 
 
-__all__ = ["LEARNERS", "SAOLS", "AcceptAll", "Learner", "LearnerKernels", "NaiveGreedyOLS",
-           "Oracle", "RejectAll", "ShiftedOLS", "make_learner"]
+__all__ = ["LEARNERS", "SAOLS", "AcceptAll", "ExploreThenCommit", "Learner", "LearnerKernels",
+           "NaiveGreedyOLS", "Oracle", "RejectAll", "ShiftedOLS", "UnknownHorizon", "make_learner"]

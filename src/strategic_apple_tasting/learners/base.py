@@ -132,14 +132,16 @@ class Learner:
                              f"allowed: {', '.join(self._param_names())}")
         return type(self)(**{**self.get_params(), **overrides})
 
-    def bind(self, instance: Any) -> Learner:
-        """A clone with unset ``delta``, ``r0``, ``feedback`` and ``agents`` (the learner's
-        belief about how agents respond) taken from a game instance."""
+    def bind(self, instance: Any, horizon: int | None = None) -> Learner:
+        """A clone whose unset ``delta``, ``r0``, ``feedback``, ``agents`` (the learner's belief
+        about how agents respond) and ``sigma`` are the game instance's, and whose unset
+        ``horizon`` is the run's (for learners tuned to the horizon)."""
         game = instance.game
         known = {"delta": game.delta, "r0": game.r0, "feedback": game.feedback,
-                 "agents": game.agents}
+                 "agents": game.agents, "sigma": game.sigma, "horizon": horizon}
         params = self.get_params()
-        fill = {k: v for k, v in known.items() if k in params and params[k] is None}
+        fill = {k: v for k, v in known.items()
+                if k in params and params[k] is None and v is not None}
         if params.get("feedback") not in (None, game.feedback):
             raise ValueError(f"learner {self.name} has feedback={params['feedback']!r} "
                              f"but the game has feedback={game.feedback!r}")

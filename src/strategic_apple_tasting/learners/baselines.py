@@ -68,8 +68,8 @@ class Oracle(Learner):
         self.feedback = feedback
         self.agents = agents
 
-    def bind(self, instance: Any) -> Learner:
-        bound = super().bind(instance)
+    def bind(self, instance: Any, horizon: int | None = None) -> Learner:
+        bound = super().bind(instance, horizon)
         if bound.theta1 is None:
             bound.theta1 = instance.theta1.copy()
         if bound.theta0 is None:

@@ -1,6 +1,7 @@
 """SA-OLS (`alg:sa-ols`) and the two ablations practitioners would otherwise run.
 
-One compiled algorithm with two switches covers the three:
+All three are the phased least-squares core (:mod:`.phased_ols`) with a warm-up and then a
+greedy phase, with two switches:
 
 ============================  =========================  ============================
 learner                       threshold                  learns from
@@ -18,90 +19,14 @@ to be rejected).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
-import numpy as np
-
-from .._jit import njit
-from ..game.agents import clean_margin, reach
-from ..game.policies import clean_above
-from .base import Learner, LearnerKernels
-from .least_squares import add_point, new_factor, solve
-
-_ROUNDS, _N1, _N0 = 0, 1, 2
-
-
-class GreedyOLSState(NamedTuple):
-    agents: Any  # the agent model the learner believes in (compiled NamedTuple)
-    r0: float
-    bandit: bool
-    shift: bool
-    clean_only: bool
-    counts: np.ndarray  # int64 [rounds seen, points in fit1, points in fit0]
-    fit1: np.ndarray  # (d+1, d+1) QR factor of [X | r(1)] for θ̂1
-    fit0: np.ndarray  # same for θ̂0 (bandit)
-    theta1: np.ndarray
-    theta0: np.ndarray
-    work: np.ndarray  # scratch, length d + 1
-
-
-@njit
-def _policy(state, rng, beta):
-    # Arrays are bound to locals once: each attribute access on the state costs a reference
-    # count round trip, which dominated the loop when done per element.
-    d = beta.shape[0]
-    theta1, theta0 = state.theta1, state.theta0
-    t = state.counts[_ROUNDS]
-    if t < d or (state.bandit and t < 2 * d):
-        for i in range(d):
-            beta[i] = 0.0
-        return -1.0 if t < d else 1.0  # accept-all, then (bandit) reject-all
-    for i in range(d):
-        beta[i] = theta1[i] - theta0[i]
-    threshold = state.r0
-    if state.shift:
-        threshold += reach(state.agents, beta)
-    return threshold
-
-
-@njit
-def _update(state, rng, beta, threshold, x, accepted, reward, observed):
-    d = x.shape[0]
-    counts = state.counts
-    t = counts[_ROUNDS]
-    warm = t < d or (state.bandit and t < 2 * d)
-    counts[_ROUNDS] = t + 1
-    if not observed:
-        return False
-    if accepted:
-        if (not warm and state.clean_only
-                and not clean_above(beta, threshold, x, clean_margin(state.agents, beta))):
-            return False
-        add_point(state.fit1, x, reward, state.work)
-        counts[_N1] += 1
-        solve(state.fit1, state.theta1)
-        return True
-    if state.bandit:
-        add_point(state.fit0, x, reward, state.work)
-        counts[_N0] += 1
-        solve(state.fit0, state.theta0)
-        return True
-    return False
-
-
-@njit
-def _estimate(state, out):
-    theta1, theta0 = state.theta1, state.theta0
-    for i in range(out.shape[0]):
-        out[i] = theta1[i] - theta0[i]
-    return state.counts[_N1] > 0
-
-
-_KERNELS = LearnerKernels(GreedyOLSState, _policy, _update, _estimate)
+from .base import Learner
+from .phased_ols import FOREVER, GREEDY, KEEP, KERNELS, new_state, warm_up
 
 
 class _GreedyOLS(Learner):
-    kernels = _KERNELS
+    kernels = KERNELS
     _shift: bool
     _clean_only: bool
 
@@ -113,11 +38,9 @@ class _GreedyOLS(Learner):
         self.agents = agents
 
     def _init_state(self, d: int) -> Any:
-        return GreedyOLSState(
-            agents=self._belief(), r0=float(self.r0), bandit=self.feedback == "bandit",
-            shift=self._shift, clean_only=self._clean_only,
-            counts=np.zeros(3, dtype=np.int64), fit1=new_factor(d), fit0=new_factor(d),
-            theta1=np.zeros(d), theta0=np.zeros(d), work=np.zeros(d + 1))
+        phases = [*warm_up(d, self.feedback == "bandit"), (GREEDY, FOREVER, KEEP)]
+        return new_state(d, self._belief(), self.r0, phases, shift=self._shift,
+                         clean_only=self._clean_only)
 
 
 class SAOLS(_GreedyOLS):
