@@ -3,13 +3,14 @@
 from .base import Learner, LearnerKernels
 from .baselines import AcceptAll, Oracle, RejectAll
 from .etc import ExploreThenCommit
+from .exp3_sae import Exp3SAE
 from .greedy_ols import SAOLS, NaiveGreedyOLS, ShiftedOLS
 from .unknown_horizon import UnknownHorizon
 
 #: Name (as on the command line) → learner class.
 LEARNERS: dict[str, type[Learner]] = {
-    cls.name: cls for cls in (SAOLS, ExploreThenCommit, UnknownHorizon, Oracle, NaiveGreedyOLS,
-                              ShiftedOLS, AcceptAll, RejectAll)
+    cls.name: cls for cls in (SAOLS, ExploreThenCommit, UnknownHorizon, Exp3SAE, Oracle,
+                              NaiveGreedyOLS, ShiftedOLS, AcceptAll, RejectAll)
 }
 
 
@@ -28,5 +29,6 @@ def make_learner(name: str, **params) -> Learner:
     return cls(**params)
 
 
-__all__ = ["LEARNERS", "SAOLS", "AcceptAll", "ExploreThenCommit", "Learner", "LearnerKernels",
-           "NaiveGreedyOLS", "Oracle", "RejectAll", "ShiftedOLS", "UnknownHorizon", "make_learner"]
+__all__ = ["LEARNERS", "SAOLS", "AcceptAll", "Exp3SAE", "ExploreThenCommit", "Learner",
+           "LearnerKernels", "NaiveGreedyOLS", "Oracle", "RejectAll", "ShiftedOLS",
+           "UnknownHorizon", "make_learner"]
