@@ -56,6 +56,12 @@ def test_demo_writes_results_figure_and_summary(tmp_path):
     (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--first-seed", "-3"],
      "--first-seed must be an integer >= 0, got -3"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--agents", "heterogeneous",
+      "--budget-low", "0.5"], "low must be a number in [0, delta=0.1], got 0.5"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--agents", "trembling",
+      "--tremble", "-1"], "tremble must be a finite number >= 0, got -1.0"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--contexts", "empirical"],
+     "argument --contexts: invalid choice: 'empirical'"),
 ])
 def test_bad_flags_give_one_line_and_exit_2(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -72,3 +78,17 @@ def test_console_script_exit_status():
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr == "sat: error: sigma must be a finite number >= 0, got -1.0\n"
+
+
+def test_run_every_learner_with_other_agent_and_context_models(tmp_path):
+    from strategic_apple_tasting.learners import LEARNERS
+
+    argv = ["run", "-d", "2", "-T", "500", "--seeds", "1", "--contexts", "greedy-trap",
+            "--agents", "trembling", "--tremble", "0.02", "--out", str(tmp_path)]
+    for name in LEARNERS:
+        argv += ["--learner", name]
+    assert main(argv) == 0
+    table = pq.read_table(tmp_path / "results.parquet")
+    assert set(table.column("learner").to_pylist()) == set(LEARNERS)
+    assert set(table.column("agents").to_pylist()) == {"trembling"}
+    assert set(table.column("tremble").to_pylist()) == {0.02}

@@ -15,12 +15,16 @@ from typing import NoReturn
 
 from ..engine.simulate import default_threads, simulate
 from ..experiments.storage import write_table
-from ..game import CONTEXTS, FEEDBACK, Game
+from ..game import AGENTS, CONTEXTS, FEEDBACK, Game
 from ..learners import LEARNERS, make_learner
 from ..reports.plots import plot_regret
 from ..reports.summary import summary_text
 
 DEMO_LEARNERS = ("sa-ols", "naive-greedy", "oracle")
+#: Models that flags alone can set up (empirical contexts, sequences and ellipsoidal costs need
+#: arrays: use the Python API).
+FLAG_CONTEXTS = ("uniform-ball", "uniform-sphere", "mixture", "greedy-trap")
+FLAG_AGENTS = ("lazy", "trembling", "heterogeneous")
 
 
 class UsageError(Exception):
@@ -66,14 +70,23 @@ def _add_game_flags(p: argparse.ArgumentParser, *, dimension: int | None = None)
                    help="reward of rejecting, apple tasting only (default 0)")
     g.add_argument("--sigma", type=_number("--sigma"), default=0.1,
                    help="reward noise standard deviation (default 0.1)")
-    g.add_argument("--contexts", choices=sorted(CONTEXTS), default="uniform-ball",
-                   help="context distribution (default uniform-ball)")
+    g.add_argument("--contexts", choices=sorted(FLAG_CONTEXTS), default="uniform-ball",
+                   help="context distribution (default uniform-ball); greedy-trap is the "
+                   "built-in adversarial sequence")
     g.add_argument("--radius", type=_number("--radius"), default=1.0,
                    help="radius of the context ball or sphere (default 1)")
     g.add_argument("--c0", type=_number("--c0"), default=0.5,
                    help="mixture weight of the uniform part, contexts=mixture (default 0.5)")
     g.add_argument("--truthful", type=_number("--truthful"), default=0.0,
                    help="probability that an agent does not game (default 0)")
+    g.add_argument("--agents", choices=sorted(FLAG_AGENTS), default="lazy",
+                   help="agent model (default lazy)")
+    g.add_argument("--tremble", type=_number("--tremble"), default=0.05,
+                   help="largest overshoot γ, agents=trembling (default 0.05)")
+    g.add_argument("--adversarial-tremble", action="store_true",
+                   help="agents=trembling: always overshoot by the most allowed")
+    g.add_argument("--budget-low", type=_number("--budget-low"), default=0.0,
+                   help="agents=heterogeneous: budgets uniform on [budget-low, delta]")
 
 
 def _add_run_flags(p: argparse.ArgumentParser, *, horizon: int | None, seeds: int) -> None:
@@ -116,8 +129,12 @@ def _game(args: argparse.Namespace) -> Game:
     cls = CONTEXTS[args.contexts]
     fields = {"radius": args.radius, "c0": args.c0}
     contexts = cls(**{k: v for k, v in fields.items() if k in cls._fields})
+    agent_cls = AGENTS[args.agents]
+    fields = {"tremble": args.tremble, "adversarial": args.adversarial_tremble,
+              "low": args.budget_low}
+    agents = agent_cls(**{k: v for k, v in fields.items() if k in agent_cls._fields})
     return Game(dimension=args.dimension, delta=args.delta, feedback=args.feedback, r0=args.r0,
-                sigma=args.sigma, contexts=contexts, truthful=args.truthful)
+                sigma=args.sigma, contexts=contexts, truthful=args.truthful, agents=agents)
 
 
 def _simulate(args: argparse.Namespace, learners: Sequence[str]):
