@@ -19,18 +19,14 @@ from .._jit import njit, state_class
 
 
 @njit
-def _uniform_ball(radius, rng, out):
-    # The first d coordinates of a uniform point on the sphere in R^(d+2) are uniform in the
-    # d-ball (Voelker, Gosmann & Stewart 2017): d + 2 normals, no u^(1/d), whose pow cost more
-    # than the two extra draws.
+def _on_sphere(radius, hidden, rng, out):
+    """The first d coordinates of a uniform point on the sphere of R^(d + hidden)."""
     d = out.shape[0]
     s = 0.0
-    for i in range(d):
+    for i in range(d + hidden):
         z = rng.standard_normal()
-        out[i] = z
-        s += z * z
-    for _ in range(2):
-        z = rng.standard_normal()
+        if i < d:
+            out[i] = z
         s += z * z
     scale = radius / math.sqrt(s)
     for i in range(d):
@@ -38,16 +34,16 @@ def _uniform_ball(radius, rng, out):
 
 
 @njit
+def _uniform_ball(radius, rng, out):
+    # The first d coordinates of a uniform point on the sphere in R^(d+2) are uniform in the
+    # d-ball (Voelker, Gosmann & Stewart 2017): d + 2 normals, no u^(1/d), whose pow cost more
+    # than the two extra draws.
+    _on_sphere(radius, 2, rng, out)
+
+
+@njit
 def _uniform_sphere(radius, rng, out):
-    d = out.shape[0]
-    s = 0.0
-    for i in range(d):
-        z = rng.standard_normal()
-        out[i] = z
-        s += z * z
-    scale = radius / math.sqrt(s)
-    for i in range(d):
-        out[i] *= scale
+    _on_sphere(radius, 0, rng, out)
 
 
 def _settings(model) -> dict:
