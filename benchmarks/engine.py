@@ -23,7 +23,6 @@ import numba
 import numpy as np
 
 from strategic_apple_tasting import Game, simulate
-from strategic_apple_tasting.game import LinearThreshold
 
 
 @numba.njit(cache=False)
@@ -73,7 +72,6 @@ def naive_rate(d: int, horizon: int) -> float:
         if accepted and (t < d or beta @ x_obs > c + 1e-9):
             X.append(x_obs)
             y.append(reward)
-    _ = LinearThreshold(beta, c)
     return horizon / (time.perf_counter() - start)
 
 

@@ -23,8 +23,8 @@ def replay(game: Game, learner, seed: int, horizon: int) -> dict[str, np.ndarray
         x_obs, moved = inst.next_response(rule, x)
         a = lr.act(x_obs)
         r1, rew0 = inst.next_rewards(x)
-        best = inst.optimal_action(x)
-        gap = _gap(inst, x)
+        gap = inst.gap(x)
+        best = gap >= 0
         out["regret"].append(abs(gap) if a != best else 0.0)
         out["realized"].append((r1 if best else rew0) - (r1 if a else rew0))
         observed = a or game.feedback == "bandit"
@@ -36,14 +36,6 @@ def replay(game: Game, learner, seed: int, horizon: int) -> dict[str, np.ndarray
     res = {k: np.array(v) for k, v in out.items()}
     res["learner"] = lr
     return res
-
-
-def _gap(inst, x) -> float:
-    from strategic_apple_tasting.game.policies import score
-
-    mean1 = float(score(inst.theta1, x))
-    mean0 = inst.game.r0 if inst.game.feedback == "apple" else float(score(inst.theta0, x))
-    return mean1 - mean0
 
 
 def totals_at_grid(per_round: dict[str, np.ndarray], horizon: int, per_decade: int = 20

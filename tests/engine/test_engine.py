@@ -6,7 +6,6 @@ import pytest
 
 from strategic_apple_tasting import Game, simulate
 from strategic_apple_tasting.engine import RESULT_COLUMNS, recording_grid
-from strategic_apple_tasting.game.policies import score
 from tests.helpers import tables_identical
 
 
@@ -29,11 +28,7 @@ def test_common_random_numbers_across_learners(feedback):
     horizon = 3000
     table = simulate(game, ["accept-all", "reject-all"], horizon, seeds=[9]).to_pydict()
     inst = game.instance(9)
-    gaps = []
-    for _ in range(horizon):
-        x = inst.next_context()
-        mean0 = game.r0 if feedback == "apple" else score(inst.theta0, x)
-        gaps.append(score(inst.theta1, x) - mean0)
+    gaps = [inst.gap(inst.next_context()) for _ in range(horizon)]
     grid = recording_grid(horizon)
     n = len(grid)
     total = np.cumsum(np.abs(gaps))[grid - 1]

@@ -5,6 +5,7 @@ import pytest
 
 from strategic_apple_tasting import SAOLS, Game
 from strategic_apple_tasting.game import LinearThreshold
+from tests.helpers import replay
 
 
 def naive_saols(game: Game, seed: int, horizon: int):
@@ -48,19 +49,7 @@ def test_saols_decides_like_the_naive_version(feedback, r0, seed):
     game = Game(dimension=4, delta=0.15, feedback=feedback, r0=r0, sigma=0.3)
     horizon = 1500
     want, est, n_clean = naive_saols(game, seed, horizon)
-    inst = game.instance(seed)
-    learner = SAOLS().bind(inst).reset(4, inst.rngs["learner"])
-    got = []
-    used = 0
-    for _ in range(horizon):
-        rule = learner.policy()
-        x = inst.next_context()
-        x_obs, _ = inst.next_response(rule, x)
-        a = learner.act(x_obs)
-        r1, rew0 = inst.next_rewards(x)
-        observed = a or feedback == "bandit"
-        used += learner.update(x_obs, a, (r1 if a else rew0) if observed else None) and a
-        got.append(a)
-    assert np.array_equal(np.array(got), want)
-    assert used == n_clean
-    assert np.allclose(learner.estimate(), est, rtol=1e-9, atol=1e-12)
+    rep = replay(game, SAOLS(), seed, horizon)  # the per-round API, as a user calls it
+    assert np.array_equal(rep["accepted"], want)
+    assert int((rep["used"] & rep["accepted"]).sum()) == n_clean
+    assert np.allclose(rep["learner"].estimate(), est, rtol=1e-9, atol=1e-12)

@@ -180,12 +180,14 @@ class GameInstance:
         """θ1 − θ0: the direction of the optimal rule, which learners estimate."""
         return self.theta1 - self.theta0
 
+    def gap(self, x: np.ndarray) -> float:
+        """E[r(1)] − E[r(0)] at true context x: ⟨θ1, x⟩ − r0 (apple) or ⟨θ1 − θ0, x⟩ (bandit)."""
+        mean0 = self.game.r0 if self.game.feedback == "apple" else float(score(self.theta0, x))
+        return float(score(self.theta1, x)) - mean0
+
     def optimal_action(self, x: np.ndarray) -> bool:
         """π*(x): accept iff ⟨θ1 − θ0, x⟩ ≥ r0, on the true context."""
-        return bool(score(self.theta1, x) - self._value0_mean(x) >= 0)
-
-    def _value0_mean(self, x: np.ndarray) -> float:
-        return self.game.r0 if self.game.feedback == "apple" else float(score(self.theta0, x))
+        return self.gap(x) >= 0
 
     def next_context(self) -> np.ndarray:
         """Draw the next agent's true context."""
