@@ -1,12 +1,18 @@
 """Property tests of the agent model (DESIGN §6): budget, movers accepted, laziness."""
 
 import numpy as np
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from strategic_apple_tasting.game import LazyBestResponse
-from strategic_apple_tasting.game.agents import lazy_move
+from strategic_apple_tasting.game import (
+    EllipsoidalCost,
+    HeterogeneousBudgets,
+    LazyBestResponse,
+    TremblingHand,
+)
+from strategic_apple_tasting.game.agents import BUDGET, REACH, RESPOND, lazy_move
 from strategic_apple_tasting.game.policies import norm, score
 
 finite = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
@@ -139,3 +145,31 @@ def test_heterogeneous_budgets_span_the_range():
     # An agent at distance 0.25 moves iff its budget ≥ 0.25: probability (0.4 − 0.25)/0.3 = 0.5.
     moved = [model.respond_once(beta, 0.25, x, rng)[1] for _ in range(20_000)]
     assert abs(np.mean(moved) - 0.5) < 5 * np.sqrt(0.25 / 20_000)
+
+
+@pytest.mark.parametrize("model", [
+    LazyBestResponse(delta=0.3, truthful=0.4),
+    TremblingHand(delta=0.3, truthful=0.4, tremble=0.1),
+    TremblingHand(delta=0.3, truthful=0.4, tremble=0.1, adversarial=True),
+    HeterogeneousBudgets(delta=0.5, low=0.1, truthful=0.2),
+    EllipsoidalCost.from_cost(np.diag([2.0, 1.0, 0.5]), delta=0.3, truthful=0.4),
+], ids=lambda m: f"{m.name}-{getattr(m, 'adversarial', '')}")
+def test_agent_budget_replays_the_responses(model):
+    """``BUDGET`` draws what ``respond`` draws: replayed budgets predict exactly who moves."""
+    respond, budget = RESPOND[type(model)], BUDGET[type(model)]
+    reach_unit = REACH[type(model)]
+    rng_respond, rng_budget = np.random.default_rng(11), np.random.default_rng(11)
+    draw = np.random.default_rng(12)
+    out = np.empty(3)
+    movers = 0
+    for _ in range(2000):
+        beta, x = draw.standard_normal(3), draw.uniform(-1, 1, 3)
+        c = score(beta, x) + draw.uniform(-0.2, 0.6) * norm(beta)
+        moved = respond(model, rng_respond, beta, c, x, out)
+        b = budget(model, rng_budget)
+        need = c - score(beta, x)
+        can = need > 0 and need <= b * reach_unit(model._replace(delta=1.0), beta)
+        assert bool(moved) == can
+        movers += bool(moved)
+    assert rng_respond.random() == rng_budget.random()  # the streams stayed in step
+    assert 200 < movers < 1800

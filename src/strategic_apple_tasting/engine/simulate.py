@@ -14,9 +14,11 @@ from ..game.game import Game
 from ..learners import Learner, make_learner
 from .grid import recording_grid
 from .kernel import FLOAT_COLUMNS, INT_COLUMNS, run_rounds
+from .stackelberg import stackelberg_shortfall
 
 #: Columns every results table has, before the settings columns.
-RESULT_COLUMNS = ("learner", "seed", "t", *FLOAT_COLUMNS[:2], *INT_COLUMNS, FLOAT_COLUMNS[2])
+RESULT_COLUMNS = ("learner", "seed", "t", "regret", "stackelberg_regret", "stackelberg_exact",
+                  "realized_regret", *INT_COLUMNS, "theta_error")
 
 
 def _as_learner(spec: Learner | str) -> Learner:
@@ -80,8 +82,10 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
     -------
     pyarrow.Table
         One row per learner × seed × recorded round: ``learner, seed, t, regret,
-        realized_regret, accepted, moved, clean, gamed_as_clean, theta_error`` and one column
-        per game setting plus ``horizon``.
+        stackelberg_regret, stackelberg_exact, realized_regret, accepted, moved, clean,
+        gamed_as_clean, theta_error`` and one column per game setting plus ``horizon``.
+        ``stackelberg_regret`` equals ``regret`` when ``stackelberg_exact``; otherwise it is a
+        search-based lower bound (:mod:`.stackelberg`).
 
     Examples
     --------
@@ -101,10 +105,14 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
     jobs = [(lr, s) for lr in learner_list for s in seed_list]
     if threads == 1 or len(jobs) == 1:
         outputs = [run_one(game, lr, s, record_at) for lr, s in jobs]
+        shortfalls = [stackelberg_shortfall(game, s, record_at) for s in seed_list]
     else:
         with ThreadPoolExecutor(max_workers=min(threads, len(jobs))) as pool:
-            outputs = list(pool.map(lambda job: run_one(game, job[0], job[1], record_at), jobs))
-    return _table(game, horizon, names, jobs, outputs, record_at)
+            runs = pool.map(lambda job: run_one(game, job[0], job[1], record_at), jobs)
+            shortfalls = pool.map(lambda s: stackelberg_shortfall(game, s, record_at), seed_list)
+            outputs, shortfalls = list(runs), list(shortfalls)
+    by_seed = dict(zip(seed_list, shortfalls, strict=True))
+    return _table(game, horizon, names, jobs, outputs, by_seed, record_at)
 
 
 def _label(names: list[str], index: int) -> str:
@@ -116,7 +124,7 @@ def _label(names: list[str], index: int) -> str:
 
 
 def _table(game: Game, horizon: int, names: list[str], jobs: list, outputs: list,
-           record_at: np.ndarray) -> pa.Table:
+           shortfalls: dict[int, np.ndarray | None], record_at: np.ndarray) -> pa.Table:
     n = len(record_at)
     labels = {id(lr): _label(names, i) for i, lr in
               enumerate(dict.fromkeys(lr for lr, _ in jobs))}
@@ -128,6 +136,11 @@ def _table(game: Game, horizon: int, names: list[str], jobs: list, outputs: list
     floats = np.concatenate([f for _, f, _ in outputs]) if outputs else np.empty((0, 3))
     ints = np.concatenate([i for _, _, i in outputs]) if outputs else np.empty((0, 4))
     cols["regret"] = floats[:, 0]
+    exact = all(v is None for v in shortfalls.values())
+    shortfall = [np.zeros(n) if shortfalls[s] is None else shortfalls[s] for _, s in jobs]
+    cols["stackelberg_regret"] = floats[:, 0] - (np.concatenate(shortfall) if jobs
+                                                 else np.empty(0))
+    cols["stackelberg_exact"] = np.full(len(floats), exact)
     cols["realized_regret"] = floats[:, 1]
     for j, name in enumerate(INT_COLUMNS):
         cols[name] = ints[:, j]

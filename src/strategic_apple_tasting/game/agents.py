@@ -329,8 +329,54 @@ REACH = {LazyBestResponse: _reach_norm, TremblingHand: _reach_norm,
 CLEAN_MARGIN = {LazyBestResponse: _no_margin, TremblingHand: _tremble_margin,
                 HeterogeneousBudgets: _no_margin, EllipsoidalCost: _no_margin}
 
+@njit
+def _budget_plain(model, rng):
+    return 0.0 if _honest(model, rng) else model.delta
+
+
+@njit
+def _budget_trembling(model, rng):
+    honest = _honest(model, rng)
+    if not model.adversarial:
+        rng.random()  # the overshoot draw of _respond_trembling
+    return 0.0 if honest else model.delta
+
+
+@njit
+def _budget_heterogeneous(model, rng):
+    honest = _honest(model, rng)
+    budget = model.low + (model.delta - model.low) * rng.random()
+    return 0.0 if honest else budget
+
+
+#: Agent model class → compiled budget(model, rng): this agent's budget (0 if truthful),
+#: drawing exactly what ``respond`` draws, so a replay meets the same agents as every learner.
+BUDGET = {LazyBestResponse: _budget_plain, TremblingHand: _budget_trembling,
+          HeterogeneousBudgets: _budget_heterogeneous, EllipsoidalCost: _budget_plain}
+
 #: Name (as on the command line) → agent model class.
 AGENTS = {cls.name: cls for cls in RESPOND}
+
+
+def induces_every_halfspace(model) -> bool:
+    """Whether every half-space of true contexts is the accepted set of some linear threshold.
+
+    True when all agents share one budget and either all game or none do (DESIGN §2): then a
+    policy (β, c) accepts exactly {⟨β, x⟩ ≥ c − reach(β)} (overshooting movers are still
+    accepted), the best policy induces the pointwise optimum, and Stackelberg regret equals
+    strategic regret. False with heterogeneous budgets or a truthful fraction strictly in (0, 1).
+
+    Examples
+    --------
+    >>> induces_every_halfspace(LazyBestResponse(delta=0.2)), induces_every_halfspace(
+    ...     LazyBestResponse(delta=0.2, truthful=0.3))
+    (True, False)
+    """
+    if model.delta == 0 or model.truthful == 1:
+        return True  # nobody moves
+    if model.truthful != 0:
+        return False
+    return getattr(model, "low", model.delta) == model.delta
 
 
 def respond(model, rng, beta, threshold, x, out):
@@ -341,6 +387,11 @@ def respond(model, rng, beta, threshold, x, out):
 def reach(model, beta):
     """The largest gain in score ⟨β, ·⟩ an agent of ``model`` can buy (compiled-only)."""
     raise NotImplementedError("reach is compiled-only")
+
+
+def agent_budget(model, rng):
+    """This round's agent's budget, 0 if it is truthful (compiled-only; draws as ``respond``)."""
+    raise NotImplementedError("agent_budget is compiled-only")
 
 
 def clean_margin(model, beta):
@@ -369,4 +420,12 @@ def _clean_margin_overload(model, beta):
     impl = CLEAN_MARGIN.get(state_class(model))
     if impl is not None:
         return lambda model, beta: impl(model, beta)
+    return None
+
+
+@overload(agent_budget, inline="always")
+def _agent_budget_overload(model, rng):
+    impl = BUDGET.get(state_class(model))
+    if impl is not None:
+        return lambda model, rng: impl(model, rng)
     return None

@@ -16,7 +16,9 @@ from .policies import LinearThreshold, score
 FEEDBACK = ("apple", "bandit")
 
 #: Independent random streams spawned, in this order, from each seed's SeedSequence.
-STREAMS = ("theta", "contexts", "agents", "noise", "learner")
+#: ("benchmark" draws the search directions of the Stackelberg benchmark; appended last, it
+#: leaves the other streams unchanged.)
+STREAMS = ("theta", "contexts", "agents", "noise", "learner", "benchmark")
 
 
 def _finite(name: str, value: Any, *, low: float | None = None, what: str = "") -> float:
