@@ -40,6 +40,8 @@ class FinalSummary:
     horizon: int
     regret: float
     regret_ci: float
+    stackelberg_regret: float
+    stackelberg_exact: bool
     realized_regret: float
     accepted: float
     clean: float
@@ -64,13 +66,15 @@ def final_summary(table: pa.Table) -> list[FinalSummary]:
         t = sub.column("t").to_numpy()
         last = sub.filter(pc.equal(sub.column("t"), int(t.max())))
         col = {c: last.column(c).to_numpy() for c in
-               ("regret", "realized_regret", "accepted", "clean", "gamed_as_clean",
+               ("regret", "stackelberg_regret", "realized_regret", "accepted", "clean", "gamed_as_clean",
                 "theta_error")}
         mean, half = mean_ci(col["regret"])
         err = col["theta_error"]
         out.append(FinalSummary(
             learner=name, seeds=last.num_rows, horizon=int(t.max()), regret=mean,
-            regret_ci=half, realized_regret=float(col["realized_regret"].mean()),
+            regret_ci=half, stackelberg_regret=float(col["stackelberg_regret"].mean()),
+            stackelberg_exact=bool(last.column("stackelberg_exact").to_numpy().all()),
+            realized_regret=float(col["realized_regret"].mean()),
             accepted=float(col["accepted"].mean()), clean=float(col["clean"].mean()),
             gamed_as_clean=float(col["gamed_as_clean"].mean()),
             theta_error=float(np.nanmean(err)) if np.any(np.isfinite(err)) else math.nan))

@@ -40,3 +40,4 @@ def test_ignoring_a_trembling_hand_lets_gamed_points_in():
     assert not any(_final(table, "sa-ols#2", "gamed_as_clean"))
     assert (min(_final(table, "sa-ols#1", "theta_error"))
             > 3 * max(_final(table, "sa-ols#2", "theta_error")))
+

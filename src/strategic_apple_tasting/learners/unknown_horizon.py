@@ -85,13 +85,16 @@ class UnknownHorizon(Learner):
         """The explore-then-commit epochs before the switch, as (τ_i, T0_i) pairs."""
         tau_star = self.tau_star(d)
         bandit = self.feedback == "bandit"
-        sigma = self.sigma if self.sigma is not None else 1.0
+        sigma = self.sigma
         out, total, tau = [], 0, 1
         while True:
             tau *= 2
             total += tau
             if not total < tau_star or total > FOREVER // 4:
                 return out
+            if sigma is None:
+                raise ValueError("unknown-horizon needs sigma to set each epoch's T0 "
+                                 "(only switching_time=0, SA-OLS from the start, does not)")
             t0 = tau if sigma == 0 else exploration_rounds(d, tau, sigma, 1 / tau**2, bandit)
             out.append((tau, min(t0, tau // 2) if bandit else t0))
 
