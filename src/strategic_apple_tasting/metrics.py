@@ -66,8 +66,8 @@ def final_summary(table: pa.Table) -> list[FinalSummary]:
         t = sub.column("t").to_numpy()
         last = sub.filter(pc.equal(sub.column("t"), int(t.max())))
         col = {c: last.column(c).to_numpy() for c in
-               ("regret", "stackelberg_regret", "realized_regret", "accepted", "clean", "gamed_as_clean",
-                "theta_error")}
+               ("regret", "stackelberg_regret", "realized_regret", "accepted", "clean",
+                "gamed_as_clean", "theta_error")}
         mean, half = mean_ci(col["regret"])
         err = col["theta_error"]
         out.append(FinalSummary(

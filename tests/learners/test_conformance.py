@@ -60,7 +60,10 @@ def check_reset_clears_state(name, feedback):
 
 def check_never_uses_gamed_point_as_clean(name, feedback):
     """Strategy-aware learners never learn from a moved point, in any setting."""
-    for contexts in (None, UniformSphere(), BoundedRatioMixture(c0=0.3)):
+    # Each context model compiles the loop anew for each learner: learners that learn from gamed
+    # points by design are only checked for consistent counters, on the default contexts.
+    aware = LEARNERS[name].strategy_aware
+    for contexts in (None, UniformSphere(), BoundedRatioMixture(c0=0.3)) if aware else (None,):
         for truthful in (0.0, 0.5):
             kw = {"truthful": truthful}
             if contexts is not None:
@@ -70,7 +73,7 @@ def check_never_uses_gamed_point_as_clean(name, feedback):
                 t = simulate(game, [name], 2000, seeds=2).to_pydict()
                 gamed = np.array(t["gamed_as_clean"])
                 assert np.all(gamed <= np.minimum(t["moved"], t["clean"]))
-                if LEARNERS[name].strategy_aware:
+                if aware:
                     assert not gamed.any(), (contexts, truthful, delta)
 
 

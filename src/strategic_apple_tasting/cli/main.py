@@ -14,17 +14,14 @@ from pathlib import Path
 from typing import NoReturn
 
 from ..engine.simulate import default_threads, simulate
+from ..experiments.settings import FLAG_AGENTS, FLAG_CONTEXTS, GAME_SETTINGS, game_from_settings
 from ..experiments.storage import write_table
-from ..game import AGENTS, CONTEXTS, FEEDBACK, Game
+from ..game import FEEDBACK, Game
 from ..learners import LEARNERS, make_learner
 from ..reports.plots import plot_regret
 from ..reports.summary import summary_text
 
 DEMO_LEARNERS = ("sa-ols", "naive-greedy", "oracle")
-#: Models that flags alone can set up (empirical contexts, sequences and ellipsoidal costs need
-#: arrays: use the Python API).
-FLAG_CONTEXTS = ("uniform-ball", "uniform-sphere", "mixture", "greedy-trap")
-FLAG_AGENTS = ("lazy", "trembling", "heterogeneous")
 
 
 class UsageError(Exception):
@@ -126,15 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _game(args: argparse.Namespace) -> Game:
-    cls = CONTEXTS[args.contexts]
-    fields = {"radius": args.radius, "c0": args.c0}
-    contexts = cls(**{k: v for k, v in fields.items() if k in cls._fields})
-    agent_cls = AGENTS[args.agents]
-    fields = {"tremble": args.tremble, "adversarial": args.adversarial_tremble,
-              "low": args.budget_low}
-    agents = agent_cls(**{k: v for k, v in fields.items() if k in agent_cls._fields})
-    return Game(dimension=args.dimension, delta=args.delta, feedback=args.feedback, r0=args.r0,
-                sigma=args.sigma, contexts=contexts, truthful=args.truthful, agents=agents)
+    return game_from_settings({k: getattr(args, k) for k in GAME_SETTINGS})
 
 
 def _simulate(args: argparse.Namespace, learners: Sequence[str]):

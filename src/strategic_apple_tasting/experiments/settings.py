@@ -1,0 +1,67 @@
+"""A game from flat, named settings: the names of ``sat run``'s flags, shared by specs.
+
+One place turns ``{"dimension": 5, "agents": "trembling", "tremble": 0.1, ...}`` into a
+:class:`~strategic_apple_tasting.game.Game`, so the command line and sweep specs agree on names,
+defaults and checks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..game import AGENTS, CONTEXTS, Game
+
+#: Context models that flat settings can set up (empirical contexts, sequences and ellipsoidal
+#: costs need arrays: use the Python API).
+FLAG_CONTEXTS = ("uniform-ball", "uniform-sphere", "mixture", "greedy-trap")
+FLAG_AGENTS = ("lazy", "trembling", "heterogeneous")
+
+#: Game settings by flag name (underscores for hyphens) → default (None: required).
+GAME_SETTINGS: dict[str, Any] = {
+    "dimension": None,
+    "delta": 0.1,
+    "feedback": "apple",
+    "r0": 0.0,
+    "sigma": 0.1,
+    "contexts": "uniform-ball",
+    "radius": 1.0,
+    "c0": 0.5,
+    "truthful": 0.0,
+    "agents": "lazy",
+    "tremble": 0.05,
+    "adversarial_tremble": False,
+    "budget_low": 0.0,
+}
+
+
+def game_from_settings(settings: dict[str, Any]) -> Game:
+    """The game the flat ``settings`` describe (missing ones take :data:`GAME_SETTINGS`'s
+    defaults); ``ValueError`` naming the setting when one is unknown or out of range.
+
+    Examples
+    --------
+    >>> game = game_from_settings({"dimension": 3, "agents": "trembling", "tremble": 0.1})
+    >>> game.agents.tremble, game.delta
+    (0.1, 0.1)
+    """
+    unknown = sorted(set(settings) - set(GAME_SETTINGS))
+    if unknown:
+        raise ValueError(f"unknown game setting {unknown[0]!r}; allowed: "
+                         f"{', '.join(GAME_SETTINGS)}")
+    s = {**GAME_SETTINGS, **settings}
+    if s["dimension"] is None:
+        raise ValueError("dimension must be given")
+    if s["contexts"] not in FLAG_CONTEXTS:
+        raise ValueError(f"contexts must be one of {', '.join(FLAG_CONTEXTS)}, "
+                         f"got {s['contexts']!r}")
+    if s["agents"] not in FLAG_AGENTS:
+        raise ValueError(f"agents must be one of {', '.join(FLAG_AGENTS)}, got {s['agents']!r}")
+    cls = CONTEXTS[s["contexts"]]
+    fields = {"radius": s["radius"], "c0": s["c0"]}
+    contexts = cls(**{k: v for k, v in fields.items() if k in cls._fields})
+    agent_cls = AGENTS[s["agents"]]
+    fields = {"tremble": s["tremble"], "adversarial": s["adversarial_tremble"],
+              "low": s["budget_low"]}
+    agents = agent_cls(**{k: v for k, v in fields.items() if k in agent_cls._fields})
+    return Game(dimension=s["dimension"], delta=s["delta"], feedback=s["feedback"], r0=s["r0"],
+                sigma=s["sigma"], contexts=contexts, truthful=s["truthful"], agents=agents)
