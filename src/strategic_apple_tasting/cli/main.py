@@ -1,4 +1,4 @@
-"""The ``sat`` command line: ``sat run`` and ``sat demo``.
+"""The ``sat`` command line: ``sat run``, ``sat demo``, ``sat sweep`` and ``sat results``.
 
 Bad input gets one line naming the flag, the value and what is allowed, and exit status 2.
 """
@@ -15,13 +15,18 @@ from typing import NoReturn
 
 from ..engine.simulate import default_threads, simulate
 from ..experiments.settings import FLAG_AGENTS, FLAG_CONTEXTS, GAME_SETTINGS, game_from_settings
+from ..experiments.spec import load_spec
 from ..experiments.storage import write_table
+from ..experiments.sweep import Progress, load, run_sweep
 from ..game import FEEDBACK, Game
 from ..learners import LEARNERS, make_learner
 from ..reports.plots import plot_regret
 from ..reports.summary import summary_text
 
 DEMO_LEARNERS = ("sa-ols", "naive-greedy", "oracle")
+#: Columns by which `sat results` splits a sweep's summary when they vary.
+SWEPT_COLUMNS = ("horizon", "dimension", "delta", "feedback", "r0", "sigma", "contexts",
+                 "radius", "c0", "truthful", "agents", "tremble", "adversarial", "low")
 
 
 class UsageError(Exception):
@@ -119,6 +124,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_flags(demo, horizon=1_000_000, seeds=8)
     demo.add_argument("--out", "-o", type=Path, default=Path("demo-output"),
                       help="directory for results (default demo-output)")
+
+    sweep = sub.add_parser("sweep", help="run a TOML spec's sweep, resumably",
+                           description="Run every cell of a sweep spec (see examples/), one "
+                           "Parquet file per finished cell; rerunning skips finished cells.")
+    sweep.add_argument("spec", type=Path, help="the TOML spec")
+    sweep.add_argument("--out", "-o", type=Path, required=True, help="sweep directory")
+    sweep.add_argument("--workers", type=_positive_int("--workers"), default=default_threads(),
+                       help="local worker processes (default: the CPUs available)")
+    sweep.add_argument("--extend", action="store_true",
+                       help="add this spec's cells to a directory holding another spec")
+
+    results = sub.add_parser("results", help="summarize a sweep directory",
+                             description="Load every finished cell of a sweep; print the "
+                             "final-round summary, optionally write one table.")
+    results.add_argument("dir", type=Path, help="sweep directory")
+    results.add_argument("--out", "-o", type=Path, help="write all rows here (.parquet or .csv)")
     return parser
 
 
@@ -170,7 +191,46 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "demo": cmd_demo}
+def _print_progress(p: Progress) -> None:
+    left = "?" if p.remaining == float("inf") else f"{p.remaining:,.0f} s"
+    print(f"[{p.done}/{p.total} cells] {p.rate:,.0f} agent-rounds/s, about {left} left",
+          flush=True)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    spec = load_spec(args.spec)
+    print(f"sweep: {len(spec.cells)} cells, {spec.rounds:,} agent-rounds, "
+          f"{args.workers} worker(s) -> {args.out}", flush=True)
+    state = run_sweep(spec, args.out, workers=args.workers, extend=args.extend,
+                      progress=_print_progress)
+    print(f"done: {state.done} cells run, {state.skipped} already finished; "
+          f"results: {args.out}")
+    return 0
+
+
+def cmd_results(args: argparse.Namespace) -> int:
+    table = load(args.dir)
+    frame = table.select([c for c in table.column_names if c in SWEPT_COLUMNS]).to_pandas()
+    swept = [c for c in frame.columns if frame[c].nunique(dropna=False) > 1]
+    if not swept:
+        print(summary_text(table))
+    for values, group in frame.groupby(swept, dropna=False, sort=True) if swept else ():
+        print(", ".join(f"{k} = {v}" for k, v in zip(swept, values, strict=True)))
+        print(summary_text(table.take(group.index.to_numpy())))
+        print()
+    if args.out is not None:
+        if args.out.suffix == ".csv":
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            table.to_pandas().to_csv(args.out, index=False)
+        elif args.out.suffix == ".parquet":
+            write_table(table, args.out)
+        else:
+            raise ValueError(f"--out must end in .parquet or .csv, got {str(args.out)!r}")
+        print(f"table: {args.out}")
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "demo": cmd_demo, "sweep": cmd_sweep, "results": cmd_results}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

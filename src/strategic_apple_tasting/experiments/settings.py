@@ -34,6 +34,16 @@ GAME_SETTINGS: dict[str, Any] = {
 }
 
 
+#: Settings that only some models read → those models (a changed value elsewhere is an error).
+APPLIES_TO = {"radius": ("uniform-ball", "uniform-sphere", "mixture"), "c0": ("mixture",),
+              "tremble": ("trembling",), "adversarial_tremble": ("trembling",),
+              "budget_low": ("heterogeneous",)}
+APPLIES_NAMES = {"radius": ("contexts = uniform-ball, uniform-sphere or mixture",),
+                 "c0": ("contexts = mixture",), "tremble": ("agents = trembling",),
+                 "adversarial_tremble": ("agents = trembling",),
+                 "budget_low": ("agents = heterogeneous",)}
+
+
 def game_from_settings(settings: dict[str, Any]) -> Game:
     """The game the flat ``settings`` describe (missing ones take :data:`GAME_SETTINGS`'s
     defaults); ``ValueError`` naming the setting when one is unknown or out of range.
@@ -49,6 +59,12 @@ def game_from_settings(settings: dict[str, Any]) -> Game:
         raise ValueError(f"unknown game setting {unknown[0]!r}; allowed: "
                          f"{', '.join(GAME_SETTINGS)}")
     s = {**GAME_SETTINGS, **settings}
+    for key, models in APPLIES_TO.items():
+        if s[key] != GAME_SETTINGS[key] and s["contexts"] not in models \
+                and s["agents"] not in models:
+            raise ValueError(f"{key.replace('_', '-')} applies only to "
+                             f"{' or '.join(APPLIES_NAMES[key])}, got {key.replace('_', '-')}="
+                             f"{s[key]!r} with contexts={s['contexts']!r}, agents={s['agents']!r}")
     if s["dimension"] is None:
         raise ValueError("dimension must be given")
     if s["contexts"] not in FLAG_CONTEXTS:
