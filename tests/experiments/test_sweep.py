@@ -89,3 +89,33 @@ def test_results_command_and_load(tmp_path, capsys):
     assert Path(tmp_path / "all.csv").stat().st_size > 0
     assert main(["results", str(tmp_path / "nothing")]) == 2
     assert "is not a sweep directory" in capsys.readouterr().err
+
+
+def test_same_results_on_a_local_dask_cluster(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    spec = check_spec(SMALL)
+    run_sweep(spec, tmp_path / "inline", executor=_Inline())
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        assert main(["sweep", "--scheduler", cluster.scheduler_address, "--out",
+                     str(tmp_path / "dask"), str(_toml(tmp_path))]) == 0
+    assert _sorted(load(tmp_path / "inline")).equals(_sorted(load(tmp_path / "dask")))
+
+
+def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    code = main(["sweep", "--scheduler", "tcp://127.0.0.1:9", "--out", str(tmp_path / "o"),
+                 str(_toml(tmp_path))])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("sat: error: --scheduler: cannot reach a Dask scheduler at")
+    assert "\n" not in err
+
+
+def _toml(tmp_path: Path) -> Path:
+    """SMALL as a TOML file."""
+    path = tmp_path / "small.toml"
+    path.write_text('horizon = 300\nseeds = 3\nseeds_per_cell = 2\n'
+                    '[game]\ndimension = [2, 3]\ndelta = 0.2\n'
+                    '[[learners]]\nname = "sa-ols"\n[[learners]]\nname = "oracle"\n')
+    return path

@@ -6,6 +6,7 @@ Bad input gets one line naming the flag, the value and what is allowed, and exit
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -132,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--out", "-o", type=Path, required=True, help="sweep directory")
     sweep.add_argument("--workers", type=_positive_int("--workers"), default=default_threads(),
                        help="local worker processes (default: the CPUs available)")
+    sweep.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run on a Dask cluster (e.g. tcp://host:8786) instead of local "
+                       "processes; needs the 'distributed' extra")
     sweep.add_argument("--extend", action="store_true",
                        help="add this spec's cells to a directory holding another spec")
 
@@ -197,12 +201,68 @@ def _print_progress(p: Progress) -> None:
           flush=True)
 
 
+@contextlib.contextmanager
+def _progress_display(total: int):
+    """A live bar on a terminal (with rich installed), plain lines otherwise."""
+    try:
+        import rich.progress as rp
+    except ImportError:
+        rp = None
+    if rp is None or not sys.stdout.isatty():
+        yield _print_progress
+        return
+    columns = (rp.TextColumn("cells"), rp.BarColumn(), rp.MofNCompleteColumn(),
+               rp.TextColumn("{task.fields[rate]} agent-rounds/s"), rp.TimeRemainingColumn())
+    with rp.Progress(*columns) as bar:
+        task = bar.add_task("sweep", total=total, rate="-")
+
+        def update(p: Progress) -> None:
+            bar.update(task, completed=p.done, rate=f"{p.rate:,.0f}")
+        yield update
+
+
+def _executor(address: str | None):
+    if address is None:
+        return contextlib.nullcontext(None)
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError("--scheduler needs Dask: pip install "
+                         "'strategic-apple-tasting[distributed]'") from None
+    try:
+        client = Client(address, timeout="5s")
+    except (OSError, TimeoutError) as exc:
+        raise ValueError(f"--scheduler: cannot reach a Dask scheduler at {address!r} "
+                         f"({type(exc).__name__})") from None
+    return contextlib.closing(_ClientExecutor(client))
+
+
+class _ClientExecutor:
+    """A Dask client's ``concurrent.futures`` executor that closes the client at the end."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+        self.executor = client.get_executor()
+
+    def close(self) -> None:
+        self.client.close()
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
-    print(f"sweep: {len(spec.cells)} cells, {spec.rounds:,} agent-rounds, "
-          f"{args.workers} worker(s) -> {args.out}", flush=True)
-    state = run_sweep(spec, args.out, workers=args.workers, extend=args.extend,
-                      progress=_print_progress)
+    where = (f"Dask scheduler {args.scheduler}" if args.scheduler
+             else f"{args.workers} local worker(s)")
+    print(f"sweep: {len(spec.cells)} cells, {spec.rounds:,} agent-rounds on {where} "
+          f"-> {args.out}", flush=True)
+    with _executor(args.scheduler) as dask, _progress_display(len(spec.cells)) as progress:
+        try:
+            state = run_sweep(spec, args.out, workers=args.workers, extend=args.extend,
+                              executor=None if dask is None else dask.executor,
+                              progress=progress)
+        except KeyboardInterrupt:
+            print(f"sat: interrupted; finished cells are kept in {args.out}: rerun the same "
+                  "command to resume", file=sys.stderr)
+            return 130
     print(f"done: {state.done} cells run, {state.skipped} already finished; "
           f"results: {args.out}")
     return 0
