@@ -32,11 +32,13 @@ def test_a_good_spec_expands_to_the_product():
                                             "etc(exploration_rounds=20)"}
     assert sorted({c.seeds for c in spec.cells}) == [(0, 1), (2,)]
     assert len({c.key for c in spec.cells}) == 12
+    assert len(check_spec({**GOOD, "horizon": [100, 1000]}).cells) == 24  # horizons sweep too
 
 
 BAD = [
     (_with("horizon", 0), "horizon must be an integer >= 1, got 0"),
     (_with("horizon", "10"), 'horizon must be an integer >= 1, got "10"'),
+    (_with("horizon", [100, 0]), "horizon[1] must be an integer >= 1, got 0"),
     (_with("seeds", [1, 1]), "seeds must be a count >= 1 or a non-empty list of distinct"),
     (_with("seeds", -2), "seeds must be an integer >= 1, got -2"),
     (_with("per_decade", 0.5), "per_decade must be an integer >= 1, got 0.5"),

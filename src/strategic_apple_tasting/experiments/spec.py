@@ -2,7 +2,7 @@
 
 A spec::
 
-    horizon = 100000          # rounds per run
+    horizon = 100000          # rounds per run (a list sweeps, as everywhere)
     seeds = 8                 # a count (seeds 0..7) or a list of seeds
     seeds_per_cell = 4        # seeds run (and saved) together; default 4
     per_decade = 20           # recorded rounds per decade
@@ -194,7 +194,8 @@ def check_spec(raw: dict[str, Any]) -> Spec:
     for key in ("horizon", "game", "learners"):
         if key not in raw:
             raise SpecError(f"{key} must be given")
-    horizon = _int("horizon", raw["horizon"], 1)
+    horizons = [_int(f"horizon[{i}]" if isinstance(raw["horizon"], list) else "horizon", h, 1)
+                for i, h in enumerate(_values("horizon", raw["horizon"]))]
     per_decade = _int("per_decade", raw.get("per_decade", 20), 1)
     seeds_raw = raw.get("seeds", 1)
     if isinstance(seeds_raw, list):
@@ -220,7 +221,8 @@ def check_spec(raw: dict[str, Any]) -> Spec:
             combo = ", ".join(f"{k}={_show(v)}" for k, v in settings.items())
             raise SpecError(f"game ({combo}): {exc}") from None
         inst = game.instance(seeds[0])
-        for i, (name, label, options) in enumerate(learners):
+        for (i, (name, label, options)), horizon in itertools.product(enumerate(learners),
+                                                                      horizons):
             combos = _product(options)
             for params in combos:
                 try:  # binding and resetting checks every parameter, without compiling
@@ -235,7 +237,7 @@ def check_spec(raw: dict[str, Any]) -> Spec:
                 for batch in batches:
                     cells.append(Cell(game=settings, learner=name, params=params, label=tag,
                                       seeds=batch, horizon=horizon, per_decade=per_decade))
-    canonical = {"horizon": horizon, "seeds": seeds, "seeds_per_cell": per_cell,
+    canonical = {"horizon": horizons, "seeds": seeds, "seeds_per_cell": per_cell,
                  "per_decade": per_decade, "game": game_options,
                  "learners": [{"name": n, "label": lb, **o} for n, lb, o in learners]}
     return Spec(canonical=canonical, cells=tuple(cells))
