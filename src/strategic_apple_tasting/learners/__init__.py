@@ -4,13 +4,14 @@ from .base import Learner, LearnerKernels
 from .baselines import AcceptAll, Oracle, RejectAll
 from .etc import ExploreThenCommit
 from .exp3_sae import Exp3SAE
+from .exp3p_sae import Exp3PSAE
 from .greedy_ols import SAOLS, NaiveGreedyOLS, ShiftedOLS
 from .unknown_horizon import UnknownHorizon
 
 #: Name (as on the command line) → learner class.
 LEARNERS: dict[str, type[Learner]] = {
-    cls.name: cls for cls in (SAOLS, ExploreThenCommit, UnknownHorizon, Exp3SAE, Oracle,
-                              NaiveGreedyOLS, ShiftedOLS, AcceptAll, RejectAll)
+    cls.name: cls for cls in (SAOLS, ExploreThenCommit, UnknownHorizon, Exp3SAE, Exp3PSAE,
+                              Oracle, NaiveGreedyOLS, ShiftedOLS, AcceptAll, RejectAll)
 }
 
 
@@ -29,6 +30,6 @@ def make_learner(name: str, **params) -> Learner:
     return cls(**params)
 
 
-__all__ = ["LEARNERS", "SAOLS", "AcceptAll", "Exp3SAE", "ExploreThenCommit", "Learner",
-           "LearnerKernels", "NaiveGreedyOLS", "Oracle", "RejectAll", "ShiftedOLS",
+__all__ = ["LEARNERS", "SAOLS", "AcceptAll", "Exp3PSAE", "Exp3SAE", "ExploreThenCommit",
+           "Learner", "LearnerKernels", "NaiveGreedyOLS", "Oracle", "RejectAll", "ShiftedOLS",
            "UnknownHorizon", "make_learner"]
