@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import NoReturn
 
 from ..engine.simulate import default_threads, simulate
+from ..experiments.claims import PARTS, check_claims, claims_markdown, claims_text
 from ..experiments.settings import FLAG_AGENTS, FLAG_CONTEXTS, GAME_SETTINGS, game_from_settings
-from ..experiments.spec import load_spec
+from ..experiments.spec import check_spec, load_spec
 from ..experiments.storage import write_table
-from ..experiments.sweep import Progress, load, run_sweep
+from ..experiments.sweep import Progress, default_executor, load, run_sweep
 from ..game import FEEDBACK, Game
 from ..learners import LEARNERS, make_learner
 from ..reports.plots import plot_regret
@@ -138,6 +139,16 @@ def build_parser() -> argparse.ArgumentParser:
                        "processes; needs the 'distributed' extra")
     sweep.add_argument("--extend", action="store_true",
                        help="add this spec's cells to a directory holding another spec")
+
+    repro = sub.add_parser("reproduce", help="check the paper's claims (bundled sweeps)",
+                           description="Run the bundled sweeps and write the table 'claim, "
+                           "measured, theory, holds?' (resumable: rerun to continue).")
+    repro.add_argument("--quick", action="store_true",
+                       help="small horizons and few seeds: a few minutes on 2 cores")
+    repro.add_argument("--out", "-o", type=Path, default=None,
+                       help="directory (default reproduce-quick/ or reproduce/)")
+    repro.add_argument("--workers", type=_positive_int("--workers"), default=default_threads(),
+                       help="local worker processes (default: the CPUs available)")
 
     results = sub.add_parser("results", help="summarize a sweep directory",
                              description="Load every finished cell of a sweep; print the "
@@ -268,6 +279,34 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    size = "quick" if args.quick else "full"
+    out = args.out or Path("reproduce-quick" if args.quick else "reproduce")
+    parts = {name: check_spec(raw) for name, raw in PARTS[size].items()}
+    total = sum(p.rounds for p in parts.values())
+    print(f"reproduce ({size}): {len(parts)} sweeps, {total:,} agent-rounds, "
+          f"{args.workers} worker(s) -> {out}", flush=True)
+    # One pool for every part: its workers keep the compiled kernels they have loaded.
+    with default_executor(args.workers) as pool:
+        for name, spec in parts.items():
+            print(f"-- {name}: {len(spec.cells)} cells", flush=True)
+            with _progress_display(len(spec.cells)) as progress:
+                try:
+                    run_sweep(spec, out / name, executor=pool, progress=progress)
+                except KeyboardInterrupt:
+                    print(f"sat: interrupted; finished cells are kept in {out}: rerun the "
+                          "same command to resume", file=sys.stderr)
+                    return 130
+    rows = check_claims(out)
+    (out / "claims.md").write_text(claims_markdown(rows) + "\n")
+    print()
+    print(claims_text(rows))
+    print()
+    held = sum(r.holds for r in rows)
+    print(f"{held} of {len(rows)} claims hold; table: {out / 'claims.md'}")
+    return 0
+
+
 def cmd_results(args: argparse.Namespace) -> int:
     table = load(args.dir)
     frame = table.select([c for c in table.column_names if c in SWEPT_COLUMNS]).to_pandas()
@@ -290,7 +329,8 @@ def cmd_results(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "demo": cmd_demo, "sweep": cmd_sweep, "results": cmd_results}
+COMMANDS = {"run": cmd_run, "demo": cmd_demo, "sweep": cmd_sweep, "results": cmd_results,
+            "reproduce": cmd_reproduce}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

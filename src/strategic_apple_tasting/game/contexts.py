@@ -205,7 +205,9 @@ class GreedyTrap(NamedTuple):
     g ⟂ b. A greedy learner whose warm-up estimate has ⟨θ̂, g⟩ < 0 rejects g forever (g
     cannot game its way over a shifted threshold) and never learns about g: learning from b
     only moves θ̂ along b. That happens with probability about ½, so expected regret is linear
-    (§4's point). Apple tasting with r0 = 0; for d = 1 there is no w and g = m·u.
+    (§4's point). Apple tasting with r0 = 0. For d = 1 there is no w: the sequence is g = m·u
+    for ever (a bad point −m·u would teach a learner with the wrong sign its mistake), and a
+    warm-up estimate of the wrong sign, probability about ½, rejects g for ever.
 
     Examples
     --------
@@ -231,7 +233,7 @@ class GreedyTrap(NamedTuple):
         d = theta.shape[0]
         u = theta / np.linalg.norm(theta)
         if d == 1:
-            cycle = np.array([self.margin * u, -self.margin * u])
+            cycle = np.array([self.margin * u])
         else:
             axis = int(np.argmin(np.abs(u)))  # the axis least aligned with u
             w = np.eye(d)[axis] - u[axis] * u
