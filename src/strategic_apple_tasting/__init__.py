@@ -13,6 +13,7 @@ Examples
 
 from . import _jit  # noqa: F401  (installs the package-wide compiled-code cache first)
 from .engine import recording_grid, simulate
+from .experiments.sweep import load
 from .game import (
     BoundedRatioMixture,
     Game,
@@ -39,5 +40,6 @@ __version__ = "0.1.0"
 __all__ = [
     "LEARNERS", "SAOLS", "AcceptAll", "BoundedRatioMixture", "Game", "GameInstance",
     "LazyBestResponse", "Learner", "LinearThreshold", "NaiveGreedyOLS", "Oracle", "RejectAll",
-    "ShiftedOLS", "UniformBall", "UniformSphere", "make_learner", "recording_grid", "simulate",
+    "ShiftedOLS", "UniformBall", "UniformSphere", "load", "make_learner", "recording_grid",
+    "simulate",
 ]
