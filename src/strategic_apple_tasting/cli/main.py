@@ -1,4 +1,5 @@
-"""The ``sat`` command line: ``sat run``, ``sat demo``, ``sat sweep`` and ``sat results``.
+"""The ``sat`` command line: ``sat run``, ``sat demo``, ``sat sweep``, ``sat results`` and
+``sat report``.
 
 Bad input gets one line naming the flag, the value and what is allowed, and exit status 2.
 """
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import time
@@ -19,9 +21,10 @@ from ..experiments.claims import PARTS, check_claims, claims_markdown, claims_te
 from ..experiments.settings import FLAG_AGENTS, FLAG_CONTEXTS, GAME_SETTINGS, game_from_settings
 from ..experiments.spec import check_spec, load_spec
 from ..experiments.storage import write_table
-from ..experiments.sweep import Progress, default_executor, load, run_sweep
+from ..experiments.sweep import MANIFEST, Progress, default_executor, load, run_sweep
 from ..game import FEEDBACK, Game
 from ..learners import LEARNERS, make_learner
+from ..reports.html import write_report
 from ..reports.plots import plot_regret
 from ..reports.summary import summary_text
 
@@ -155,6 +158,15 @@ def build_parser() -> argparse.ArgumentParser:
                              "final-round summary, optionally write one table.")
     results.add_argument("dir", type=Path, help="sweep directory")
     results.add_argument("--out", "-o", type=Path, help="write all rows here (.parquet or .csv)")
+
+    report = sub.add_parser("report", help="write a sweep's HTML report with its figures",
+                            description="Write a self-contained HTML page (index.html) of a "
+                            "sweep directory, with every figure beside it as PNG and PDF; "
+                            "prints the page's path.")
+    report.add_argument("dir", type=Path, help="sweep directory")
+    report.add_argument("--out", "-o", type=Path,
+                        help="directory for the report (default: DIR/report)")
+    report.add_argument("--title", help="page title (default: names the sweep directory)")
     return parser
 
 
@@ -329,8 +341,27 @@ def cmd_results(args: argparse.Namespace) -> int:
     return 0
 
 
+def _spec_learners(out: Path) -> dict[str, str]:
+    """Label → registry name of each learner in a sweep directory's spec (empty if unreadable):
+    tells the report which learner a custom label is."""
+    try:
+        spec = check_spec(json.loads((out / MANIFEST).read_text()))
+    except (OSError, ValueError):
+        return {}
+    return {cell.label: cell.learner for cell in spec.cells}
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    table = load(args.dir)
+    out = args.out if args.out is not None else args.dir / "report"
+    page = write_report(table, out, title=args.title or f"Sweep report: {args.dir}",
+                        learners=_spec_learners(args.dir))
+    print(page)
+    return 0
+
+
 COMMANDS = {"run": cmd_run, "demo": cmd_demo, "sweep": cmd_sweep, "results": cmd_results,
-            "reproduce": cmd_reproduce}
+            "report": cmd_report, "reproduce": cmd_reproduce}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,6 +1,7 @@
-"""Reports: figures and summaries of results tables."""
+"""Reports: figures, summaries and the HTML report of results tables."""
 
+from .html import write_report
 from .plots import plot_regret, regret_curves
 from .summary import summary_text
 
-__all__ = ["plot_regret", "regret_curves", "summary_text"]
+__all__ = ["plot_regret", "regret_curves", "summary_text", "write_report"]

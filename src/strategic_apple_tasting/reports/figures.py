@@ -1,0 +1,622 @@
+"""Figures of a sweep for the HTML report: regret with growth exponents, learning, settings.
+
+Each function takes a results table (:func:`~strategic_apple_tasting.experiments.sweep.load`,
+:func:`~strategic_apple_tasting.engine.simulate`) and returns a matplotlib figure;
+:func:`save_figure` writes it as PNG and PDF. The theorems' regret exponents live in
+:data:`THEOREM_RATES`, the one place the report reads them from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from matplotlib.figure import Figure
+
+from .. import theory
+from ..engine.simulate import RESULT_COLUMNS
+from ..learners import LEARNERS
+from ..metrics import growth_exponent, mean_ci
+from .plots import regret_curves
+
+#: Most panels in one figure of final regret against a setting.
+MAX_PANELS = 6
+
+
+@dataclass(frozen=True)
+class TheoremRate:
+    """A learner's regret exponent as its theorem states it: E[Reg(T)] = Õ(T^exponent).
+
+    Attributes
+    ----------
+    text : str
+        The exponent as shown (``"1/2"``, ``"(d+1)/(d+2)"``).
+    ref : str
+        The paper's label of the theorem.
+    exponent : callable or None
+        The exponent at dimension ``d``; None when it is not one number.
+    """
+
+    text: str
+    ref: str
+    exponent: Callable[[int], float] | None
+    brief: str = ""
+
+    def short(self, d: int | None) -> str:
+        """The exponent in a few characters, at dimension ``d`` when it depends on it.
+
+        Examples
+        --------
+        >>> THEOREM_RATES["exp3-sae"].short(2), THEOREM_RATES["unknown-horizon"].short(2)
+        ('3/4', '2/3→1/2')
+        """
+        if self.exponent is None:
+            return self.brief or self.text
+        if d is None:
+            return self.text
+        return str(Fraction(self.exponent(d)).limit_denominator(1000))
+
+    def shown(self, d: int | None) -> str:
+        """The exponent at dimension ``d`` (if it depends on it) with its theorem.
+
+        Examples
+        --------
+        >>> THEOREM_RATES["exp3-sae"].shown(2)
+        '(d+1)/(d+2) = 3/4 (thm:upd-one-app)'
+        """
+        text = self.text
+        if "d" in text and d is not None and self.exponent is not None:
+            text = f"{text} = {d + 1}/{d + 2}"
+        return f"{text} ({self.ref})"
+
+
+def _exp3_rate(d: int) -> float:
+    return (d + 1) / (d + 2)
+
+
+#: Registry name → the regret exponent its theorem proves (learners without one are absent).
+THEOREM_RATES: dict[str, TheoremRate] = {
+    "sa-ols": TheoremRate("1/2", "thm:stochastic-main-app", lambda d: 0.5),
+    "etc": TheoremRate("2/3", "thm:etc-reg", lambda d: 2 / 3),
+    "exp3-sae": TheoremRate("(d+1)/(d+2)", "thm:upd-one-app", _exp3_rate),
+    "exp3p-sae": TheoremRate("(d+1)/(d+2)", "thm:upd-one-app", _exp3_rate),
+    "unknown-horizon": TheoremRate("2/3 before τ*, 1/2 after", "thm:best-both", None,
+                                   "2/3→1/2"),
+    "oracle": TheoremRate("0", "knows θ; when every agent games", lambda d: 0.0),
+}
+
+
+def learner_name(label: str, names: Mapping[str, str] | None = None) -> str | None:
+    """The registry name behind a results label (``"etc(exploration_rounds=500)"`` → ``"etc"``),
+    from ``names`` (label → registry name) for custom labels, None when unknown.
+
+    Examples
+    --------
+    >>> learner_name("sa-ols"), learner_name("etc(exploration_rounds=500)"), learner_name("mine")
+    ('sa-ols', 'etc', None)
+    """
+    if names and label in names:
+        return names[label]
+    for name in (label, label.split("(", 1)[0]):
+        if name in LEARNERS:
+            return name
+    return None
+
+
+def tuned_to_horizon(label: str, names: Mapping[str, str] | None = None) -> bool:
+    """Whether the learner is tuned to the horizon (has a ``horizon`` parameter): its regret
+    exponent is fitted across horizons, not along one run.
+
+    Examples
+    --------
+    >>> tuned_to_horizon("etc"), tuned_to_horizon("sa-ols")
+    (True, False)
+    """
+    name = learner_name(label, names)
+    return name is not None and "horizon" in LEARNERS[name]._param_names()
+
+
+def theorem_text(label: str, d: int | None, names: Mapping[str, str] | None = None) -> str:
+    """The theorem's exponent for a results label, ``"—"`` for learners without one.
+
+    A label other than the registry name (``"etc(exploration_rounds=500)"``, a custom label)
+    gets a dagger: the theorem assumes the learner's own tuning.
+
+    Examples
+    --------
+    >>> theorem_text("sa-ols", 3), theorem_text("naive-greedy", 3)
+    ('1/2 (thm:stochastic-main-app)', '—')
+    """
+    name = learner_name(label, names)
+    if name not in THEOREM_RATES:
+        return "—"
+    return THEOREM_RATES[name].shown(d) + ("" if name == label else " †")
+
+
+# --------------------------------------------------------------------------- table helpers
+
+
+def settings_columns(table: pa.Table) -> list[str]:
+    """The game-setting columns of a results table (horizon included), in table order."""
+    return [c for c in table.column_names if c not in RESULT_COLUMNS]
+
+
+def swept_settings(table: pa.Table) -> list[str]:
+    """The settings that take more than one value in ``table``."""
+    frame = table.select(settings_columns(table)).to_pandas()
+    return [c for c in frame.columns if frame[c].nunique(dropna=False) > 1]
+
+
+def labels(table: pa.Table) -> list[str]:
+    """Learner labels in the registry's order (then custom labels), the same in every figure.
+
+    Examples
+    --------
+    >>> labels(pa.table({"learner": ["oracle", "mine", "sa-ols", "oracle"]}))
+    ['sa-ols', 'oracle', 'mine']
+    """
+    order = list(LEARNERS)
+    found = dict.fromkeys(table.column("learner").to_pylist())
+
+    def rank(label: str) -> tuple[int, str]:
+        name = learner_name(label)
+        return (order.index(name) if name is not None else len(order), label)
+    return sorted(found, key=rank)
+
+
+def palette(names: list[str]) -> dict[str, str]:
+    """One colour per learner label, so a learner looks the same in every figure."""
+    return {name: f"C{i % 10}" for i, name in enumerate(names)}
+
+
+def largest_horizon(table: pa.Table) -> pa.Table:
+    """Each learner's rows at its largest horizon (one run per seed, for curves)."""
+    learner = table.column("learner").to_numpy(zero_copy_only=False)
+    horizon = table.column("horizon").to_numpy()
+    top = pd.Series(horizon).groupby(learner).transform("max").to_numpy()
+    return table.filter(pa.array(horizon == top))
+
+
+def final_rows(table: pa.Table) -> pa.Table:
+    """The last recorded round of every run (``t == horizon``)."""
+    return table.filter(pc.equal(table.column("t"), table.column("horizon")))
+
+
+def format_value(value: object) -> str:
+    """A setting's value as shown (``"—"`` when missing)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, float | np.floating):
+        return f"{float(value):g}"
+    return str(value)
+
+
+def _nonneg(values: np.ndarray) -> np.ndarray:
+    return np.where(values > 0, values, np.nan)
+
+
+def _log_yerr(mean: np.ndarray, half: np.ndarray) -> np.ndarray:
+    """Error bars for a log axis: an interval reaching zero or below is drawn down to a tenth
+    of the mean (a log axis has no zero)."""
+    mean, half = np.asarray(mean, dtype=float), np.asarray(half, dtype=float)
+    lower = np.where(mean - half > 0, half, 0.9 * mean)
+    return np.vstack([np.maximum(lower, 0), half])
+
+
+# --------------------------------------------------------------------------- exponents
+
+
+@dataclass(frozen=True)
+class ExponentFit:
+    """A fitted growth exponent of one learner's regret (log–log least squares).
+
+    ``along`` is ``"horizons"`` (final regret at each horizon, for learners tuned to it) or
+    ``"run"`` (the mean regret curve for t ≥ T/10, for anytime learners). ``slope`` is NaN and
+    ``note`` says why when there is no fit; ``t``/``regret`` are the points fitted.
+    """
+
+    learner: str
+    along: str
+    slope: float = math.nan
+    stderr: float = math.nan
+    note: str = ""
+    t: np.ndarray = field(default_factory=lambda: np.empty(0))
+    regret: np.ndarray = field(default_factory=lambda: np.empty(0))
+    half: np.ndarray = field(default_factory=lambda: np.empty(0))
+
+    @property
+    def ok(self) -> bool:
+        return math.isfinite(self.slope)
+
+    def shown(self) -> str:
+        """``"0.52 ± 0.03"`` (slope ± 1.96 s.e.) or the reason there is no fit."""
+        if not self.ok:
+            return self.note
+        return f"{self.slope:.2f} ± {1.96 * self.stderr:.2f}"
+
+    def line(self) -> tuple[np.ndarray, np.ndarray]:
+        """The fitted line over the points used: rounds and fitted regret."""
+        keep = (self.t >= self._cut()) & (self.regret > 0)
+        x, y = np.log(self.t[keep]), np.log(self.regret[keep])
+        intercept = y.mean() - self.slope * x.mean()
+        t = np.array([self.t[keep].min(), self.t[keep].max()])
+        return t, np.exp(intercept + self.slope * np.log(t))
+
+    def _cut(self) -> float:
+        return float(self.t.min()) if self.along == "horizons" else float(self.t.max()) / 10
+
+
+def fit_exponent(table: pa.Table, label: str, names: Mapping[str, str] | None = None
+                 ) -> ExponentFit:
+    """The growth exponent of ``label``'s regret in ``table`` (one setting of the game).
+
+    Learners tuned to the horizon are fitted across horizons (mean final regret at each, needs
+    three or more); anytime learners along the mean curve at their largest horizon, t ≥ T/10.
+
+    Examples
+    --------
+    >>> from strategic_apple_tasting import Game, simulate
+    >>> table = simulate(Game(dimension=2), ["naive-greedy"], horizon=3000, seeds=2)
+    >>> fit = fit_exponent(table, "naive-greedy")
+    >>> fit.along, fit.ok
+    ('run', True)
+    """
+    sub = table.filter(pc.equal(table.column("learner"), label))
+    if tuned_to_horizon(label, names):
+        final = final_rows(sub).to_pandas()
+        horizons = np.sort(final["horizon"].unique())
+        stats = [mean_ci(final.loc[final["horizon"] == h, "regret"].to_numpy()) for h in horizons]
+        means = np.array([m for m, _ in stats])
+        half = np.array([h for _, h in stats])
+        fit = ExponentFit(label, "horizons", t=horizons.astype(float), regret=means, half=half)
+        if horizons.size < 3:
+            return _with(fit, note=f"needs ≥ 3 horizons (has {horizons.size})")
+        if not np.any(means > 0):
+            return _with(fit, note="regret 0")
+        try:
+            slope, se = growth_exponent(horizons, means, t_min=float(horizons.min()))
+        except ValueError:
+            return _with(fit, note="needs ≥ 3 horizons with regret > 0")
+        return _with(fit, slope=slope, stderr=se)
+    t, mean, half = regret_curves(largest_horizon(sub), label)
+    fit = ExponentFit(label, "run", t=t.astype(float), regret=mean, half=half)
+    if not np.any(mean > 0):
+        return _with(fit, note="regret 0")
+    try:
+        slope, se = growth_exponent(t, mean)
+    except ValueError:
+        return _with(fit, note="too few rounds with regret > 0 for t ≥ T/10")
+    return _with(fit, slope=slope, stderr=se)
+
+
+def _with(fit: ExponentFit, **changes: object) -> ExponentFit:
+    return dataclasses.replace(fit, **changes)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _legend_below(fig: Figure, ax: plt.Axes, ncol: int = 1) -> None:
+    handles, names = ax.get_legend_handles_labels()
+    if handles:
+        ax.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=ncol,
+                  fontsize=8.5, frameon=False)
+
+
+def single_dimension(table: pa.Table) -> int | None:
+    """The dimension d when every row shares one, else None."""
+    if "dimension" not in table.column_names:
+        return None
+    values = set(table.column("dimension").to_pylist())
+    return int(values.pop()) if len(values) == 1 else None
+
+
+def regret_figure(table: pa.Table, fits: dict[str, ExponentFit], *, title: str = "",
+                  colors: dict[str, str] | None = None,
+                  names: Mapping[str, str] | None = None) -> Figure:
+    """Cumulative regret against rounds (mean with 95% band per learner, at each learner's
+    largest horizon) and the log–log view with the fitted exponents beside the theorems'.
+
+    Examples
+    --------
+    >>> from strategic_apple_tasting import Game, simulate
+    >>> table = simulate(Game(dimension=2), ["sa-ols", "oracle"], horizon=200, seeds=2)
+    >>> fig = regret_figure(table, {n: fit_exponent(table, n) for n in ("sa-ols", "oracle")})
+    >>> len(fig.axes)
+    2
+    """
+    curves = largest_horizon(table)
+    d = single_dimension(table)
+    colors = colors or palette(labels(table))
+    fig, (ax_lin, ax_log) = plt.subplots(1, 2, figsize=(11, 4.6))
+    for name in labels(table):
+        color = colors[name]
+        t, mean, half = regret_curves(curves, name)
+        ax_lin.plot(t, mean, color=color, lw=1.6, label=name)
+        ax_lin.fill_between(t, np.maximum(mean - half, 0), mean + half, color=color, alpha=0.2,
+                            lw=0)
+        fit = fits.get(name)
+        text = name
+        if fit is not None:
+            how = "across T" if fit.along == "horizons" else "t ≥ T/10"
+            theorem = THEOREM_RATES.get(learner_name(name, names) or "")
+            shown = "—" if theorem is None else theorem.short(d)
+            text = (f"{name}: {fit.shown()} ({how}); theorem {shown}" if fit.ok
+                    else f"{name}: {fit.shown()}; theorem {shown}")
+        ax_log.plot(t, _nonneg(mean), color=color, lw=1.2,
+                    alpha=0.45 if fit is not None and fit.along == "horizons" else 1.0,
+                    label=text)
+        if fit is not None and fit.along == "horizons":
+            ax_log.errorbar(fit.t, _nonneg(fit.regret), yerr=_log_yerr(fit.regret, fit.half),
+                            fmt="o", ms=4, color=color, capsize=2, lw=1)
+        if fit is not None and fit.ok:
+            ft, fy = fit.line()
+            ax_log.plot(ft, fy, color="black", lw=1.0, ls="--", alpha=0.8)
+    ax_lin.set_xlabel("round t")
+    ax_lin.set_ylabel("cumulative strategic regret")
+    ax_lin.set_xlim(left=0)
+    ax_lin.set_ylim(bottom=0)
+    ax_lin.set_title("mean over seeds with 95% band", fontsize=10)
+    ax_log.set_xscale("log")
+    ax_log.set_yscale("log")
+    across = any(f.along == "horizons" for f in fits.values())
+    ax_log.set_xlabel("round t (dots: final regret at each horizon T)" if across else "round t")
+    ax_log.set_ylabel("cumulative strategic regret")
+    ax_log.set_title("log–log: fitted slope ± 1.96 s.e. (dashed) vs theorem", fontsize=10)
+    for ax in (ax_lin, ax_log):
+        ax.grid(alpha=0.3, which="both")
+    _legend_below(fig, ax_lin, ncol=2)
+    _legend_below(fig, ax_log)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def clean_theory(setting: dict[str, object]) -> str:
+    """Why SA-OLS's expected clean points d + c1·(t − d) do not apply to ``setting`` ("" when
+    they do: uniform contexts, lazy agents, nobody truthful, r0 = 0, apple feedback).
+
+    Examples
+    --------
+    >>> clean_theory({"contexts": "uniform-ball", "agents": "lazy", "truthful": 0.0,
+    ...               "r0": 0.0, "feedback": "apple"})
+    ''
+    >>> clean_theory({"contexts": "mixture", "agents": "lazy", "truthful": 0.0,
+    ...               "r0": 0.0, "feedback": "apple"})
+    'contexts = mixture (needs uniform-ball or uniform-sphere)'
+    """
+    if setting.get("contexts") not in ("uniform-ball", "uniform-sphere"):
+        return f"contexts = {setting.get('contexts')} (needs uniform-ball or uniform-sphere)"
+    if setting.get("agents") != "lazy":
+        return f"agents = {setting.get('agents')} (needs lazy agents)"
+    if setting.get("truthful") != 0:
+        return f"truthful = {format_value(setting.get('truthful'))} (needs 0)"
+    if setting.get("r0") != 0:
+        return f"r0 = {format_value(setting.get('r0'))} (needs 0)"
+    if setting.get("feedback") != "apple":
+        return (f"feedback = {setting.get('feedback')} (under bandit feedback learners also "
+                "learn from rejected points)")
+    return ""
+
+
+def _setting(table: pa.Table) -> dict[str, object]:
+    """The first row's settings (one game setting per table here)."""
+    return {c: table.column(c)[0].as_py() for c in settings_columns(table)}
+
+
+def learning_figure(table: pa.Table, *, title: str = "", colors: dict[str, str] | None = None
+                    ) -> tuple[Figure, str]:
+    """Clean points against SA-OLS's expected d + c1(d, δ/R)·(t − d), and the estimation error
+    ‖θ̂ − θ‖ over time (means over seeds, NaN-aware, log axes).
+
+    Returns the figure and a note on what is left out ("" if nothing).
+
+    Examples
+    --------
+    >>> from strategic_apple_tasting import Game, simulate
+    >>> table = simulate(Game(dimension=2), ["sa-ols"], horizon=200, seeds=2)
+    >>> fig, note = learning_figure(table)
+    >>> note
+    ''
+    """
+    curves = largest_horizon(table)
+    setting = _setting(curves)
+    why = clean_theory(setting)
+    notes = []
+    fig, (ax_clean, ax_err) = plt.subplots(1, 2, figsize=(11, 4.4))
+    horizon = 0
+    colors = colors or palette(labels(table))
+    for name in labels(curves):
+        color = colors[name]
+        t, mean, half = regret_curves(curves, name, "clean")
+        horizon = max(horizon, int(t.max()))
+        ax_clean.plot(t, mean, color=color, lw=1.6, label=name)
+        ax_clean.fill_between(t, np.maximum(mean - half, 0), mean + half, color=color,
+                              alpha=0.2, lw=0)
+        t, err, half = regret_curves(curves, name, "theta_error")
+        if np.any(err > 0):
+            ax_err.plot(t, _nonneg(err), color=color, lw=1.6, label=name)
+            ax_err.fill_between(t, _nonneg(np.maximum(err - half, 0)), _nonneg(err + half),
+                                color=color, alpha=0.15, lw=0)
+        else:
+            notes.append(name)
+    if not why:
+        d = int(setting["dimension"])  # type: ignore[arg-type]
+        t = np.unique(np.linspace(0, horizon, 200).round().astype(int))
+        expected = [theory.expected_clean_points(
+            d, float(setting["delta"]), int(s),  # type: ignore[arg-type]
+            radius=float(setting.get("radius") or 1.0),  # type: ignore[arg-type]
+            surface=setting["contexts"] == "uniform-sphere") for s in t]
+        ax_clean.plot(t, expected, color="black", ls="--", lw=1.2,
+                      label="SA-OLS expected: d + c1(d, δ/R)·(t − d)")
+    ax_clean.set_xlabel("round t")
+    ax_clean.set_ylabel("clean points (learned from)")
+    ax_clean.set_title("clean points vs c1·T" if not why else "clean points (no c1·T line)",
+                       fontsize=10)
+    ax_clean.set_xlim(left=0)
+    ax_clean.set_ylim(bottom=0)
+    ax_err.set_xscale("log")
+    ax_err.set_yscale("log")
+    ax_err.set_xlabel("round t")
+    ax_err.set_ylabel("‖θ̂ − (θ1 − θ0)‖")
+    ax_err.set_title("estimation error: mean with 95% band", fontsize=10)
+    for ax in (ax_clean, ax_err):
+        ax.grid(alpha=0.3, which="both")
+    _legend_below(fig, ax_clean, ncol=2)
+    _legend_below(fig, ax_err, ncol=2)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    note = []
+    if why:
+        note.append(f"No c1·T line: {why}.")
+    if notes:
+        note.append(f"No estimation error to show for {', '.join(notes)} (none or zero).")
+    return fig, " ".join(note)
+
+
+def final_regret_figure(table: pa.Table, setting: str, swept: list[str], *,
+                        colors: dict[str, str] | None = None) -> tuple[Figure, str]:
+    """Mean final regret (95% CI over seeds) per learner against ``setting``, one panel per
+    combination of the other swept settings (at most :data:`MAX_PANELS`).
+
+    Returns the figure and a note ("" unless panels were left out).
+
+    Examples
+    --------
+    >>> from strategic_apple_tasting import Game, simulate
+    >>> import pyarrow as pa
+    >>> table = pa.concat_tables([simulate(Game(dimension=2), ["sa-ols"], horizon=h, seeds=2)
+    ...                           for h in (100, 200)])
+    >>> fig, note = final_regret_figure(table, "horizon", ["horizon"])
+    >>> note
+    ''
+    """
+    final = final_rows(table).to_pandas()
+    others = [s for s in swept if s != setting]
+    groups = (list(final.groupby(others, dropna=False, sort=True)) if others
+              else [((), final)])
+    note = ""
+    if len(groups) > MAX_PANELS:
+        note = (f"Showing {MAX_PANELS} of {len(groups)} combinations of "
+                f"{', '.join(others)}.")
+        groups = groups[:MAX_PANELS]
+    ncols = min(3, len(groups))
+    nrows = math.ceil(len(groups) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols, 3.6 * nrows + 0.6),
+                             squeeze=False)
+    values = final[setting].dropna().unique()
+    numeric = pd.api.types.is_numeric_dtype(final[setting]) and final[setting].dtype != bool
+    if numeric:
+        values = np.sort(values.astype(float))
+        logx = values.size > 1 and values.min() > 0 and values.max() / values.min() >= 10
+    else:
+        values = sorted(map(str, values))
+        logx = False
+    names = labels(table)
+    colors = colors or palette(names)
+    points = {}  # (panel, learner) -> x, mean, half
+    for p, (_, group) in enumerate(groups):
+        for name in names:
+            rows = group[group["learner"] == name]
+            if rows.empty:
+                continue
+            stats = [(float(v) if numeric else values.index(str(v)),
+                      *mean_ci(cell["regret"].to_numpy()))
+                     for v, cell in rows.groupby(setting, sort=True)]
+            points[p, name] = np.array(sorted(stats)).T
+    means = np.concatenate([m for _, m, _ in points.values()]) if points else np.empty(0)
+    positive = means[means > 0]
+    logy = positive.size > 0 and positive.max() / positive.min() >= 100
+    if logy and np.any(means <= 0):
+        zero = sorted({n for (_, n), (_, m, _) in points.items() if np.any(m <= 0)})
+        note = (note + " " if note else "") + (
+            f"Log scale: zero final regret is not shown ({', '.join(zero)}).")
+    if logy:
+        note = (note + " " if note else "") + (
+            "On the log scale, intervals reaching zero are drawn down to a tenth of the mean.")
+    handles = {}
+    for p, (ax, (key, _)) in enumerate(zip(axes.flat, groups, strict=False)):
+        for i, name in enumerate(names):
+            if (p, name) not in points:
+                continue
+            x, m, h = points[p, name]
+            if not numeric:  # side by side around each category, not joined by lines
+                x = x + (i - (len(names) - 1) / 2) * min(0.1, 0.6 / len(names))
+            yerr = _log_yerr(m, h) if logy else h
+            if logy:
+                m = _nonneg(m)
+            handles[name] = ax.errorbar(x, m, yerr=yerr, marker="o", ms=4, capsize=3, lw=1.4,
+                                        ls="-" if numeric else "none", color=colors[name],
+                                        label=name)
+        if numeric:
+            if logx:
+                ax.set_xscale("log")
+            ax.set_xticks(values)
+            ax.set_xticklabels([format_value(float(v)) for v in values])
+            ax.minorticks_off()
+        else:
+            ax.set_xticks(range(len(values)))
+            ax.set_xticklabels(values)
+            ax.set_xlim(-0.5, len(values) - 0.5)
+        ax.set_xlabel(setting)
+        ax.set_ylabel("final regret (mean, 95% CI)")
+        if logy:
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3, which="both" if logy else "major")
+        if others:
+            key = key if isinstance(key, tuple) else (key,)
+            ax.set_title(", ".join(f"{k} = {format_value(v)}"
+                                   for k, v in zip(others, key, strict=True)), fontsize=9.5)
+    for ax in axes.flat[len(groups):]:
+        ax.set_visible(False)
+    fig.suptitle(f"Final regret against {setting}", fontsize=12)
+    fig.tight_layout()
+    fig.legend(list(handles.values()), list(handles), loc="upper center",
+               bbox_to_anchor=(0.5, 0.0), ncol=min(len(handles), 5), fontsize=9,
+               frameon=False)
+    return fig, note
+
+
+# --------------------------------------------------------------------------- saving
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of ``text``.
+
+    Examples
+    --------
+    >>> slug("final vs. budget_low")
+    'final-vs-budget-low'
+    """
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def save_figure(fig: Figure, out_dir: str | os.PathLike, stem: str, *, dpi: int = 110
+                ) -> bytes:
+    """Write ``fig`` as ``stem.png`` and ``stem.pdf`` in ``out_dir``, close it, and return the
+    PNG's bytes (for embedding)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    png = out / f"{stem}.png"
+    fig.savefig(png, dpi=dpi, bbox_inches="tight")
+    fig.savefig(out / f"{stem}.pdf", bbox_inches="tight")
+    plt.close(fig)
+    return png.read_bytes()

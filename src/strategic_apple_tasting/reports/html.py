@@ -1,0 +1,292 @@
+"""A self-contained HTML report of a sweep (``sat report``): figures embedded, tables inline.
+
+The page needs nothing outside itself (no scripts, stylesheets or fonts from elsewhere; the
+figures are PNG data URIs), so it can be mailed or archived as one file. Each figure is also
+written beside it as PNG and PDF.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import os
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+from matplotlib.figure import Figure
+
+from .. import __version__
+from ..metrics import final_summary
+from . import figures as F
+from .summary import _num
+
+#: Most combinations of swept settings that get their own section of figures.
+MAX_SECTIONS = 12
+
+_CSS = """
+:root { color-scheme: light; }
+body { font-family: "DejaVu Sans", "Liberation Sans", Arial, Helvetica, sans-serif;
+       margin: 0 auto; max-width: 1180px; padding: 0 24px 48px; color: #1d232a;
+       line-height: 1.45; font-size: 15px; background: #fff; }
+h1 { font-size: 1.7em; margin: 28px 0 4px; }
+h2 { font-size: 1.3em; margin-top: 40px; border-bottom: 1px solid #d5dbe1; padding-bottom: 4px; }
+h3 { font-size: 1.05em; margin: 22px 0 6px; }
+p.meta, figcaption, .note { color: #4a5560; font-size: 0.9em; }
+nav ul { columns: 2; padding-left: 20px; margin: 6px 0; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; font-size: 0.86em; margin: 8px 0 4px; }
+th, td { border: 1px solid #d5dbe1; padding: 4px 8px; text-align: right; white-space: nowrap; }
+th { background: #eef2f5; }
+td.text, th.text { text-align: left; }
+tbody tr:nth-child(even) { background: #f7f9fa; }
+figure { margin: 14px 0 26px; }
+figure img { display: block; max-width: 100%; height: auto; border: 1px solid #e3e7eb; }
+code { font-size: 0.95em; background: #f1f3f5; padding: 0 3px; border-radius: 3px; }
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text))
+
+
+def _table(header: list[str], rows: list[list[str]], *,
+           text_columns: int | tuple[int, ...] = 1) -> str:
+    """An HTML table (cells already escaped); text columns (the first ``text_columns``, or
+    those listed) are left-aligned, the others (numbers) right-aligned."""
+    left = range(text_columns) if isinstance(text_columns, int) else text_columns
+
+    def cells(tag: str, row: list[str]) -> str:
+        return "".join(f'<{tag}{" class=text" if i in left else ""}>{c}</{tag}>'
+                       for i, c in enumerate(row))
+    body = "\n".join(f"<tr>{cells('td', r)}</tr>" for r in rows)
+    return (f'<div class="scroll"><table><thead><tr>{cells("th", header)}</tr></thead>'
+            f"<tbody>\n{body}\n</tbody></table></div>")
+
+
+class _Figures:
+    """Writes figures beside the page and renders them as embedded images."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.stems: list[str] = []
+
+    def embed(self, fig: Figure, stem: str, alt: str, caption: str) -> str:
+        png = F.save_figure(fig, self.out, stem)
+        self.stems.append(stem)
+        data = base64.b64encode(png).decode("ascii")
+        return (f'<figure><img src="data:image/png;base64,{data}" alt="{_e(alt)}">'
+                f"<figcaption>{caption} <a href=\"{stem}.png\">PNG</a> · "
+                f"<a href=\"{stem}.pdf\">PDF</a></figcaption></figure>")
+
+
+def _settings_section(runs: pd.DataFrame, swept: list[str], constant: dict[str, object]
+                      ) -> str:
+    """The constant settings once, then one row per combination of the swept ones."""
+    order = F.labels(pa.table({"learner": runs["learner"].unique()}))
+    parts = ['<h2 id="settings">Settings</h2>']
+    if constant:
+        parts.append("<h3>The same in every run</h3>")
+        parts.append(_table(["setting", "value"],
+                            [[_e(k), _e(F.format_value(v))] for k, v in constant.items()],
+                            text_columns=2))
+    if swept:
+        parts.append(f"<h3>Every combination of the swept settings ({_e(', '.join(swept))})"
+                     "</h3>")
+        rows = []
+        for key, group in runs.groupby(swept, dropna=False, sort=True):
+            key = key if isinstance(key, tuple) else (key,)
+            rows.append([_e(F.format_value(v)) for v in key]
+                        + [_e(", ".join(lb for lb in order if lb in set(group["learner"]))),
+                           str(group["seed"].nunique()), str(len(group))])
+        parts.append(_table([*map(_e, swept), "learners", "seeds", "runs"], rows,
+                            text_columns=len(swept) + 1))
+    return "\n".join(parts)
+
+
+def _summary_tables(table: pa.Table, fits: dict[str, F.ExponentFit], d: int | None,
+                    names: Mapping[str, str] | None) -> tuple[str, bool, bool]:
+    """The final-round summary at each learner's largest horizon, then the growth exponents
+    beside the theorems'.
+
+    Returns the HTML and whether a Stackelberg lower bound and a dagger appear."""
+    rows, exponents = [], []
+    lower = dagger = False
+    order = F.labels(table)
+    for s in sorted(final_summary(F.largest_horizon(table)),
+                    key=lambda s: order.index(s.learner)):
+        stackelberg = _num(s.stackelberg_regret)
+        if not s.stackelberg_exact:
+            stackelberg += " *"
+            lower = True
+        rows.append([_e(s.learner), str(s.seeds), f"{s.horizon:,}",
+                     f"{_num(s.regret)} ± {_num(s.regret_ci, 2)}", stackelberg,
+                     _num(s.realized_regret), _num(s.accepted, 6), _num(s.clean, 6),
+                     _num(s.gamed_as_clean, 6), _num(s.theta_error, 3)])
+        fit = fits[s.learner]
+        if fit.along == "horizons":
+            how = f"across {fit.t.size} horizon(s): final regret at each T"
+        else:
+            how = "along the run: mean regret for t ≥ T/10"
+        interval = (f"[{fit.slope - 1.96 * fit.stderr:.2f}, {fit.slope + 1.96 * fit.stderr:.2f}]"
+                    if fit.ok else "—")
+        theorem = F.theorem_text(s.learner, d, names)
+        dagger |= theorem.endswith("†")
+        exponents.append([_e(s.learner), _e(how), _e(fit.shown()), interval, _e(theorem)])
+    summary = _table(["learner", "seeds", "T", "regret (mean ± 95% CI)", "Stackelberg regret",
+                      "realized", "accepted", "clean", "gamed as clean", "‖θ̂−θ‖"], rows)
+    growth = _table(["learner", "fitted", "exponent (fit ± 1.96 s.e.)", "95% interval",
+                     "theorem's exponent"], exponents, text_columns=(0, 1, 4))
+    text = (f"<h3>Final round (means over seeds)</h3>\n{summary}\n"
+            f"<h3>Regret growth exponents</h3>\n{growth}")
+    return text, lower, dagger
+
+
+def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | None = None,
+                 learners: Mapping[str, str] | None = None) -> Path:
+    """Write a self-contained HTML report of a results table; returns the path of index.html.
+
+    The page shows, for each combination of the swept game settings (at most
+    :data:`MAX_SECTIONS`): a summary table (final regret with 95% CI, Stackelberg regret, the
+    ground-truth counters, the fitted growth exponent beside the theorem's); cumulative regret
+    against rounds with 95% bands and its log–log view with the fitted exponents (across
+    horizons for learners tuned to the horizon, along the run for anytime ones); clean points
+    against SA-OLS's expected c1·T; the estimation error over time. Then final regret against
+    each swept setting, and a table of every setting. Each figure is also written to
+    ``out_dir`` as PNG and PDF.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        Results, e.g. :func:`~strategic_apple_tasting.experiments.sweep.load` of a sweep or
+        :func:`~strategic_apple_tasting.simulate`'s table.
+    out_dir : path
+        Directory for ``index.html`` and the figures (created if needed).
+    title : str, optional
+        Page title.
+    learners : mapping, optional
+        Results label → registry name, for custom labels (``"etc (fixed T0)"`` → ``"etc"``);
+        labels that are registry names, or one followed by parameters, need no entry.
+
+    Returns
+    -------
+    pathlib.Path
+        The path of ``index.html``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from strategic_apple_tasting import Game, simulate
+    >>> table = simulate(Game(dimension=2), ["sa-ols", "oracle"], horizon=300, seeds=2)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     page = write_report(table, tmp)
+    ...     page.name, (page.parent / "regret-01.pdf").exists()
+    ('index.html', True)
+    """
+    if table.num_rows == 0:
+        raise ValueError("the results table is empty: nothing to report")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    title = title or "Strategic apple tasting: results report"
+    settings = F.settings_columns(table)
+    frame = table.select(["learner", "seed", *settings]).to_pandas()
+    swept = F.swept_settings(table)
+    constant = {c: frame[c].iloc[0] for c in settings if c not in swept}
+    grouping = [s for s in swept if s != "horizon"]
+    figs = _Figures(out)
+    colors = F.palette(F.labels(table))
+    runs = frame.drop_duplicates(["learner", "seed", *settings])
+
+    if grouping:
+        groups = [(k if isinstance(k, tuple) else (k,), g.index.to_numpy())
+                  for k, g in frame.groupby(grouping, dropna=False, sort=True)]
+    else:
+        groups = [((), frame.index.to_numpy())]
+    shown = groups[:MAX_SECTIONS]
+
+    headings = [", ".join(f"{k} = {F.format_value(v)}" for k, v in zip(grouping, key,
+                                                                      strict=True))
+                or "All runs" for key, _ in shown]
+    sections = []
+    lower = dagger = False
+    for i, ((_, index), name) in enumerate(zip(shown, headings, strict=True), start=1):
+        sub = table.take(index)
+        d = F.single_dimension(sub)
+        fits = {lb: F.fit_exponent(sub, lb, learners) for lb in F.labels(sub)}
+        summary, low, dag = _summary_tables(sub, fits, d, learners)
+        lower |= low
+        dagger |= dag
+        fig = F.regret_figure(sub, fits, colors=colors, names=learners)
+        regret = figs.embed(
+            fig, f"regret-{i:02d}", f"Regret, {name}",
+            "Left: cumulative strategic regret against rounds, mean over seeds with a 95% "
+            "band, at each learner's largest horizon. Right: the same on log–log axes; dashed "
+            "lines are the fitted growth exponents (across horizons for learners tuned to the "
+            "horizon, dots with 95% CI at each horizon; along the run for t ≥ T/10 otherwise), "
+            "beside the theorems' exponents.")
+        fig, note = F.learning_figure(sub, colors=colors)
+        learning = figs.embed(
+            fig, f"learning-{i:02d}", f"Clean points and estimation error, {name}",
+            "Left: points each learner learned from (clean), mean with 95% band, against "
+            "SA-OLS's expected number d + c1(d, δ/R)·(t − d) (<code>cor:c1</code>). Right: "
+            f"estimation error ‖θ̂ − (θ1 − θ0)‖ over time. {_e(note)}")
+        sections.append(f'<h2 id="combo-{i}">{_e(name)}</h2>\n{summary}\n{regret}\n{learning}')
+
+    more = ""
+    if len(groups) > MAX_SECTIONS:
+        more = (f'<p class="note">{len(groups)} combinations of {_e(", ".join(grouping))}: '
+                f"the first {MAX_SECTIONS} have figures here; the settings table and the "
+                "final-regret figures cover all of them (<code>sat results DIR</code> prints "
+                "every summary).</p>")
+
+    finals = []
+    for setting in swept:
+        fig, note = F.final_regret_figure(table, setting, swept, colors=colors)
+        finals.append(figs.embed(
+            fig, f"final-vs-{F.slug(setting)}", f"Final regret against {setting}",
+            f"Mean final regret (at t = T) with 95% CI over seeds, per learner, against "
+            f"{_e(setting)}. {_e(note)}"))
+
+    toc = [f'<li><a href="#combo-{i}">{_e(name)}</a></li>'
+           for i, name in enumerate(headings, start=1)]
+    if finals:
+        toc.append('<li><a href="#final">Final regret against each swept setting</a></li>')
+    toc.append('<li><a href="#settings">Settings</a></li>')
+
+    notes = []
+    if lower:
+        notes.append("* Stackelberg regret against the best of a searched set of fixed "
+                     "policies: a lower bound (these agents do not induce every half-space).")
+    if dagger:
+        notes.append("† A relabelled or re-parametrised learner: the theorem's exponent holds "
+                     "for the learner's default tuning.")
+    notes.append("Theorem exponents: E[regret] = Õ(T<sup>exponent</sup>) as the paper states "
+                 "it; “—”: no theorem (baselines). Fitted exponents are least-squares slopes of "
+                 "log regret on log t; ± is 1.96 standard errors of the slope.")
+
+    every = F.labels(table)
+    horizons = sorted(frame["horizon"].unique()) if "horizon" in frame else []
+    meta = (f"{len(every)} learner(s) ({_e(', '.join(every))}), "
+            f"{frame['seed'].nunique()} seed(s), {len(runs)} run(s), horizon(s) "
+            f"{_e(', '.join(f'{int(h):,}' for h in horizons))}; swept: "
+            f"{_e(', '.join(swept) or 'nothing')}. Generated "
+            f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC by strategic-apple-tasting "
+            f"{_e(__version__)}.")
+    body = "\n".join([
+        f"<h1>{_e(title)}</h1>", f'<p class="meta">{meta}</p>',
+        f"<nav><ul>{''.join(toc)}</ul></nav>", more, *sections,
+        *(['<h2 id="final">Final regret against each swept setting</h2>', *finals]
+          if finals else []),
+        _settings_section(runs, swept, constant),
+        "<h2>Notes</h2>", *(f'<p class="note">{n}</p>' for n in notes)])
+    page = (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f'<link rel="icon" href="data:,">\n<title>{_e(title)}</title>\n'
+            f"<style>{_CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+    path = out / "index.html"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(page, encoding="utf-8")
+    tmp.replace(path)
+    return path
