@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/sat demo --out demo-output
+	$(BIN)/sat reproduce --quick --out demo-output
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

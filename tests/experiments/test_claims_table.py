@@ -29,6 +29,11 @@ def test_claims_table_on_tiny_sweeps(tmp_path):
     md = claims_markdown(rows)
     assert md.count("\n") == len(rows) + 1 and "| claim |" in md
     assert len(claims_text(rows).splitlines()) == len(rows) + 2
+    from strategic_apple_tasting.reports.html import write_claims_page
+
+    page = write_claims_page(rows, {"etc": "etc/report/index.html"}, tmp_path / "index.html")
+    text = page.read_text()
+    assert text.count("<tr>") == len(rows) + 1 and 'href="etc/report/index.html"' in text
 
 
 def test_bundled_specs_are_valid():

@@ -24,7 +24,7 @@ from ..experiments.storage import write_table
 from ..experiments.sweep import MANIFEST, Progress, default_executor, load, run_sweep
 from ..game import FEEDBACK, Game
 from ..learners import LEARNERS, make_learner
-from ..reports.html import write_report
+from ..reports.html import write_claims_page, write_report
 from ..reports.plots import plot_regret
 from ..reports.summary import summary_text
 
@@ -314,8 +314,17 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     print()
     print(claims_text(rows))
     print()
+    print("writing the reports ...", flush=True)
+    links = {}
+    for name in parts:
+        page = write_report(load(out / name), out / name / "report",
+                            title=f"reproduce ({size}): {name}",
+                            learners=_spec_learners(out / name))
+        links[name] = str(page.relative_to(out))
+    index = write_claims_page(rows, links, out / "index.html")
     held = sum(r.holds for r in rows)
     print(f"{held} of {len(rows)} claims hold; table: {out / 'claims.md'}")
+    print(f"report: {index}")
     return 0
 
 

@@ -19,6 +19,7 @@ import pyarrow as pa
 from matplotlib.figure import Figure
 
 from .. import __version__
+from ..experiments.claims import Claim
 from ..metrics import final_summary
 from . import figures as F
 from .summary import _num
@@ -40,6 +41,7 @@ nav ul { columns: 2; padding-left: 20px; margin: 6px 0; }
 table { border-collapse: collapse; font-size: 0.86em; margin: 8px 0 4px; }
 th, td { border: 1px solid #d5dbe1; padding: 4px 8px; text-align: right; white-space: nowrap; }
 th { background: #eef2f5; }
+table.wrap td { white-space: normal; }
 td.text, th.text { text-align: left; }
 tbody tr:nth-child(even) { background: #f7f9fa; }
 figure { margin: 14px 0 26px; }
@@ -281,12 +283,39 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
           if finals else []),
         _settings_section(runs, swept, constant),
         "<h2>Notes</h2>", *(f'<p class="note">{n}</p>' for n in notes)])
+    return _write_page(out / "index.html", title, body)
+
+
+def _write_page(path: Path, title: str, body: str) -> Path:
     page = (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f'<link rel="icon" href="data:,">\n<title>{_e(title)}</title>\n'
             f"<style>{_CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
-    path = out / "index.html"
     tmp = path.with_suffix(".tmp")
     tmp.write_text(page, encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+def write_claims_page(rows: list[Claim], parts: Mapping[str, str], path: str | os.PathLike,
+                      *, title: str = "The paper's claims, reproduced") -> Path:
+    """The claims table ("claim, measured, theory, holds?") with links to each part's report.
+
+    ``parts`` maps a part's name to its report's path relative to ``path``'s directory.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    held = sum(r.holds for r in rows)
+    body_rows = [[_e(r.claim), f"<code>{_e(r.source)}</code>", _e(r.measured), _e(r.theory),
+                  "yes" if r.holds else "<strong>no</strong>"] for r in rows]
+    links = "".join(f'<li><a href="{_e(href)}">{_e(name)}</a></li>'
+                    for name, href in parts.items())
+    body = "\n".join([
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="meta">{held} of {len(rows)} claims hold. Generated '
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC by strategic-apple-tasting "
+        f"{_e(__version__)}.</p>",
+        _table(["claim", "source", "measured", "theory", "holds?"], body_rows,
+               text_columns=(0, 1, 2, 3, 4)).replace("<table>", '<table class="wrap">', 1),
+        "<h2>Reports of the sweeps behind them</h2>", f"<ul>{links}</ul>"])
+    return _write_page(path, title, body)
