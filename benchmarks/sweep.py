@@ -3,7 +3,8 @@
 The same cells run four ways; each rate is printed as a ratio to the bare engine (the cells run
 one after another in this process by `simulate`) measured in the same run, since the machines are
 noisy. Sweep timings are wall time from submission to the last file written, including starting
-the workers (and loading their compiled kernels from the cache) and writing Parquet.
+the workers (and loading their compiled kernels from the cache) for "cold" pools, and writing
+Parquet. Dask's workers, and the "started" local pools, are up and warm before the clock starts.
 
     .venv/bin/python benchmarks/sweep.py [--cells 8] [--horizon 200000] [--repeat 1]
 """
@@ -18,7 +19,7 @@ import time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from strategic_apple_tasting.experiments.spec import check_spec
-from strategic_apple_tasting.experiments.sweep import run_sweep
+from strategic_apple_tasting.experiments.sweep import default_executor, run_sweep
 
 
 def _spec(cells: int, horizon: int, seeds_per_cell: int):
@@ -39,9 +40,20 @@ def bare(spec) -> float:
 
 
 def local(spec, workers: int) -> float:
+    """Wall time of the sweep on a fresh pool, starting the workers included."""
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         run_sweep(spec, tmp, workers=workers)
+        return time.perf_counter() - start
+
+
+def local_started(spec, workers: int) -> float:
+    """The same on a pool whose workers have started and loaded the kernel (as Dask's have)."""
+    warm = _spec(workers, 1000, 1)
+    with default_executor(workers) as pool, tempfile.TemporaryDirectory() as tmp:
+        run_sweep(warm, f"{tmp}/warm", executor=pool)
+        start = time.perf_counter()
+        run_sweep(spec, f"{tmp}/run", executor=pool)
         return time.perf_counter() - start
 
 
@@ -69,8 +81,11 @@ def main() -> None:
     local(_spec(1, 1000, 1), 1)  # and fill the on-disk cache workers load from
     print(f"{len(spec.cells)} cells × {args.seeds_per_cell} seeds × {args.horizon:,} rounds "
           f"= {rounds:,} agent-rounds (SA-OLS, d = 5); best of {args.repeat}")
-    runs = [("bare engine, this process", bare, ()), ("local pool, 1 worker", local, (1,)),
-            ("local pool, 2 workers", local, (2,))]
+    runs = [("bare engine, this process", bare, ()),
+            ("local pool, 1 worker (cold)", local, (1,)),
+            ("local pool, 2 workers (cold)", local, (2,)),
+            ("local pool, 1 worker (started)", local_started, (1,)),
+            ("local pool, 2 workers (started)", local_started, (2,))]
     try:
         import distributed  # noqa: F401
 

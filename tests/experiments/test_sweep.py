@@ -49,7 +49,8 @@ def test_rerun_skips_finished_cells_and_a_changed_spec_is_refused(tmp_path, caps
     assert len(list((tmp_path / "cells").glob("*.parquet"))) == 16
 
 
-def test_a_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
+def _start_sweep(tmp_path: Path) -> tuple[subprocess.Popen, Path, Path]:
+    """`sat sweep` in a subprocess (own session), once its first cell has finished."""
     spec_file = tmp_path / "spec.toml"
     # Six cells of ~0.3 s each after the worker starts: slow enough to kill mid-sweep.
     spec_file.write_text('horizon = 1500000\nseeds = 6\nseeds_per_cell = 1\n'
@@ -58,7 +59,7 @@ def test_a_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
     cmd = [sys.executable, "-c", "from strategic_apple_tasting.cli.main import main; "
            "raise SystemExit(main())", "sweep", str(spec_file), "--out", str(out),
            "--workers", "1"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     cells = out / "cells"
     deadline = time.monotonic() + 300
@@ -66,8 +67,11 @@ def test_a_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
         assert proc.poll() is None, "the sweep ended before the kill"
         assert time.monotonic() < deadline
         time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its worker, mid-run
-    proc.wait()
+    return proc, spec_file, out
+
+
+def _resume_and_compare(tmp_path: Path, spec_file: Path, out: Path) -> None:
+    cells = out / "cells"
     done = len(list(cells.glob("*.parquet")))
     assert 1 <= done < 6, done
     assert main(["sweep", str(spec_file), "--out", str(out), "--workers", "1"]) == 0
@@ -77,6 +81,37 @@ def test_a_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
     fresh = tmp_path / "fresh"
     assert main(["sweep", str(spec_file), "--out", str(fresh), "--workers", "1"]) == 0
     assert resumed.equals(_sorted(load(fresh)))
+
+
+def test_a_sweep_whose_worker_is_killed_says_so_and_resumes(tmp_path):
+    psutil = pytest.importorskip("psutil")
+    proc, spec_file, out = _start_sweep(tmp_path)
+    workers = psutil.Process(proc.pid).children(recursive=True)
+    busy = [w for w in workers if "spawn_main" in " ".join(w.cmdline())]
+    assert busy, [w.cmdline() for w in workers]
+    for w in busy:
+        w.kill()  # a worker process dies mid-cell (out of memory, a node lost...)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1
+    assert err.strip().splitlines()[-1].startswith("sat: error: a worker died")
+    assert "Traceback" not in err
+    _resume_and_compare(tmp_path, spec_file, out)
+
+
+def test_ctrl_c_stops_cleanly_and_keeps_finished_cells(tmp_path):
+    proc, spec_file, out = _start_sweep(tmp_path)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    assert "interrupted; finished cells are kept" in err
+    _resume_and_compare(tmp_path, spec_file, out)
+
+
+def test_a_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
+    proc, spec_file, out = _start_sweep(tmp_path)
+    os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its worker, mid-run
+    proc.wait()
+    _resume_and_compare(tmp_path, spec_file, out)
 
 
 def test_results_command_and_load(tmp_path, capsys):

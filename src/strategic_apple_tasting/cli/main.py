@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import BrokenExecutor
 from pathlib import Path
 from typing import NoReturn
 
@@ -286,6 +287,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             print(f"sat: interrupted; finished cells are kept in {args.out}: rerun the same "
                   "command to resume", file=sys.stderr)
             return 130
+        except BrokenExecutor as exc:
+            print(f"sat: error: a worker died ({type(exc).__name__}); finished cells are kept "
+                  f"in {args.out}: rerun the same command to resume", file=sys.stderr)
+            return 1
     print(f"done: {state.done} cells run, {state.skipped} already finished; "
           f"results: {args.out}")
     return 0
