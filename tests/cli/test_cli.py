@@ -28,6 +28,15 @@ def test_run_writes_parquet_and_prints_summary(tmp_path, capsys):
     assert (tmp_path / "summary.txt").read_text().startswith("learner")
 
 
+def test_run_the_contextual_bandit_baselines(tmp_path):
+    code = main(["run", "--learner", "linucb", "--learner", "lin-ts", "--learner",
+                 "epsilon-greedy", "-d", "3", "-T", "300", "--seeds", "2", "--threads", "1",
+                 "--out", str(tmp_path)])
+    assert code == 0
+    table = pq.read_table(tmp_path / "results.parquet")
+    assert set(table.column("learner").to_pylist()) == {"linucb", "lin-ts", "epsilon-greedy"}
+
+
 def test_demo_writes_results_figure_and_summary(tmp_path):
     code = main(["demo", "--horizon", "3000", "--seeds", "2", "--out", str(tmp_path)])
     assert code == 0

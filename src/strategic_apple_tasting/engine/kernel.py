@@ -4,6 +4,11 @@ Per round (paper `fig:summary`): the learner commits to (β, c); the agent draws
 and best-responds; the learner acts on the observed context; the noise of this round is drawn
 (always, so every learner meets the same noise); feedback goes back to the learner. Regret and
 ground-truth counters accumulate and are written at the recorded rounds.
+
+A learner that may publish a general rule g(x') ≥ 0 (one whose kernels have a ``rule``: LinUCB)
+gets, chosen at compile time by its state's class, a loop in which agents answer the rule by
+numerical best response and the decision is g(x') ≥ 0, unless the learner says the round's rule
+is its linear part. Every other learner compiles to the linear-threshold loop as before.
 """
 
 from __future__ import annotations
@@ -12,23 +17,56 @@ import math
 
 import numba
 import numpy as np
+from numba.extending import overload
 
-from .._jit import JIT, njit
+from .._jit import JIT, njit, state_class
 from ..game.agents import respond
+from ..game.best_response import SCRATCH_ROWS, respond_rule, rule_accepts
 from ..game.contexts import draw_context
 from ..game.policies import accepts, score
-from ..learners.base import learner_estimate, learner_policy, learner_update
+from ..learners.base import (
+    has_rule,
+    learner_estimate,
+    learner_linear,
+    learner_policy,
+    learner_update,
+)
 
 #: Columns of the float and integer outputs of :func:`run_rounds`, in order.
 FLOAT_COLUMNS = ("regret", "realized_regret", "theta_error")
 INT_COLUMNS = ("accepted", "moved", "clean", "gamed_as_clean")
+#: Scratch rows of the loop: x, x_obs, β, the estimate, then the best response's.
+_ROWS = 4
+
+
+def respond_and_act(state, agents, rng, beta, threshold, x, x_obs, work):
+    """Compiled-only: the agent's report of this round into ``x_obs`` under the learner's rule,
+    and the learner's decision on it; returns (moved, accepted)."""
+    raise NotImplementedError("compiled-only")
+
+
+@overload(respond_and_act, inline="always")
+def _respond_and_act_overload(state, agents, rng, beta, threshold, x, x_obs, work):
+    if not has_rule(state_class(state)):
+        def linear(state, agents, rng, beta, threshold, x, x_obs, work):
+            moved = respond(agents, rng, beta, threshold, x, x_obs)
+            return moved, accepts(beta, threshold, x_obs)
+        return linear
+
+    def general(state, agents, rng, beta, threshold, x, x_obs, work):
+        if learner_linear(state):
+            moved = respond(agents, rng, beta, threshold, x, x_obs)
+            return moved, accepts(beta, threshold, x_obs)
+        moved = respond_rule(agents, rng, state, beta, x, x_obs, work)
+        return moved, rule_accepts(state, x_obs, work[0])
+    return general
 
 
 @njit
 def run_rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma,
                context_rng, agent_rng, noise_rng, learner_rng, record_at, out_float, out_int):
     """Simulate rounds 1..record_at[-1]; row k of the outputs holds totals after record_at[k]."""
-    scratch = np.empty((4, theta1.shape[0]))
+    scratch = np.empty((_ROWS + SCRATCH_ROWS, theta1.shape[0]))
     _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_rng, agent_rng,
             noise_rng, learner_rng, record_at, out_float, out_int, scratch)
 
@@ -47,6 +85,7 @@ def _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_
     x_obs = scratch[1]
     beta = scratch[2]
     est = scratch[3]
+    work = scratch[_ROWS:]
     regret = 0.0
     realized = 0.0
     n_accepted = 0
@@ -58,8 +97,7 @@ def _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_
     for t in range(1, horizon + 1):
         draw_context(contexts, context_rng, t, x)  # its own stream: drawn first, the CPU overlaps
         threshold = learner_policy(state, learner_rng, beta)  # it with the learner's chain
-        moved = respond(agents, agent_rng, beta, threshold, x, x_obs)
-        a = accepts(beta, threshold, x_obs)
+        moved, a = respond_and_act(state, agents, agent_rng, beta, threshold, x, x_obs, work)
 
         mean1 = score(theta1, x)
         r1 = mean1 + sigma * noise_rng.standard_normal()

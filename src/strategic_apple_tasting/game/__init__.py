@@ -18,7 +18,7 @@ from .contexts import (
     draw_contexts,
 )
 from .game import FEEDBACK, Game, GameInstance
-from .policies import LinearThreshold
+from .policies import GeneralRule, LinearThreshold
 
 __all__ = [
     "AGENTS",
@@ -30,6 +30,7 @@ __all__ = [
     "EmpiricalContexts",
     "Game",
     "GameInstance",
+    "GeneralRule",
     "GreedyTrap",
     "HeterogeneousBudgets",
     "LazyBestResponse",

@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 
 from .agents import RESPOND, LazyBestResponse
+from .best_response import respond_to_rule
 from .contexts import CONTEXTS, UniformBall, draw_contexts
-from .policies import LinearThreshold, score
+from .policies import GeneralRule, LinearThreshold, score
 
 #: Feedback modes (DESIGN §2): apple tasting sees r(1) only when accepting; bandit sees r(a).
 FEEDBACK = ("apple", "bandit")
@@ -197,8 +198,15 @@ class GameInstance:
         return draw_contexts(self.contexts, self.game.dimension, 1, self.rngs["contexts"],
                              first_round=self._round)[0]
 
-    def next_response(self, policy: LinearThreshold, x: np.ndarray) -> tuple[np.ndarray, bool]:
-        """The next agent's reported context under ``policy`` and whether it moved."""
+    def next_response(self, policy: LinearThreshold | GeneralRule, x: np.ndarray
+                      ) -> tuple[np.ndarray, bool]:
+        """The next agent's reported context under ``policy`` and whether it moved.
+
+        A linear threshold is answered in closed form, a general rule by numerical best
+        response (:mod:`.best_response`); both draw the same random numbers.
+        """
+        if isinstance(policy, GeneralRule):
+            return respond_to_rule(self.game.agents, policy, x, self.rngs["agents"])
         x_obs, moved = self.game.agents.respond_once(policy.beta, policy.threshold, x,
                                                      self.rngs["agents"])
         return x_obs, bool(moved)

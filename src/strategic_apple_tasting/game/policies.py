@@ -1,17 +1,29 @@
-"""Linear threshold policies: the rule a principal publishes, and how it is evaluated.
+"""Policies: the rule a principal publishes, and how it is evaluated.
 
-Every accept/reject decision in the package, by a learner or inside the simulation, goes through
-:func:`score` so that an agent's landing point and the learner's test see the same arithmetic.
+Most rules are **linear thresholds**: accept iff ⟨β, x'⟩ ≥ c. Every such decision in the package,
+by a learner or inside the simulation, goes through :func:`score` so that an agent's landing point
+and the learner's test see the same arithmetic.
+
+A learner may instead publish a **general rule**: accept iff g(x') ≥ 0 for a compiled function g
+of its state (LinUCB's optimistic rule is one). Such a learner registers, for its state class,
+``rule(state, z, grad, need_grad) -> g(z)`` in :data:`RULES` (writing ∇g(z) into ``grad`` when
+``need_grad``); compiled code evaluates it through :func:`rule_value`, dispatched on the state's
+class, so the game evaluates a learner's rule without importing any learner. In Python the rule
+is a :class:`GeneralRule`, holding a copy of the state it was published from.
 """
 
 from __future__ import annotations
 
+import copy
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numba.extending import overload
 
-from .._jit import njit
+from .._jit import njit, state_class
 
 #: Relative width of the band above a threshold in which a learner refuses to call a point clean.
 #: A lazy mover lands within a few ulps of the boundary (DESIGN §2, "Floating point"); 1e-9 of the
@@ -84,3 +96,90 @@ class LinearThreshold:
     def accepts(self, x: np.ndarray) -> bool:
         return bool(accepts(np.asarray(self.beta, float), float(self.threshold),
                             np.asarray(x, float)))
+
+
+#: Rule-state class → compiled ``rule(state, z, grad, need_grad) -> g(z)``; accept iff g ≥ 0.
+RULES: dict[type, Callable] = {}
+
+
+def rule_value(rule, z, grad, need_grad):
+    """g(z) of a general rule (its state), ∇g(z) into ``grad`` if ``need_grad`` (compiled-only)."""
+    raise NotImplementedError("rule_value is compiled-only; call GeneralRule.value() from Python")
+
+
+@overload(rule_value, inline="always")
+def _rule_value_overload(rule, z, grad, need_grad):
+    impl = RULES.get(state_class(rule))
+    if impl is not None:
+        return lambda rule, z, grad, need_grad: impl(rule, z, grad, need_grad)
+    return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equality of (nested tuples of) arrays and scalars, arrays compared element-wise."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+                and a.dtype == b.dtype and np.array_equal(a, b))
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return (type(a) is type(b) and len(a) == len(b)
+                and all(_same(x, y) for x, y in zip(a, b, strict=True)))
+    return type(a) is type(b) and a == b
+
+
+@dataclass(frozen=True, eq=False)
+class GeneralRule:
+    """A published rule that is not a linear threshold: accept iff g(x') ≥ 0.
+
+    ``state`` is a copy of the learner's state when it published the rule (so the rule stays
+    what was published whatever the learner learns later); g is the compiled function that
+    the state's class registered in :data:`RULES`. ``beta`` and ``threshold`` are the rule's
+    linear part (for LinUCB, the rule without its exploration bonus): agents' numerical best
+    response starts from it, and the learner's update receives it; they do not decide.
+
+    Build it with :meth:`publish` (a learner's ``policy()`` does).
+
+    Examples
+    --------
+    LinUCB before any data, with r0 = 0.5, accepts iff ‖x‖ ≥ 0.5:
+
+    >>> from strategic_apple_tasting.learners import LinUCB
+    >>> rule = LinUCB(r0=0.5, feedback="apple").reset(2).policy()
+    >>> rule.accepts([0.3, 0.3]), rule.accepts([0.3, 0.4]), rule.value([0.3, 0.4])
+    (False, True, 0.0)
+    """
+
+    state: Any
+    beta: np.ndarray
+    threshold: float
+    probability: float = 1.0
+
+    @classmethod
+    def publish(cls, state: Any, beta: np.ndarray, threshold: float) -> GeneralRule:
+        """The rule of ``state`` as it stands now (the state is copied)."""
+        if type(state) not in RULES:
+            raise ValueError(f"{type(state).__name__} has no registered rule")
+        return cls(state=copy.deepcopy(state), beta=np.array(beta, dtype=float),
+                   threshold=float(threshold))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GeneralRule):
+            return NotImplemented
+        return (_same(self.state, other.state) and np.array_equal(self.beta, other.beta)
+                and self.threshold == other.threshold and self.probability == other.probability)
+
+    __hash__ = None  # type: ignore[assignment]  (holds arrays)
+
+    def value(self, x: np.ndarray) -> float:
+        """g(x): the rule accepts iff it is ≥ 0."""
+        x = np.asarray(x, dtype=float)
+        return float(RULES[type(self.state)](self.state, x, np.empty(len(x)), False))
+
+    def gradient(self, x: np.ndarray) -> np.ndarray:
+        """∇g(x)."""
+        x = np.asarray(x, dtype=float)
+        grad = np.empty(len(x))
+        RULES[type(self.state)](self.state, x, grad, True)
+        return grad
+
+    def accepts(self, x: np.ndarray) -> bool:
+        return self.value(x) >= 0.0

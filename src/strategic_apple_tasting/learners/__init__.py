@@ -6,12 +6,14 @@ from .etc import ExploreThenCommit
 from .exp3_sae import Exp3SAE
 from .exp3p_sae import Exp3PSAE
 from .greedy_ols import SAOLS, NaiveGreedyOLS, ShiftedOLS
+from .ridge_bandits import EpsilonGreedy, LinTS, LinUCB
 from .unknown_horizon import UnknownHorizon
 
 #: Name (as on the command line) → learner class.
 LEARNERS: dict[str, type[Learner]] = {
     cls.name: cls for cls in (SAOLS, ExploreThenCommit, UnknownHorizon, Exp3SAE, Exp3PSAE,
-                              Oracle, NaiveGreedyOLS, ShiftedOLS, AcceptAll, RejectAll)
+                              Oracle, NaiveGreedyOLS, ShiftedOLS, AcceptAll, RejectAll, LinUCB,
+                              LinTS, EpsilonGreedy)
 }
 
 
@@ -30,6 +32,6 @@ def make_learner(name: str, **params) -> Learner:
     return cls(**params)
 
 
-__all__ = ["LEARNERS", "SAOLS", "AcceptAll", "Exp3PSAE", "Exp3SAE", "ExploreThenCommit",
-           "Learner", "LearnerKernels", "NaiveGreedyOLS", "Oracle", "RejectAll", "ShiftedOLS",
-           "UnknownHorizon", "make_learner"]
+__all__ = ["LEARNERS", "SAOLS", "AcceptAll", "EpsilonGreedy", "Exp3PSAE", "Exp3SAE",
+           "ExploreThenCommit", "Learner", "LearnerKernels", "LinTS", "LinUCB", "NaiveGreedyOLS",
+           "Oracle", "RejectAll", "ShiftedOLS", "UnknownHorizon", "make_learner"]

@@ -9,6 +9,14 @@ A learner is a Python object holding hyperparameters (stored as given), plus a c
   point entered the learner's data,
 * ``estimate(state, out) -> bool``: write the current estimate of θ1 − θ0, if there is one.
 
+A learner whose rule is not a linear threshold (LinUCB) also gives
+
+* ``rule(state, z, grad, need_grad) -> g(z)``: it accepts iff g(x') ≥ 0 (∇g into ``grad`` when
+  ``need_grad``); ``policy`` then writes the rule's linear part, the start of agents'
+  numerical best response (:mod:`..game.best_response`),
+* ``linear(state) -> bool``: whether this round's rule is exactly the linear threshold that
+  ``policy`` wrote (then agents respond in closed form, as to any other learner).
+
 The per-round methods of :class:`Learner` call these same functions, and so does the simulation
 engine (through :func:`learner_policy` etc., resolved at compile time by the state's class):
 one implementation of each algorithm.
@@ -23,24 +31,44 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from numba.extending import overload
 
-from .._jit import state_class
+from .._jit import njit, state_class
 from ..game.agents import RESPOND, LazyBestResponse
+from ..game.best_response import check_supported
 from ..game.game import FEEDBACK, _finite
-from ..game.policies import LinearThreshold
+from ..game.policies import RULES, GeneralRule, LinearThreshold
+
+
+@njit
+def never_linear(state):
+    """The ``linear`` of a learner whose rule is never a linear threshold."""
+    return False
 
 
 class LearnerKernels(NamedTuple):
-    """A learner's compiled core: its state class and its three compiled functions."""
+    """A learner's compiled core: its state class and its compiled functions.
+
+    ``rule`` and ``linear`` are given only by learners whose rule may be non-linear; the
+    engine then compiles the general-rule path for them (``linear`` defaults to
+    :func:`never_linear`). Every other learner keeps the linear-threshold path.
+    """
 
     state: type
     policy: Callable
     update: Callable
     estimate: Callable
+    rule: Callable | None = None
+    linear: Callable | None = None
 
 
 _POLICY: dict[type, Callable] = {}
 _UPDATE: dict[type, Callable] = {}
 _ESTIMATE: dict[type, Callable] = {}
+_LINEAR: dict[type, Callable] = {}
+
+
+def has_rule(state_cls: type | None) -> bool:
+    """Whether learners with this state class may publish a general (non-linear) rule."""
+    return state_cls in RULES
 
 
 def learner_policy(state, rng, beta_out):
@@ -56,6 +84,11 @@ def learner_update(state, rng, beta, threshold, x_obs, accepted, reward, observe
 def learner_estimate(state, out):
     """Compiled-only: write the estimate of θ1 − θ0 into ``out``; False if none yet."""
     raise NotImplementedError("compiled-only; call Learner.estimate() from Python")
+
+
+def learner_linear(state):
+    """Compiled-only: whether a general-rule learner's rule this round is its linear part."""
+    raise NotImplementedError("compiled-only; Learner.policy() returns a LinearThreshold then")
 
 
 @overload(learner_policy, inline="always")
@@ -80,6 +113,14 @@ def _estimate_overload(state, out):
     impl = _ESTIMATE.get(state_class(state))
     if impl is not None:
         return lambda state, out: impl(state, out)
+    return None
+
+
+@overload(learner_linear, inline="always")
+def _linear_overload(state):
+    impl = _LINEAR.get(state_class(state))
+    if impl is not None:
+        return lambda state: impl(state)
     return None
 
 
@@ -113,6 +154,9 @@ class Learner:
             _POLICY[kernels.state] = kernels.policy
             _UPDATE[kernels.state] = kernels.update
             _ESTIMATE[kernels.state] = kernels.estimate
+            if kernels.rule is not None:
+                RULES[kernels.state] = kernels.rule
+                _LINEAR[kernels.state] = kernels.linear or never_linear
 
     # -- hyperparameters -------------------------------------------------------------------
     @classmethod
@@ -145,6 +189,8 @@ class Learner:
         if params.get("feedback") not in (None, game.feedback):
             raise ValueError(f"learner {self.name} has feedback={params['feedback']!r} "
                              f"but the game has feedback={game.feedback!r}")
+        if self.kernels.rule is not None:
+            check_supported(game.agents, self.name)
         return self.clone(**fill)
 
     def _belief(self) -> Any:
@@ -185,7 +231,7 @@ class Learner:
         self._d = int(d)
         self._rng = np.random.default_rng() if rng is None else rng
         self._state = self._init_state(self._d)
-        self._committed: LinearThreshold | None = None
+        self._committed: LinearThreshold | GeneralRule | None = None
         return self
 
     def _require_reset(self) -> None:
@@ -193,13 +239,22 @@ class Learner:
             raise RuntimeError(f"call {type(self).__name__}.reset(d, rng) first")
 
     # -- the per-round API -----------------------------------------------------------------
-    def policy(self) -> LinearThreshold:
-        """The rule to publish for this round (sampled and committed, if randomized)."""
+    def policy(self) -> LinearThreshold | GeneralRule:
+        """The rule to publish for this round (sampled and committed, if randomized).
+
+        A :class:`LinearThreshold`, or for a learner whose rule is not linear this round
+        (LinUCB) a :class:`~strategic_apple_tasting.game.policies.GeneralRule`; both have
+        ``accepts(x)``.
+        """
         self._require_reset()
         if self._committed is None:
             beta = np.empty(self._d)
-            threshold = self.kernels.policy(self._state, self._rng, beta)
-            self._committed = LinearThreshold(beta=beta, threshold=float(threshold))
+            threshold = float(self.kernels.policy(self._state, self._rng, beta))
+            kernels = self.kernels
+            if kernels.rule is not None and not (kernels.linear or never_linear)(self._state):
+                self._committed = GeneralRule.publish(self._state, beta, threshold)
+            else:
+                self._committed = LinearThreshold(beta=beta, threshold=threshold)
         return self._committed
 
     def act(self, x_obs: Any) -> bool:

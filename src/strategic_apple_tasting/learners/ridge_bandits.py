@@ -1,0 +1,371 @@
+"""Standard contextual-bandit baselines that ignore gaming: LinUCB, linear Thompson sampling and
+ε-greedy (DESIGN §3, "Baselines").
+
+All three keep a ridge regression per arm and learn from every point they observe, gamed or not
+(``strategy_aware = False``): accepted points feed arm 1, and under bandit feedback rejected
+points feed arm 0. None shifts its rule by the agents' reach.
+
+=====================  ========================================================================
+learner                rule published each round
+=====================  ========================================================================
+:class:`LinUCB`        accept iff UCB1(x') ≥ r0 (bandit: UCB1(x') ≥ UCB0(x')), with
+                       UCB_a(x) = ⟨θ̂_a, x⟩ + α·sqrt(xᵀV_a⁻¹x): *not* a linear threshold, so
+                       agents answer it by numerical best response (:mod:`..game.best_response`)
+:class:`LinTS`         sample θ̃_a ~ N(θ̂_a, v²V_a⁻¹), commit to accept iff ⟨θ̃1 − θ̃0, x'⟩ ≥ r0
+:class:`EpsilonGreedy` with probability ε_t accept all or reject all (a fair coin), otherwise
+                       accept iff ⟨θ̂1 − θ̂0, x'⟩ ≥ r0
+=====================  ========================================================================
+
+Ridge regression: V_a = λI + Σ x xᵀ over arm a's points and θ̂_a = V_a⁻¹ Σ x r. The prior is d
+pseudo-points √λ·e_i with reward 0 at the top of the Givens QR factor of :mod:`.least_squares`,
+whose triangle R_a then satisfies R_aᵀR_a = V_a: LinUCB's width is ‖R_a⁻ᵀx‖ (one forward
+substitution) and a Thompson sample is θ̂_a + v·R_a⁻¹ξ with ξ ~ N(0, I) (one back
+substitution); no inverse is formed. Under apple tasting arm 0 has no data and plays no part
+(θ0 = 0, its reward is the known r0).
+
+The three share one compiled core (one state class, the learner's kind a field), so the
+engine compiles its loop once for all of them; the core declares its rule linear in every round
+but LinUCB's (with α > 0).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .._jit import njit
+from .base import Learner, LearnerKernels
+from .least_squares import add_point, solve
+
+LINUCB, THOMPSON, EPSILON = 0, 1, 2
+
+# counts[...]: rounds seen, points in arm 1's fit, in arm 0's fit, θ̂ stale (0/1)
+_ROUNDS, _N1, _N0, _STALE = 0, 1, 2, 3
+
+
+class RidgeBanditState(NamedTuple):
+    kind: int  # LINUCB, THOMPSON or EPSILON
+    bandit: bool
+    r0: float
+    alpha: float  # LinUCB: width of the confidence bonus
+    scale: float  # lin-ts: v, the posterior scale
+    epsilon: float  # ε-greedy: ε_t = min(1, ε·t^(−decay))
+    decay: float
+    counts: np.ndarray  # int64, see _ROUNDS.. above
+    fits: np.ndarray  # (2, d+1, d+1): QR factors of [√λ·I, 0; X, r] for arm 1 and arm 0
+    theta: np.ndarray  # (2, d): θ̂1, θ̂0
+    work: np.ndarray  # (3, d+1) scratch: Givens row, then two substitution vectors
+
+
+def new_state(d: int, kind: int, *, bandit: bool, r0: float, ridge: float, alpha: float = 0.0,
+              scale: float = 0.0, epsilon: float = 0.0, decay: float = 0.0
+              ) -> RidgeBanditState:
+    """A fresh state: ridge prior λ on both arms, no data."""
+    fits = np.zeros((2, d + 1, d + 1))
+    for arm in range(2):
+        fits[arm, :d, :d] = math.sqrt(ridge) * np.eye(d)
+    counts = np.zeros(4, dtype=np.int64)
+    counts[_STALE] = 1
+    return RidgeBanditState(
+        kind=int(kind), bandit=bool(bandit), r0=float(r0), alpha=float(alpha),
+        scale=float(scale), epsilon=float(epsilon), decay=float(decay), counts=counts,
+        fits=fits, theta=np.zeros((2, d)), work=np.zeros((3, d + 1)))
+
+
+@njit
+def _refit(state):
+    counts = state.counts
+    if counts[_STALE]:
+        solve(state.fits[0], state.theta[0])
+        solve(state.fits[1], state.theta[1])
+        counts[_STALE] = 0
+
+
+@njit
+def _add_sample(factor, scale, sign, rng, beta, y):
+    """beta += sign·scale·R⁻¹ξ, ξ ~ N(0, I) drawn in index order (R the factor's triangle)."""
+    d = beta.shape[0]
+    for k in range(d):
+        y[k] = rng.standard_normal()
+    for k in range(d - 1, -1, -1):
+        acc = y[k]
+        for j in range(k + 1, d):
+            acc -= factor[k, j] * y[j]
+        y[k] = acc / factor[k, k]
+    for i in range(d):
+        beta[i] += sign * scale * y[i]
+
+
+@njit
+def _policy(state, rng, beta):
+    d = beta.shape[0]
+    if state.kind == EPSILON:
+        t = float(state.counts[_ROUNDS] + 1)
+        eps = state.epsilon if state.decay == 0.0 else min(1.0, state.epsilon * t ** -state.decay)
+        u = rng.random()  # drawn every round
+        if u < eps:  # explore: accept all or reject all, each with probability ε_t/2
+            for i in range(d):
+                beta[i] = 0.0
+            return -1.0 if u < 0.5 * eps else 1.0
+    _refit(state)
+    theta = state.theta
+    for i in range(d):
+        beta[i] = theta[0, i] - theta[1, i]
+    if state.kind == THOMPSON:
+        _add_sample(state.fits[0], state.scale, 1.0, rng, beta, state.work[1])
+        if state.bandit:
+            _add_sample(state.fits[1], state.scale, -1.0, rng, beta, state.work[1])
+    return state.r0
+
+
+@njit
+def _width(factor, z, w):
+    """‖R⁻ᵀz‖ = sqrt(zᵀV⁻¹z), with w = R⁻ᵀz (forward substitution)."""
+    s = 0.0
+    for k in range(z.shape[0]):
+        acc = z[k]
+        for j in range(k):
+            acc -= factor[j, k] * w[j]
+        w[k] = acc / factor[k, k]
+        s += w[k] * w[k]
+    return math.sqrt(s)
+
+
+@njit
+def _add_width_gradient(factor, w, width, coef, grad):
+    """grad += coef·V⁻¹z/‖R⁻ᵀz‖, from w = R⁻ᵀz (back substitution in place: R⁻¹w = V⁻¹z)."""
+    d = grad.shape[0]
+    for k in range(d - 1, -1, -1):
+        acc = w[k]
+        for j in range(k + 1, d):
+            acc -= factor[k, j] * w[j]
+        w[k] = acc / factor[k, k]
+    for i in range(d):
+        grad[i] += coef * (w[i] / width)
+
+
+@njit
+def _rule(state, z, grad, need_grad):
+    """LinUCB: g(z) = UCB1(z) − r0 (bandit: UCB1(z) − UCB0(z) − r0), ∇g into grad if asked.
+
+    Evaluated right after the round's policy, which refit θ̂. At z = 0 a width has no
+    gradient; its part of ∇g is taken as 0 (a subgradient).
+    """
+    theta = state.theta
+    d = z.shape[0]
+    g = 0.0
+    for i in range(d):
+        g += (theta[0, i] - theta[1, i]) * z[i]
+    g -= state.r0
+    w1 = state.work[1]
+    w0 = state.work[2]
+    width1 = _width(state.fits[0], z, w1)
+    width0 = _width(state.fits[1], z, w0) if state.bandit else 0.0
+    g += state.alpha * (width1 - width0)
+    if need_grad:
+        for i in range(d):
+            grad[i] = theta[0, i] - theta[1, i]
+        if width1 > 0.0:
+            _add_width_gradient(state.fits[0], w1, width1, state.alpha, grad)
+        if width0 > 0.0:
+            _add_width_gradient(state.fits[1], w0, width0, -state.alpha, grad)
+    return g
+
+
+@njit
+def _linear(state):
+    return state.kind != LINUCB or state.alpha == 0.0
+
+
+@njit
+def _update(state, rng, beta, threshold, x, accepted, reward, observed):
+    counts = state.counts
+    counts[_ROUNDS] += 1
+    if not observed:
+        return False
+    which = 0 if accepted else 1  # arm 1's data, or arm 0's (bandit feedback)
+    add_point(state.fits[which], x, reward, state.work[0])
+    counts[_N1 + which] += 1
+    counts[_STALE] = 1
+    return True
+
+
+@njit
+def _estimate(state, out):
+    _refit(state)
+    theta = state.theta
+    for i in range(out.shape[0]):
+        out[i] = theta[0, i] - theta[1, i]
+    return state.counts[_N1] > 0
+
+
+KERNELS = LearnerKernels(RidgeBanditState, _policy, _update, _estimate, rule=_rule,
+                         linear=_linear)
+
+
+def _number(name: str, value: Any, low: float, high: float = math.inf, *,
+            open_low: bool = False) -> None:
+    ok = (isinstance(value, int | float) and not isinstance(value, bool)
+          and math.isfinite(value) and (value > low if open_low else value >= low)
+          and value <= high)
+    if not ok:
+        lo = f"> {low:g}" if open_low else f">= {low:g}"
+        allowed = f"a finite number {lo}" + (f" and <= {high:g}" if high < math.inf else "")
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+
+
+class _RidgeBandit(Learner):
+    kernels = KERNELS
+    strategy_aware = False
+    _kind: int
+    ridge: float
+    r0: float | None
+    feedback: str | None
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        _number("ridge", self.ridge, 0.0, open_low=True)
+
+    def _new_state(self, d: int, **kw: float) -> RidgeBanditState:
+        return new_state(d, self._kind, bandit=self.feedback == "bandit", r0=float(self.r0),
+                         ridge=float(self.ridge), **kw)
+
+
+class LinUCB(_RidgeBandit):
+    """LinUCB, unaware of gaming: accept iff UCB1(x') ≥ r0 (bandit: UCB1(x') ≥ UCB0(x')).
+
+    UCB_a(x) = ⟨θ̂_a, x⟩ + α·sqrt(xᵀV_a⁻¹x) with the ridge fit of arm a (V_a = λI + Σ xxᵀ).
+    The accepted set is not a half-space: the published rule is a
+    :class:`~strategic_apple_tasting.game.policies.GeneralRule`, which agents answer by a
+    numerical best response. It learns from every observed point, gamed or not. With α = 0 it
+    is greedy ridge regression and publishes linear thresholds.
+
+    Parameters
+    ----------
+    alpha : float
+        α ≥ 0, the width of the confidence bonus.
+    ridge : float
+        λ > 0, the ridge prior (V_a starts at λI).
+    r0 : float, optional
+        Reward of rejecting (None: the game's).
+    feedback : {"apple", "bandit"}, optional
+        Feedback mode (None: the game's).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> learner = LinUCB(alpha=1.0, r0=0.5, feedback="apple").reset(2, np.random.default_rng(0))
+    >>> rule = learner.policy()   # no data yet: UCB1(x) = ‖x‖, accept iff ‖x‖ ≥ 0.5
+    >>> rule.accepts([0.3, 0.3]), rule.accepts([0.3, 0.4])
+    (False, True)
+    >>> learner.update([0.3, 0.4], True, reward=0.8)
+    True
+    """
+
+    name = "linucb"
+    _kind = LINUCB
+
+    def __init__(self, alpha: float = 1.0, ridge: float = 1.0, r0: float | None = None,
+                 feedback: str | None = None) -> None:
+        self.alpha = alpha
+        self.ridge = ridge
+        self.r0 = r0
+        self.feedback = feedback
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        _number("alpha", self.alpha, 0.0)
+
+    def _init_state(self, d: int) -> Any:
+        return self._new_state(d, alpha=float(self.alpha))
+
+
+class LinTS(_RidgeBandit):
+    """Linear Thompson sampling, unaware of gaming; it commits to its sample.
+
+    Each round it draws θ̃_a ~ N(θ̂_a, v²V_a⁻¹) for each arm that has data to learn (arm 1;
+    bandit: both) and publishes accept iff ⟨θ̃1 − θ̃0, x'⟩ ≥ r0, a linear threshold that agents
+    answer in closed form. With v = σ (the reward noise) the sample is from the exact posterior
+    under the prior θ_a ~ N(0, σ²/λ·I). It learns from every observed point, gamed or not.
+
+    Parameters
+    ----------
+    scale : float
+        v ≥ 0, the posterior scale (0: greedy ridge regression).
+    ridge : float
+        λ > 0, the ridge prior.
+    r0, feedback
+        As for :class:`LinUCB`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> learner = LinTS(scale=0.1, r0=0.0, feedback="apple").reset(2, np.random.default_rng(0))
+    >>> rule = learner.policy()   # a sample from the prior N(0, v²/λ·I), committed to
+    >>> rule.threshold, rule.beta.shape
+    (0.0, (2,))
+    """
+
+    name = "lin-ts"
+    _kind = THOMPSON
+
+    def __init__(self, scale: float = 1.0, ridge: float = 1.0, r0: float | None = None,
+                 feedback: str | None = None) -> None:
+        self.scale = scale
+        self.ridge = ridge
+        self.r0 = r0
+        self.feedback = feedback
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        _number("scale", self.scale, 0.0)
+
+    def _init_state(self, d: int) -> Any:
+        return self._new_state(d, scale=float(self.scale))
+
+
+class EpsilonGreedy(_RidgeBandit):
+    """ε-greedy over the two actions, unaware of gaming.
+
+    Each round, with probability ε_t = min(1, ε·t^(−decay)) (constant ε by default) it
+    explores: it commits to one action for everyone this round, accept all or reject all with
+    equal chance (β = 0; nobody games either). Otherwise it accepts iff ⟨θ̂1 − θ̂0, x'⟩ ≥ r0
+    with the ridge estimates, unshifted. It learns from every observed point, gamed or not.
+
+    Parameters
+    ----------
+    epsilon : float
+        ε in [0, 1].
+    decay : float
+        ≥ 0: ε_t = min(1, ε·t^(−decay)) in round t; 0 (the default) keeps ε_t = ε.
+    ridge : float
+        λ > 0, the ridge prior.
+    r0, feedback
+        As for :class:`LinUCB`.
+
+    Examples
+    --------
+    >>> EpsilonGreedy(epsilon=0.05).get_params()
+    {'epsilon': 0.05, 'decay': 0.0, 'ridge': 1.0, 'r0': None, 'feedback': None}
+    """
+
+    name = "epsilon-greedy"
+    _kind = EPSILON
+
+    def __init__(self, epsilon: float = 0.1, decay: float = 0.0, ridge: float = 1.0,
+                 r0: float | None = None, feedback: str | None = None) -> None:
+        self.epsilon = epsilon
+        self.decay = decay
+        self.ridge = ridge
+        self.r0 = r0
+        self.feedback = feedback
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        _number("epsilon", self.epsilon, 0.0, 1.0)
+        _number("decay", self.decay, 0.0)
+
+    def _init_state(self, d: int) -> Any:
+        return self._new_state(d, epsilon=float(self.epsilon), decay=float(self.decay))
