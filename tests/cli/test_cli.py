@@ -90,14 +90,22 @@ def test_console_script_exit_status():
 
 
 def test_run_every_learner_with_other_agent_and_context_models(tmp_path):
+    # Every learner on the default models, then the other models with SA-OLS: each learner ×
+    # context × agent model compiles the loop anew (~20 s), and these are compiled elsewhere.
     from strategic_apple_tasting.learners import LEARNERS
 
-    argv = ["run", "-d", "2", "-T", "500", "--seeds", "1", "--contexts", "greedy-trap",
-            "--agents", "trembling", "--tremble", "0.02", "--out", str(tmp_path)]
+    argv = ["run", "-d", "2", "-T", "500", "--seeds", "1", "--out", str(tmp_path / "all")]
     for name in LEARNERS:
         argv += ["--learner", name]
     assert main(argv) == 0
-    table = pq.read_table(tmp_path / "results.parquet")
+    table = pq.read_table(tmp_path / "all" / "results.parquet")
     assert set(table.column("learner").to_pylist()) == set(LEARNERS)
+    base = ["run", "-d", "2", "-T", "500", "--seeds", "1", "--learner", "sa-ols"]
+    assert main([*base, "--contexts", "greedy-trap", "--out", str(tmp_path / "trap")]) == 0
+    table = pq.read_table(tmp_path / "trap" / "results.parquet")
+    assert set(table.column("contexts").to_pylist()) == {"greedy-trap"}
+    assert main([*base, "--agents", "trembling", "--tremble", "0.02",
+                 "--out", str(tmp_path)]) == 0
+    table = pq.read_table(tmp_path / "results.parquet")
     assert set(table.column("agents").to_pylist()) == {"trembling"}
     assert set(table.column("tremble").to_pylist()) == {0.02}
