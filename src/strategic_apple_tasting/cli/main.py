@@ -25,14 +25,12 @@ from ..experiments.storage import write_table
 from ..experiments.sweep import MANIFEST, Progress, default_executor, load, run_sweep
 from ..game import FEEDBACK, Game
 from ..learners import LEARNERS, make_learner
+from ..reports.figures import swept_settings
 from ..reports.html import write_claims_page, write_report
 from ..reports.plots import plot_regret
 from ..reports.summary import summary_text
 
 DEMO_LEARNERS = ("sa-ols", "naive-greedy", "oracle")
-#: Columns by which `sat results` splits a sweep's summary when they vary.
-SWEPT_COLUMNS = ("horizon", "dimension", "delta", "feedback", "r0", "sigma", "contexts",
-                 "radius", "c0", "truthful", "agents", "tremble", "adversarial", "low")
 
 
 class UsageError(Exception):
@@ -335,8 +333,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def cmd_results(args: argparse.Namespace) -> int:
     table = load(args.dir)
-    frame = table.select([c for c in table.column_names if c in SWEPT_COLUMNS]).to_pandas()
-    swept = [c for c in frame.columns if frame[c].nunique(dropna=False) > 1]
+    swept = swept_settings(table)
+    frame = table.select(swept).to_pandas()
     if not swept:
         print(summary_text(table))
     for values, group in frame.groupby(swept, dropna=False, sort=True) if swept else ():

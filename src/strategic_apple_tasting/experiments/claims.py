@@ -23,7 +23,7 @@ from scipy import stats
 
 from .. import theory
 from ..learners import LEARNERS
-from ..metrics import growth_exponent, mean_ci
+from ..metrics import growth_exponent, mean_ci, regret_curves
 from .sweep import load
 
 #: Non-strategic contextual-bandit baselines whose regret should be linear under gaming.
@@ -83,15 +83,8 @@ def _final(table: pa.Table, learner: str, column: str = "regret",
     return last.column(column).to_numpy().astype(float)
 
 
-def _mean_curve(table: pa.Table, learner: str, column: str = "regret"
-                ) -> tuple[np.ndarray, np.ndarray]:
-    sub = table.filter(pc.equal(table.column("learner"), learner)).to_pandas()
-    curve = sub.groupby("t")[column].mean()
-    return curve.index.to_numpy(dtype=float), curve.to_numpy(dtype=float)
-
-
 def _slope_along(table: pa.Table, learner: str) -> tuple[float, float]:
-    t, mean = _mean_curve(table, learner)
+    t, mean, _ = regret_curves(table, learner)
     return growth_exponent(t, mean)
 
 
@@ -134,7 +127,7 @@ def _stochastic(table: pa.Table) -> list[Claim]:
     # the inconsistent one's must not shrink by even 1.5.
     ratios = {}
     for name in ("shifted-ols", "sa-ols"):
-        t, err = _mean_curve(table, name, "theta_error")
+        t, err, _ = regret_curves(table, name, "theta_error")
         ratios[name] = float(err[t <= horizon / 10][-1] / err[-1])
     out.append(Claim("OLS on every accepted point is inconsistent", "app: OLS inconsistency",
                      f"error shrinks {ratios['shifted-ols']:.2f}× from T/10 to T "
@@ -147,7 +140,7 @@ def _stochastic(table: pa.Table) -> list[Claim]:
         # the run against the first half's: 1 for linear regret, 0.41 for √T, far less for
         # log T; "holds" above ½. The slope is shown too.
         slope, se = _slope_along(table, name)
-        t, mean = _mean_curve(table, name)
+        t, mean, _ = regret_curves(table, name)
         half = mean[t <= horizon / 2][-1]
         ratio = (mean[-1] - half) / half if half > 0 else math.nan
         out.append(Claim(f"{name} (ignores gaming) has linear regret", "§3 baselines",
