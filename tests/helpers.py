@@ -38,10 +38,11 @@ def replay(game: Game, learner, seed: int, horizon: int) -> dict[str, np.ndarray
     return res
 
 
-def totals_at_grid(per_round: dict[str, np.ndarray], horizon: int, per_decade: int = 20
-                   ) -> dict[str, np.ndarray]:
-    """Cumulative totals of a replay at the engine's recorded rounds (summed in order)."""
-    grid = recording_grid(horizon, per_decade)
+def totals_at_grid(per_round: dict[str, np.ndarray], horizon: int, per_decade: int = 20,
+                   grid: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Cumulative totals of a replay at the engine's recorded rounds (summed in order): the
+    log-spaced grid, or ``grid`` (the rounds of an engine table, with a learner's milestones)."""
+    grid = recording_grid(horizon, per_decade) if grid is None else np.asarray(grid)
     out = {}
     for key in ("regret", "realized"):
         acc, cum = 0.0, []
@@ -53,6 +54,8 @@ def totals_at_grid(per_round: dict[str, np.ndarray], horizon: int, per_decade: i
         out[key] = np.cumsum(per_round[key].astype(np.int64))[grid - 1]
     out["gamed_as_clean"] = np.cumsum((per_round["used"] & per_round["moved"]).astype(np.int64)
                                       )[grid - 1]
+    out["clean"] = np.cumsum((per_round["used"] & per_round["accepted"]).astype(np.int64)
+                             )[grid - 1]
     return out
 
 

@@ -12,13 +12,16 @@ from scipy import integrate, special
 
 from strategic_apple_tasting.theory import (
     Exp3SAEParameters,
+    band_regret,
     c1,
     c2,
+    etc_commit_regret_bound,
     etc_exploration_rounds,
     etc_regret_bound,
     exp3_sae_parameters,
     exp3_sae_regret_bound,
     expected_clean_points,
+    saols_no_clean_probability,
     saols_regret_bound,
     switching_time,
     unknown_horizon_regret_bound,
@@ -378,7 +381,9 @@ BAD_CALLS = [
         {"r0": 0.5, "beta_norm": 0.0},
         "beta_norm must be a finite number > 0 (or None), got 0.0",
     ),
-    (saols_regret_bound, (1, 0.1, 10), {"sigma": 1.0}, "d must be an integer >= 2, got 1"),
+    (saols_regret_bound, (0, 0.1, 10), {"sigma": 1.0}, "d must be an integer >= 1, got 0"),
+    (saols_regret_bound, (1, 0.1, 10), {"sigma": 1.0, "surface": True},
+     "d must be an integer >= 2, got 1"),
     (saols_regret_bound, (3, 0.1, 0), {"sigma": 1.0}, "horizon must be an integer >= 1, got 0"),
     (saols_regret_bound, (3, NAN, 10), {"sigma": 1.0}, "delta must be a finite number >= 0"),
     (saols_regret_bound, (3, 0.1, 10), {"sigma": -1.0}, "sigma must be a finite number >= 0"),
@@ -395,7 +400,7 @@ BAD_CALLS = [
     (etc_regret_bound, (2, 10), {"sigma": NAN}, "sigma must be a finite number >= 0, got nan"),
     (etc_regret_bound, (2, 10), {"sigma": 1.0, "gamma": -0.1}, "in (0, 1), got -0.1"),
     (etc_regret_bound, (2, 10), {"sigma": 1.0, "c0": 0.0}, "c0 must be a finite number in (0, 1]"),
-    (switching_time, (1, 0.1), {"sigma": 1.0}, "d must be an integer >= 2, got 1"),
+    (switching_time, (0, 0.1), {"sigma": 1.0}, "d must be an integer >= 1, got 0"),
     (switching_time, (3, -0.1), {"sigma": 1.0}, "delta must be a finite number >= 0"),
     (switching_time, (3, 0.1), {"sigma": INF}, "sigma must be a finite number >= 0, got inf"),
     (switching_time, (3, 0.1), {"sigma": 1.0, "gamma": 0.0}, "(or None for 1/T^2), got 0.0"),
@@ -694,3 +699,53 @@ def test_exp3_sae_regret_bound_as_stated():
     eps = exp3_sae_parameters(d, t, sigma=sigma).epsilon
     assert eps < math.exp(-4 / 9)
     assert (3 * math.sqrt(math.log(1 / eps)) + 4) * eps * t > got
+
+
+def test_bounds_at_dimension_one_use_the_second_moment_of_x1():
+    """At d = 1 there is no x₂: the proof's smallest eigenvalue (eq:almost) is
+    E[x₁² | x₁ ≥ δ] = (1 + δ + δ²)/3 for x uniform on [−1, 1], and c1 = (1 − δ)/2."""
+    d, delta, t, sigma = 1, 0.2, 1000, 0.5
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, 400_000)
+    tail = x[x >= delta]
+    assert abs((tail ** 2).mean() - (1 + delta + delta**2) / 3) < 4 * (tail ** 2).std() / np.sqrt(
+        tail.size)
+    c = (1 - delta) / 2 * (1 + delta + delta**2) / 3
+    want = 4 + 8 / c * math.sqrt(14 * sigma**2 * t * math.log(4 * t / 0.05))
+    assert math.isclose(saols_regret_bound(d, delta, t, sigma=sigma), want, rel_tol=1e-12)
+    assert 1 < switching_time(d, delta, sigma=sigma) < math.inf
+    assert unknown_horizon_regret_bound(d, delta, t, sigma=sigma) > 0
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 7])
+def test_band_regret_matches_monte_carlo(d):
+    """E[⟨u, x⟩·1{l ≤ ⟨u, x⟩ < h}] for x uniform in the ball: within 4 standard errors of a
+    Monte Carlo mean (a false alarm has probability 6e-5)."""
+    rng = np.random.default_rng(d)
+    z = rng.standard_normal((400_000, d + 2))
+    x1 = z[:, 0] / np.linalg.norm(z, axis=1)  # first coordinate of a uniform point in the ball
+    for low, high in ((0.0, 1.0), (0.0, 0.1), (0.2, 0.5)):
+        v = x1 * ((x1 >= low) & (x1 < high))
+        assert abs(v.mean() - band_regret(d, low, high)) < 4 * v.std() / np.sqrt(v.size), (low,
+                                                                                         high)
+    assert band_regret(2, 0.0, 1.0) == pytest.approx(2 / (3 * math.pi), rel=1e-12)
+    with pytest.raises(ValueError, match="high must be a finite number in"):
+        band_regret(2, 0.5, 0.2)
+
+
+def test_no_clean_probability_is_the_lock_in_and_grows_with_r0():
+    locked, se = saols_no_clean_probability(2, 0.3, 0.2, sigma=0.3, samples=50_000)
+    assert 0.01 < locked < 0.025 and 0 < se < 0.002
+    later, _ = saols_no_clean_probability(2, 0.3, 0.2, sigma=0.3, horizon=100, samples=50_000)
+    assert later >= locked  # no clean point by T includes no clean point ever
+    more, _ = saols_no_clean_probability(2, 0.3, 0.4, sigma=0.3, samples=50_000)
+    assert more > locked
+    assert saols_no_clean_probability(2, 0.3, 0.0, sigma=0.3) == (0.0, 0.0)
+
+
+def test_etc_commit_term_is_t0_at_the_theorems_t0():
+    """The proof's commit term T·24d·sqrt(7dσ² log(4d/γ)/T0) equals T0 when T0 is the theorem's
+    (that is how T0 is chosen), up to T0's rounding."""
+    for d, t, sigma in ((2, 10**6, 0.1), (5, 10**7, 0.01)):
+        t0 = etc_exploration_rounds(d, t, sigma=sigma)
+        assert etc_commit_regret_bound(d, t, sigma=sigma) == pytest.approx(t0, rel=1e-4)

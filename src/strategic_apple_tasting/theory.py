@@ -46,17 +46,21 @@ import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 from scipy import integrate, optimize, special
 
 __all__ = [
     "Exp3SAEParameters",
+    "band_regret",
     "c1",
     "c2",
+    "etc_commit_regret_bound",
     "etc_exploration_rounds",
     "etc_regret_bound",
     "exp3_sae_parameters",
     "exp3_sae_regret_bound",
     "expected_clean_points",
+    "saols_no_clean_probability",
     "saols_regret_bound",
     "switching_time",
     "unknown_horizon_regret_bound",
@@ -323,6 +327,21 @@ def c2(d: int, delta: float, *, surface: bool = False) -> float:
     return _moment_ratio(a, delta) / (2.0 * a + 1.0)
 
 
+def _gram_constant(d: int, delta: float, surface: bool) -> float:
+    r"""The constant ``c2`` of the bounds, extended to ``d = 1``.
+
+    The proof of ``thm:stochastic-main-app`` needs
+    :math:`\min_{\|\omega\| = 1} E[\langle\omega, x\rangle^2 \mid x_1 \ge \delta]`
+    (``eq:almost``), which is ``c2`` for ``d >= 2``. At ``d = 1`` there is no ``x_2``; the
+    minimum is over :math:`\omega = \pm 1`, i.e. :math:`E[x_1^2 \mid x_1 \ge \delta]
+    = (1 + \delta + \delta^2)/3` for ``x`` uniform on ``[-1, 1]`` (the paper states its
+    bounds for ``d >= 2`` only; this is their reading at ``d = 1``).
+    """
+    if d == 1:
+        return (1.0 + delta + delta * delta) / 3.0
+    return c2(d, delta, surface=surface)
+
+
 def expected_clean_points(
     d: int,
     delta: float,
@@ -431,7 +450,9 @@ def saols_regret_bound(
     Parameters
     ----------
     d : int
-        Dimension, ``>= 2`` (``c2`` needs a second coordinate).
+        Dimension, ``>= 1`` (``>= 2`` on the surface). At ``d = 1``, where ``c2`` has no
+        second coordinate, ``E[x_1^2 | x_1 >= delta]`` takes its place (the proof's
+        smallest eigenvalue, ``eq:almost``).
     delta : float
         Manipulation budget, finite and ``>= 0``.  For ``delta >= 1`` no context
         is ever clean and the bound is vacuous: ``math.inf`` is returned (also
@@ -468,7 +489,7 @@ def saols_regret_bound(
     >>> saols_regret_bound(2, 1.0, 1000, sigma=1.0)
     inf
     """
-    d = _check_int(d, "d", 2)
+    d = _check_dim(d, surface)
     delta = _check_delta(delta)
     horizon = _check_int(horizon, "horizon", 1)
     sigma = _check_real(sigma, "sigma", ">= 0", lambda v: v >= 0.0)
@@ -477,7 +498,7 @@ def saols_regret_bound(
     warmup = 4.0 * d
     if delta >= 1.0:
         return math.inf
-    denom = c0 * c1(d, delta, surface=surface) * c2(d, delta, surface=surface)
+    denom = c0 * c1(d, delta, surface=surface) * _gram_constant(d, delta, surface)
     if denom == 0.0:
         return math.inf
     root = math.sqrt(14.0 * d * sigma**2 * horizon * math.log(4.0 * d * horizon / gamma))
@@ -658,6 +679,47 @@ def etc_regret_bound(
     return _exp_or_inf(math.log(8.0 * _CBRT_63 / c0) + log_core)
 
 
+def etc_commit_regret_bound(
+    d: int, horizon: int, *, sigma: float, gamma: float = 0.05, c0: float = 1.0,
+    exploration_rounds: int | None = None,
+) -> float:
+    r"""The commit phase's term of the proof of ``thm:etc-reg``: its statistical part.
+
+    The proof bounds the regret by :math:`T_0` (exploration, at most 1 a round) plus
+
+    .. math:: T \cdot \frac{24 d}{c_0} \sqrt{\frac{7 d \sigma^2 \log(4d/\gamma)}{T_0}},
+
+    the commit phase's regret, with probability ``1 - gamma``. With the theorem's unrounded
+    :math:`T_0` and ``c0 = 1`` this term equals :math:`T_0` (that is how :math:`T_0` is chosen),
+    so it grows like :math:`T^{2/3}`. The exploration's cost is deterministic given the
+    contexts, so this term is the only claim of the theorem about learning.
+
+    Parameters
+    ----------
+    d, horizon, sigma, gamma, c0
+        As for :func:`etc_regret_bound`.
+    exploration_rounds : int, optional
+        :math:`T_0` (default: :func:`etc_exploration_rounds`, the learner's own).
+
+    Examples
+    --------
+    >>> t0 = etc_exploration_rounds(2, 10**6, sigma=0.1)
+    >>> b = etc_commit_regret_bound(2, 10**6, sigma=0.1)
+    >>> math.isclose(b, 10**6 * 48 * math.sqrt(7 * 2 * 0.01 * math.log(160) / t0))
+    True
+    """
+    d = _check_int(d, "d", 1)
+    horizon = _check_int(horizon, "horizon", 1)
+    sigma = _check_sigma(sigma)
+    gamma = _check_gamma(gamma)
+    c0 = _check_c0(c0)
+    t0 = (etc_exploration_rounds(d, horizon, sigma=sigma, gamma=gamma)
+          if exploration_rounds is None else _check_int(exploration_rounds,
+                                                        "exploration_rounds", 1))
+    return horizon * 24.0 * d / c0 * math.sqrt(7.0 * d * sigma**2 * math.log(4.0 * d / gamma)
+                                               / t0)
+
+
 # --------------------------------------------------------------------------- unknown horizon
 
 # Switching-time search range in log T: T from 1 to e^700 ≈ 1e304 (below float max).
@@ -760,7 +822,8 @@ def switching_time(
     Parameters
     ----------
     d : int
-        Dimension, ``>= 2``.
+        Dimension, ``>= 1`` (``>= 2`` on the surface; see :func:`saols_regret_bound`
+        for ``d = 1``).
     delta : float
         Manipulation budget, finite and ``>= 0``.
     sigma : float
@@ -795,14 +858,14 @@ def switching_time(
     >>> switching_time(2, 1.0, sigma=1.0), switching_time(2, 0.3, sigma=0.0)
     (inf, inf)
     """
-    d = _check_int(d, "d", 2)
+    d = _check_dim(d, surface)
     delta = _check_delta(delta)
     sigma = _check_sigma(sigma)
     gamma = _check_gamma_or_schedule(gamma)
     c0 = _check_c0(c0)
     if delta >= 1.0 or sigma == 0.0:
         return math.inf
-    cc = c1(d, delta, surface=surface) * c2(d, delta, surface=surface)
+    cc = c1(d, delta, surface=surface) * _gram_constant(d, delta, surface)
     if cc == 0.0:
         return math.inf
     log_cc = math.log(cc)
@@ -860,7 +923,8 @@ def unknown_horizon_regret_bound(
     Parameters
     ----------
     d : int
-        Dimension, ``>= 2``.
+        Dimension, ``>= 1`` (``>= 2`` on the surface; see :func:`saols_regret_bound`
+        for ``d = 1``).
     delta : float
         Manipulation budget, finite and ``>= 0`` (``>= 1``: SA-OLS's bound is
         infinite and the ETC term is used).
@@ -895,7 +959,7 @@ def unknown_horizon_regret_bound(
     >>> unknown_horizon_regret_bound(2, 0.3, 10, sigma=0.0)  # 4 * (0 + 2/10)
     0.8
     """
-    d = _check_int(d, "d", 2)
+    d = _check_dim(d, surface)
     delta = _check_delta(delta)
     horizon = _check_int(horizon, "horizon", 1)
     sigma = _check_sigma(sigma)
@@ -903,7 +967,7 @@ def unknown_horizon_regret_bound(
     c0 = _check_c0(c0)
     failure = 1.0 / horizon**2 if gamma is None else gamma
     slack = 2.0 * failure * horizon
-    cc = 0.0 if delta >= 1.0 else c1(d, delta, surface=surface) * c2(d, delta, surface=surface)
+    cc = 0.0 if delta >= 1.0 else c1(d, delta, surface=surface) * _gram_constant(d, delta, surface)
     log_cc = math.log(cc) if cc > 0.0 else -math.inf
     log_s, log_e = _log_bound_pair(d, math.log(horizon), sigma, gamma, c0, log_cc)
     # Both logs carry a factor c0 (see _log_bound_pair): divide it back out.
@@ -1119,3 +1183,94 @@ def exp3_sae_regret_bound(d: int, horizon: int, *, sigma: float) -> float:
     """
     d, horizon, sigma = _check_exp3(d, horizon, sigma)
     return _exp_or_inf(math.log(6.0) + math.log(horizon) + _exp3_log_epsilon(d, horizon, sigma))
+
+
+# --------------------------------------------------------------------------- beyond the paper
+
+
+def band_regret(d: int, low: float, high: float) -> float:
+    r"""Expected regret a round of wrongly rejecting the agents in a band of scores.
+
+    For ``x`` uniform in the unit ball of :math:`\mathbb{R}^d` and a unit vector ``u``,
+
+    .. math::
+
+        E[\langle u, x\rangle\, 1\{l \le \langle u, x\rangle < h\}]
+        = C_d\, \frac{(1 - l^2)^{(d+1)/2} - (1 - h^2)^{(d+1)/2}}{d + 1},
+        \qquad C_d = \frac{\Gamma(d/2 + 1)}{\sqrt\pi\, \Gamma((d+1)/2)},
+
+    for :math:`0 \le l \le h \le 1` (the marginal of :math:`x_1` is
+    :math:`C_d (1 - s^2)^{(d-1)/2}`). With ``θ`` a unit vector and ``r0 = 0``:
+
+    * ``band_regret(d, 0, 1)``, the regret a round of accepting (or rejecting) everyone;
+    * ``band_regret(d, 0, Δ)``, what the shifted rule with the true θ loses a round when it
+      shifts by δ + Δ against agents of budget δ (those with ⟨θ, x⟩ in [0, Δ) are rejected;
+      a quadratic ``C_d Δ²/2`` for small Δ).
+
+    Examples
+    --------
+    >>> round(band_regret(2, 0.0, 1.0), 6)  # 2/(3π)
+    0.212207
+    >>> round(band_regret(3, 0.0, 0.1) / band_regret(3, 0.0, 0.05), 2)  # about 4: Δ²
+    3.98
+    """
+    d = _check_int(d, "d", 1)
+    low = _check_real(low, "low", "in [0, 1]", lambda v: 0.0 <= v <= 1.0)
+    high = _check_real(high, "high", f"in [low, 1] = [{low:g}, 1]", lambda v: low <= v <= 1.0)
+    a = (d + 1) / 2.0
+    log_c = special.gammaln(d / 2.0 + 1.0) - 0.5 * math.log(math.pi) - special.gammaln(a)
+    return math.exp(log_c) * ((1.0 - low * low) ** a - (1.0 - high * high) ** a) / (d + 1)
+
+
+def saols_no_clean_probability(
+    d: int, delta: float, r0: float, *, sigma: float, horizon: int | None = None,
+    samples: int = 200_000, seed: int = 0,
+) -> tuple[float, float]:
+    r"""Probability that SA-OLS learns from no point after its warm-up: (estimate, std. error).
+
+    Setting: apple tasting, contexts uniform in the unit ball, lazy agents of budget ``delta``
+    that SA-OLS knows, ``θ1`` a unit vector, reward noise N(0, σ²). The warm-up fits θ̂ by OLS
+    on ``d`` points. Until its first clean point θ̂ does not change, and a round is clean with
+    probability :math:`q(\hat\theta) = P(x_1 > \delta + r_0/\|\hat\theta\|)` (rotational
+    invariance; movers land on the boundary and are never clean), so
+
+    .. math:: P(\text{no clean point in rounds } d+1..T) = E\big[(1 - q(\hat\theta))^{T-d}\big],
+
+    and for ever (``horizon=None``) :math:`P(q(\hat\theta) = 0) =
+    P(\|\hat\theta\|(1 - \delta) \le r_0)`: no context in the ball can be clean, and the
+    learner is locked. The expectation over the warm-up is taken by Monte Carlo (``samples``
+    draws of the d warm-up contexts and noises, from ``seed``); the standard error is returned
+    with it. c1, which the paper's analysis runs on, does not see this: it is 0 for ``r0 = 0``.
+
+    Examples
+    --------
+    >>> p, se = saols_no_clean_probability(2, 0.3, 0.2, sigma=0.3)
+    >>> 0.012 < p < 0.022 and se < 0.001
+    True
+    >>> saols_no_clean_probability(2, 0.3, 0.0, sigma=0.3)
+    (0.0, 0.0)
+    """
+    d = _check_int(d, "d", 1)
+    delta = _check_delta(delta)
+    r0 = _check_real(r0, "r0")
+    sigma = _check_sigma(sigma)
+    if horizon is not None:
+        horizon = _check_int(horizon, "horizon", 1)
+    samples = _check_int(samples, "samples", 2)
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal((samples, d, d + 2))  # first d coordinates of the (d+2)-sphere:
+    x = z[:, :, :d] / np.linalg.norm(z, axis=2, keepdims=True)  # uniform in the d-ball
+    theta = np.zeros(d)
+    theta[0] = 1.0
+    y = x @ theta + sigma * rng.standard_normal((samples, d))
+    size = np.linalg.norm(np.linalg.solve(x, y[..., None])[..., 0], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cut = delta + np.where(r0 == 0.0, 0.0, r0 / size)  # the clean threshold on x_1
+    if horizon is None:
+        p = (cut >= 1.0).astype(float)
+    else:
+        tail = 0.5 * special.betainc(_beta_a(d, False), 0.5,
+                                     np.clip(1.0 - cut * cut, 0.0, 1.0))
+        q = np.where(cut >= 1.0, 0.0, np.where(cut >= 0.0, tail, 1.0 - tail))
+        p = (1.0 - q) ** max(horizon - d, 0)
+    return float(p.mean()), float(p.std(ddof=1) / math.sqrt(samples))

@@ -24,7 +24,7 @@ def test_run_writes_parquet_and_prints_summary(tmp_path, capsys):
     assert set(table.column("feedback").to_pylist()) == {"bandit"}
     assert set(table.column("contexts").to_pylist()) == {"uniform-sphere"}
     out = capsys.readouterr().out
-    assert "regret (mean ± 95% CI)" in out and "oracle" in out
+    assert "regret (mean [95% CI])" in out and "exponent [95% CI]" in out and "oracle" in out
     assert (tmp_path / "summary.txt").read_text().startswith("learner")
 
 
@@ -71,6 +71,17 @@ def test_demo_writes_results_figure_and_summary(tmp_path):
       "--tremble", "-1"], "tremble must be a finite number >= 0, got -1.0"),
     (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--contexts", "empirical"],
      "argument --contexts: invalid choice: 'empirical'"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--agents", "ellipsoid"],
+     "cost must be given with agents = ellipsoid: the diagonal of A (2 numbers)"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--agents", "ellipsoid",
+      "--cost", "1,x"], "--cost must be numbers separated by ',' (and rows by ';'), got '1,x'"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--agents", "ellipsoid",
+      "--cost", "1,2;3,4"], "cost must be the diagonal of A (2 numbers) or its 2 rows of 2 "
+     "numbers, symmetric positive definite, got [[1.0, 2.0], [3.0, 4.0]]"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--cost", "1,2"],
+     "cost applies only to agents = ellipsoid"),
+    (["run", "--learner", "sa-ols", "-d", "1", "-T", "5", "-o", "x", "--contexts",
+      "greedy-trap"], "greedy-trap at dimension 1 needs apple feedback and r0 > 0"),
 ])
 def test_bad_flags_give_one_line_and_exit_2(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -109,3 +120,7 @@ def test_run_every_learner_with_other_agent_and_context_models(tmp_path):
     table = pq.read_table(tmp_path / "results.parquet")
     assert set(table.column("agents").to_pylist()) == {"trembling"}
     assert set(table.column("tremble").to_pylist()) == {0.02}
+    assert main([*base, "--agents", "ellipsoid", "--cost", "1,0.25",
+                 "--out", str(tmp_path / "ellipse")]) == 0
+    table = pq.read_table(tmp_path / "ellipse" / "results.parquet")
+    assert set(table.column("cost").to_pylist()) == {"diag(1, 0.25)"}

@@ -81,3 +81,34 @@ def test_feedback_mismatch_is_refused():
 
     with pytest.raises(ValueError, match="feedback='bandit' but the game has feedback='apple'"):
         simulate(Game(dimension=2), [SAOLS(feedback="bandit")], 10)
+
+
+def test_clean_and_learned_mean_one_thing_each():
+    """`clean` counts accepted points learned from (θ̂1's data); `learned` every point learned
+    from, which under bandit feedback includes the rejected points that fit θ̂0."""
+    for feedback in ("apple", "bandit"):
+        table = simulate(Game(dimension=3, feedback=feedback), ["sa-ols"], 3000, seeds=2)
+        last = table.filter(pc.equal(table.column("t"), 3000)).to_pydict()
+        clean, learned, accepted = (np.array(last[k]) for k in ("clean", "learned", "accepted"))
+        assert np.all(clean <= accepted)
+        if feedback == "apple":
+            assert np.array_equal(clean, learned)
+        else:  # nobody games to be rejected: every rejected point fits θ̂0
+            assert np.array_equal(learned - clean, 3000 - accepted)
+
+
+def test_a_learners_phase_ends_are_recorded():
+    """Explore-then-commit's T0 is a recorded round (the claims measure the commit phase from
+    it), and only for that learner."""
+    from strategic_apple_tasting import theory
+
+    game = Game(dimension=2, sigma=0.01)
+    table = simulate(game, ["etc", "sa-ols"], 30_000, seeds=1)
+    t0 = theory.etc_exploration_rounds(2, 30_000, sigma=0.01)
+    assert t0 not in recording_grid(30_000)
+    rounds = {name: set(table.filter(pc.equal(table.column("learner"), name))
+                        .column("t").to_pylist()) for name in ("etc", "sa-ols")}
+    assert t0 in rounds["etc"] and t0 not in rounds["sa-ols"]
+    at_t0 = table.filter(pc.and_(pc.equal(table.column("learner"), "etc"),
+                                 pc.equal(table.column("t"), t0)))
+    assert at_t0.column("accepted").to_pylist() == [t0]  # exploration accepts everyone

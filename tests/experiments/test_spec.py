@@ -24,6 +24,15 @@ def _with(path: str, value):
     return spec
 
 
+def test_ellipsoidal_costs_by_their_diagonal_or_rows():
+    for cost in ([[4.0, 1.0]], [[[4.0, 1.0], [1.0, 2.0]]], [[1.0, 2.0], [2.0, 1.0]]):
+        spec = check_spec({**GOOD, "game": {"dimension": 2, "delta": 0.2, "agents": "ellipsoid",
+                                            "cost": cost}})
+        assert len({c.game["cost"] == v for c in spec.cells for v in cost}) >= 1
+    game, _ = spec.cells[0].build()
+    assert game.settings()["cost"] == "diag(1, 2)"
+
+
 def test_a_good_spec_expands_to_the_product():
     spec = check_spec(GOOD)
     # 2 dimensions × (1 + 2 learner variants) × 2 seed batches
@@ -60,6 +69,14 @@ BAD = [
     (_with("game.r0", 0.5) | {"game": {"dimension": 2, "feedback": ["apple", "bandit"],
                                        "r0": 0.5}},
      "game (dimension=2, feedback=\"bandit\", r0=0.5): r0 must be 0 under bandit feedback"),
+    ({**GOOD, "game": {"dimension": 2, "agents": "ellipsoid"}},
+     "game.agents: cost must be given with agents = ellipsoid"),
+    ({**GOOD, "game": {"dimension": 2, "agents": "ellipsoid", "cost": 4}},
+     "game.cost must be a list (the diagonal of A, or its rows)"),
+    ({**GOOD, "game": {"dimension": 2, "agents": "ellipsoid", "cost": [[1.0, 2.0, 3.0]]}},
+     "game.cost[0]: cost must be the diagonal of A (2 numbers) or its 2 rows"),
+    ({**GOOD, "game": {"dimension": 2, "cost": [[1.0, 2.0]]}},
+     "game.cost[0]: cost applies only to agents = ellipsoid"),
     (_with("learners", []), "learners must be a non-empty array of tables"),
     (_with("learners[0].name", "sa-olz"), 'learners[0].name must be one of accept-all'),
     (_with("learners[1].speed", 3), "learners[1].speed is not a parameter of etc; allowed:"),

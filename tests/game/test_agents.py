@@ -173,3 +173,17 @@ def test_agent_budget_replays_the_responses(model):
         movers += bool(moved)
     assert rng_respond.random() == rng_budget.random()  # the streams stayed in step
     assert 200 < movers < 1800
+
+
+def test_a_move_of_exactly_the_budget_is_made():
+    """`def:br` allows ‖x′ − x‖ ≤ δ: an agent at x = 0.82 − 0.01 needs exactly δ = 0.01 to reach
+    the threshold 0.82, which rounding makes 0.010000000000000009: a tie, and the agent moves.
+    A move genuinely past the budget is still refused."""
+    beta, out = np.array([1.0]), np.empty(1)
+    x = np.array([0.82 - 0.01])
+    assert 0.82 - x[0] > 0.01  # rounding has made the tie longer than the budget
+    assert lazy_move(beta, 0.82, 0.01, x, out) and score(beta, out) >= 0.82
+    rng = np.random.default_rng(0)
+    ellipse = EllipsoidalCost.from_cost(np.eye(1), delta=0.01)
+    assert RESPOND[EllipsoidalCost](ellipse, rng, beta, 0.82, x, out)
+    assert not lazy_move(beta, 0.82, 0.01, np.array([0.82 - 0.0100001]), out)

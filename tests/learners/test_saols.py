@@ -53,3 +53,39 @@ def test_saols_decides_like_the_naive_version(feedback, r0, seed):
     assert np.array_equal(rep["accepted"], want)
     assert int((rep["used"] & rep["accepted"]).sum()) == n_clean
     assert np.allclose(rep["learner"].estimate(), est, rtol=1e-9, atol=1e-12)
+
+
+def _locked_learner(**kw):
+    """SA-OLS at d = 1 whose warm-up point x = 1 earns 0.1: θ̂ = 0.1, and
+    ‖θ̂‖(1 − δ) = 0.07 ≤ r0 = 0.2, so no context in the unit ball can be clean."""
+    learner = SAOLS(delta=0.3, r0=0.2, feedback="apple", **kw).reset(
+        1, np.random.default_rng(0))
+    learner.policy()
+    assert learner.update([1.0], True, 0.1)  # the warm-up point
+    return learner
+
+
+def test_a_locked_saols_never_learns_again():
+    learner = _locked_learner()
+    for x in (0.5, 0.9, 1.0):
+        rule = learner.policy()
+        assert rule.threshold == pytest.approx(0.3 * 0.1 + 0.2)
+        accepted = learner.act([x])
+        assert not learner.update([x], accepted, x if accepted else None)
+    assert learner.estimate() == pytest.approx([0.1])
+
+
+def test_accept_when_locked_publishes_accept_all_and_learns_again():
+    learner = _locked_learner(accept_when_locked=True)
+    rule = learner.policy()
+    assert np.array_equal(rule.beta, [0.0]) and rule.threshold == -1.0
+    assert learner.act([0.5]) and learner.update([0.5], True, 0.5)  # clean: nobody games it
+    assert learner.estimate()[0] > 0.1
+    # Unlocked (‖θ̂‖(R̂ − δ) > r0), it publishes the shifted rule again.
+    for _ in range(3):
+        learner.policy()
+        learner.update([1.0], True, 1.0)
+    rule = learner.policy()
+    assert rule.beta[0] > 0 and rule.threshold > 0
+    with pytest.raises(ValueError, match="accept_when_locked must be true or false"):
+        SAOLS(delta=0.1, r0=0.0, feedback="apple", accept_when_locked="yes").reset(1)

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import NoReturn
 
 from ..engine.simulate import default_threads, simulate
-from ..experiments.claims import PARTS, check_claims, claims_markdown, claims_text
+from ..experiments.claims import PARTS, check_claims, claims_markdown, claims_text, tally
 from ..experiments.settings import FLAG_AGENTS, FLAG_CONTEXTS, GAME_SETTINGS, game_from_settings
-from ..experiments.spec import check_spec, load_spec
+from ..experiments.spec import SpecError, check_spec, load_spec
 from ..experiments.storage import write_table
 from ..experiments.sweep import MANIFEST, Progress, default_executor, load, run_sweep
 from ..game import FEEDBACK, Game
@@ -64,6 +64,16 @@ def _number(name: str):
     return parse
 
 
+def _cost(text: str) -> list:
+    """``--cost``: 'a,b,...' (a diagonal) or 'a,b;c,d' (rows); checked against d later."""
+    try:
+        rows = [[float(v) for v in row.split(",")] for row in text.split(";")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--cost must be numbers separated by ',' (and rows by ';'), got {text!r}") from None
+    return rows[0] if ";" not in text else rows
+
+
 def _add_game_flags(p: argparse.ArgumentParser, *, dimension: int | None = None) -> None:
     g = p.add_argument_group("game")
     g.add_argument("--dimension", "-d", type=_positive_int("--dimension"),
@@ -93,6 +103,9 @@ def _add_game_flags(p: argparse.ArgumentParser, *, dimension: int | None = None)
                    help="agents=trembling: always overshoot by the most allowed")
     g.add_argument("--budget-low", type=_number("--budget-low"), default=0.0,
                    help="agents=heterogeneous: budgets uniform on [budget-low, delta]")
+    g.add_argument("--cost", type=_cost, default=None, metavar="A",
+                   help="agents=ellipsoid: budget ‖A^½(x' − x)‖ ≤ δ; A's diagonal ('4,1') or "
+                   "its rows ('4,1;1,2')")
 
 
 def _add_run_flags(p: argparse.ArgumentParser, *, horizon: int | None, seeds: int) -> None:
@@ -301,6 +314,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     total = sum(p.rounds for p in parts.values())
     print(f"reproduce ({size}): {len(parts)} sweeps, {total:,} agent-rounds, "
           f"{args.workers} worker(s) -> {out}", flush=True)
+    start = time.perf_counter()
     # One pool for every part: its workers keep the compiled kernels they have loaded.
     with default_executor(args.workers) as pool:
         for name, spec in parts.items():
@@ -308,14 +322,18 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             with _progress_display(len(spec.cells)) as progress:
                 try:
                     run_sweep(spec, out / name, executor=pool, progress=progress)
+                except SpecError:
+                    raise ValueError(f"{out / name} holds results of other sweeps than this "
+                                     f"version's bundled {name!r} part: use another --out, or "
+                                     f"delete {out}") from None
                 except KeyboardInterrupt:
                     print(f"sat: interrupted; finished cells are kept in {out}: rerun the "
                           "same command to resume", file=sys.stderr)
                     return 130
-    rows = check_claims(out)
-    (out / "claims.md").write_text(claims_markdown(rows) + "\n")
+    claims, consistency = check_claims(out)
+    (out / "claims.md").write_text(claims_markdown(claims, consistency) + "\n")
     print()
-    print(claims_text(rows))
+    print(claims_text(claims, consistency))
     print()
     print("writing the reports ...", flush=True)
     links = {}
@@ -324,9 +342,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                             title=f"reproduce ({size}): {name}",
                             learners=_spec_learners(out / name))
         links[name] = str(page.relative_to(out))
-    index = write_claims_page(rows, links, out / "index.html")
-    held = sum(r.holds for r in rows)
-    print(f"{held} of {len(rows)} claims hold; table: {out / 'claims.md'}")
+    index = write_claims_page(claims, consistency, links, out / "index.html")
+    broken = sum(not k.holds for k in consistency)
+    print(f"claims: {tally(claims)}; consistency checks: "
+          f"{len(consistency) - broken} of {len(consistency)} hold; "
+          f"{time.perf_counter() - start:,.0f} s")
+    print(f"table: {out / 'claims.md'}")
     print(f"report: {index}")
     return 0
 

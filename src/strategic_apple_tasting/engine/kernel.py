@@ -34,7 +34,7 @@ from ..learners.base import (
 
 #: Columns of the float and integer outputs of :func:`run_rounds`, in order.
 FLOAT_COLUMNS = ("regret", "realized_regret", "theta_error")
-INT_COLUMNS = ("accepted", "moved", "clean", "gamed_as_clean")
+INT_COLUMNS = ("accepted", "moved", "clean", "learned", "gamed_as_clean")
 #: Scratch rows of the loop: x, x_obs, β, the estimate, then the best response's.
 _ROWS = 4
 
@@ -91,6 +91,7 @@ def _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_
     n_accepted = 0
     n_moved = 0
     n_clean = 0
+    n_learned = 0
     n_gamed_clean = 0
     k = 0
     horizon = record_at[record_at.shape[0] - 1]
@@ -117,7 +118,8 @@ def _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_
                               observed)
         n_accepted += a
         n_moved += moved
-        n_clean += used
+        n_clean += used and a  # accepted points learned from (θ̂1's data)
+        n_learned += used  # every point learned from (bandit: rejected ones fit θ̂0)
         n_gamed_clean += used and moved
 
         if t == record_at[k]:
@@ -134,5 +136,6 @@ def _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_
             out_int[k, 0] = n_accepted
             out_int[k, 1] = n_moved
             out_int[k, 2] = n_clean
-            out_int[k, 3] = n_gamed_clean
+            out_int[k, 3] = n_learned
+            out_int[k, 4] = n_gamed_clean
             k += 1

@@ -41,6 +41,14 @@ def _seeds(seeds: int | Iterable[int]) -> list[int]:
     return [int(s) for s in out]
 
 
+def _grid(game: Game, learner: Learner, horizon: int, per_decade: int) -> np.ndarray:
+    """The rounds recorded for ``learner``: the log-spaced grid and the learner's milestones
+    (phase ends, such as explore-then-commit's T0), which depend on the game, not the seed."""
+    bound = learner.bind(game.instance(0), horizon)
+    extra = [m for m in bound.milestones(game.dimension) if 1 <= m < horizon]
+    return np.union1d(recording_grid(horizon, per_decade), np.asarray(extra, dtype=np.int64))
+
+
 def run_one(game: Game, learner: Learner, seed: int, record_at: np.ndarray
             ) -> tuple[Learner, np.ndarray, np.ndarray]:
     """Run one learner on one seed; returns the bound, run learner and the two output arrays."""
@@ -76,14 +84,15 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
     threads : int
         Worker threads; the compiled kernel releases the GIL.
     per_decade : int
-        Density of the log-spaced grid of recorded rounds (the last round is always recorded).
+        Density of the log-spaced grid of recorded rounds (the last round is always recorded,
+        and so are the rounds at which a learner changes phase: its ``milestones``).
 
     Returns
     -------
     pyarrow.Table
         One row per learner × seed × recorded round: ``learner, seed, t, regret,
         stackelberg_regret, stackelberg_exact, realized_regret, accepted, moved, clean,
-        gamed_as_clean, theta_error`` and one column per game setting plus ``horizon``.
+        learned, gamed_as_clean, theta_error`` and one column per game setting plus ``horizon``.
         ``stackelberg_regret`` equals ``regret`` when ``stackelberg_exact``; otherwise it is a
         search-based lower bound (:mod:`.stackelberg`).
 
@@ -99,20 +108,28 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
         raise ValueError("learners must not be empty")
     names = [lr.name for lr in learner_list]
     seed_list = _seeds(seeds)
-    record_at = recording_grid(horizon, per_decade)
+    recording_grid(horizon, per_decade)  # checks both
     if not (isinstance(threads, int) and threads >= 1):
         raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
-    jobs = [(lr, s) for lr in learner_list for s in seed_list]
+    grids = [_grid(game, lr, horizon, per_decade) for lr in learner_list]
+    everywhere = np.unique(np.concatenate(grids))
+    jobs = [(i, s) for i in range(len(learner_list)) for s in seed_list]
+
+    def run(job):
+        i, s = job
+        return run_one(game, learner_list[i], s, grids[i])
+
     if threads == 1 or len(jobs) == 1:
-        outputs = [run_one(game, lr, s, record_at) for lr, s in jobs]
-        shortfalls = [stackelberg_shortfall(game, s, record_at) for s in seed_list]
+        outputs = [run(job) for job in jobs]
+        shortfalls = [stackelberg_shortfall(game, s, everywhere) for s in seed_list]
     else:
         with ThreadPoolExecutor(max_workers=min(threads, len(jobs))) as pool:
-            runs = pool.map(lambda job: run_one(game, job[0], job[1], record_at), jobs)
-            shortfalls = pool.map(lambda s: stackelberg_shortfall(game, s, record_at), seed_list)
+            runs = pool.map(run, jobs)
+            shortfalls = pool.map(lambda s: stackelberg_shortfall(game, s, everywhere),
+                                  seed_list)
             outputs, shortfalls = list(runs), list(shortfalls)
     by_seed = dict(zip(seed_list, shortfalls, strict=True))
-    return _table(game, horizon, names, jobs, outputs, by_seed, record_at)
+    return _table(game, horizon, names, jobs, grids, outputs, by_seed, everywhere)
 
 
 def _label(names: list[str], index: int) -> str:
@@ -123,23 +140,22 @@ def _label(names: list[str], index: int) -> str:
     return f"{name}#{names[:index + 1].count(name)}"
 
 
-def _table(game: Game, horizon: int, names: list[str], jobs: list, outputs: list,
-           shortfalls: dict[int, np.ndarray | None], record_at: np.ndarray) -> pa.Table:
-    n = len(record_at)
-    labels = {id(lr): _label(names, i) for i, lr in
-              enumerate(dict.fromkeys(lr for lr, _ in jobs))}
+def _table(game: Game, horizon: int, names: list[str], jobs: list[tuple[int, int]],
+           grids: list[np.ndarray], outputs: list, shortfalls: dict[int, np.ndarray | None],
+           everywhere: np.ndarray) -> pa.Table:
+    lengths = [len(grids[i]) for i, _ in jobs]
     cols: dict[str, Any] = {
-        "learner": np.repeat([labels[id(lr)] for lr, _ in jobs], n),
-        "seed": np.repeat([s for _, s in jobs], n).astype(np.int64),
-        "t": np.tile(record_at, len(jobs)),
+        "learner": np.repeat([_label(names, i) for i, _ in jobs], lengths),
+        "seed": np.repeat([s for _, s in jobs], lengths).astype(np.int64),
+        "t": np.concatenate([grids[i] for i, _ in jobs]),
     }
-    floats = np.concatenate([f for _, f, _ in outputs]) if outputs else np.empty((0, 3))
-    ints = np.concatenate([i for _, _, i in outputs]) if outputs else np.empty((0, 4))
+    floats = np.concatenate([f for _, f, _ in outputs])
+    ints = np.concatenate([i for _, _, i in outputs])
     cols["regret"] = floats[:, 0]
     exact = all(v is None for v in shortfalls.values())
-    shortfall = [np.zeros(n) if shortfalls[s] is None else shortfalls[s] for _, s in jobs]
-    cols["stackelberg_regret"] = floats[:, 0] - (np.concatenate(shortfall) if jobs
-                                                 else np.empty(0))
+    shortfall = [np.zeros(len(grids[i])) if shortfalls[s] is None
+                 else shortfalls[s][np.searchsorted(everywhere, grids[i])] for i, s in jobs]
+    cols["stackelberg_regret"] = floats[:, 0] - np.concatenate(shortfall)
     cols["stackelberg_exact"] = np.full(len(floats), exact)
     cols["realized_regret"] = floats[:, 1]
     for j, name in enumerate(INT_COLUMNS):

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..game import AGENTS, CONTEXTS, Game
+import numpy as np
 
-#: Context models that flat settings can set up (empirical contexts, sequences and ellipsoidal
-#: costs need arrays: use the Python API).
+from ..game import AGENTS, CONTEXTS, EllipsoidalCost, Game
+
+#: Context models that flat settings can set up (empirical contexts and sequences need arrays:
+#: use the Python API).
 FLAG_CONTEXTS = ("uniform-ball", "uniform-sphere", "mixture", "greedy-trap")
-FLAG_AGENTS = ("lazy", "trembling", "heterogeneous")
+FLAG_AGENTS = ("lazy", "trembling", "heterogeneous", "ellipsoid")
 
 #: Game settings by flag name (underscores for hyphens) → default (None: required).
 GAME_SETTINGS: dict[str, Any] = {
@@ -31,17 +33,44 @@ GAME_SETTINGS: dict[str, Any] = {
     "tremble": 0.05,
     "adversarial_tremble": False,
     "budget_low": 0.0,
+    "cost": None,
 }
 
 
 #: Settings that only some models read → those models (a changed value elsewhere is an error).
 APPLIES_TO = {"radius": ("uniform-ball", "uniform-sphere", "mixture"), "c0": ("mixture",),
               "tremble": ("trembling",), "adversarial_tremble": ("trembling",),
-              "budget_low": ("heterogeneous",)}
+              "budget_low": ("heterogeneous",), "cost": ("ellipsoid",)}
 APPLIES_NAMES = {"radius": ("contexts = uniform-ball, uniform-sphere or mixture",),
                  "c0": ("contexts = mixture",), "tremble": ("agents = trembling",),
                  "adversarial_tremble": ("agents = trembling",),
-                 "budget_low": ("agents = heterogeneous",)}
+                 "budget_low": ("agents = heterogeneous",), "cost": ("agents = ellipsoid",)}
+
+
+def cost_matrix(cost: Any, d: int) -> np.ndarray:
+    """The matrix A of an ellipsoidal cost from a setting: its diagonal (d numbers) or its d
+    rows; ``ValueError`` saying what is allowed otherwise.
+
+    Examples
+    --------
+    >>> cost_matrix([4, 1], 2).tolist()
+    [[4.0, 0.0], [0.0, 1.0]]
+    """
+    allowed = (f"the diagonal of A ({d} numbers) or its {d} rows of {d} numbers, symmetric "
+               f"positive definite")
+    if cost is None:
+        raise ValueError(f"cost must be given with agents = ellipsoid: {allowed}")
+    try:
+        a = np.asarray(cost, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"cost must be {allowed}, got {cost!r}") from None
+    if a.shape == (d,):
+        a = np.diag(a)
+    if a.shape != (d, d) or not np.all(np.isfinite(a)):
+        raise ValueError(f"cost must be {allowed}, got {cost!r}")
+    if not np.allclose(a, a.T, rtol=1e-12, atol=0) or np.linalg.eigvalsh(a).min() <= 0:
+        raise ValueError(f"cost must be {allowed}, got {cost!r}")
+    return a
 
 
 def game_from_settings(settings: dict[str, Any]) -> Game:
@@ -76,8 +105,11 @@ def game_from_settings(settings: dict[str, Any]) -> Game:
     fields = {"radius": s["radius"], "c0": s["c0"]}
     contexts = cls(**{k: v for k, v in fields.items() if k in cls._fields})
     agent_cls = AGENTS[s["agents"]]
-    fields = {"tremble": s["tremble"], "adversarial": s["adversarial_tremble"],
-              "low": s["budget_low"]}
-    agents = agent_cls(**{k: v for k, v in fields.items() if k in agent_cls._fields})
+    if agent_cls is EllipsoidalCost:
+        agents = EllipsoidalCost.from_cost(cost_matrix(s["cost"], s["dimension"]))
+    else:
+        fields = {"tremble": s["tremble"], "adversarial": s["adversarial_tremble"],
+                  "low": s["budget_low"]}
+        agents = agent_cls(**{k: v for k, v in fields.items() if k in agent_cls._fields})
     return Game(dimension=s["dimension"], delta=s["delta"], feedback=s["feedback"], r0=s["r0"],
                 sigma=s["sigma"], contexts=contexts, truthful=s["truthful"], agents=agents)

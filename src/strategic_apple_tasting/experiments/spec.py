@@ -12,6 +12,7 @@ A spec::
     delta = 0.1
     agents = "trembling"
     tremble = [0.01, 0.05]
+    # agents = "ellipsoid"    # cost = [[4.0, 1.0]]: the diagonal of A (or [[rows...]])
 
     [[learners]]
     name = "sa-ols"
@@ -41,7 +42,7 @@ import numpy as np
 
 from ..game import Game
 from ..learners import LEARNERS, Learner
-from .settings import GAME_SETTINGS, game_from_settings
+from .settings import GAME_SETTINGS, cost_matrix, game_from_settings
 
 TOP_KEYS = ("horizon", "seeds", "seeds_per_cell", "per_decade", "game", "learners")
 DEFAULT_SEEDS_PER_CELL = 4
@@ -122,7 +123,7 @@ def _type_name(types: tuple[type, ...]) -> str:
 
 #: Order in which game settings are checked: the models first, so that a setting that only
 #: some model reads is judged against the model the spec chose.
-_ORDER = ("dimension", "feedback", "contexts", "agents")
+_ORDER = ("dimension", "feedback", "r0", "contexts", "agents")
 
 
 def _check_game(table: Any) -> dict[str, list[Any]]:
@@ -139,19 +140,33 @@ def _check_game(table: Any) -> dict[str, list[Any]]:
         values = _values(f"game.{raw_key}", raw)
         for i, v in enumerate(values):
             path = f"game.{raw_key}" + (f"[{i}]" if isinstance(raw, list) else "")
-            if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
+            if key == "cost":  # a vector or a matrix: a list of one of them, as any vector
+                if not isinstance(v, list):
+                    raise SpecError(f"{path} must be a list (the diagonal of A, or its rows) "
+                                    f"inside the list of values, e.g. cost = [[4.0, 1.0]], "
+                                    f"got {_show(v)}")
+            elif not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
                 raise SpecError(f"{path} must be {_type_name(types)}, got {_show(v)}")
         game[key] = values
         paths[key] = f"game.{raw_key}" + ("[{}]" if isinstance(raw, list) else "")
     if "dimension" not in game:
         raise SpecError("game.dimension must be given")
     # Each value alone, with the settings checked before it at their first values, so that an
-    # error names the value that causes it.
+    # error names the value that causes it. An ellipsoid's cost is needed to build its agents,
+    # so its values are checked first.
+    for i, v in enumerate(game.get("cost", [])):
+        try:
+            cost_matrix(v, game["dimension"][0])
+        except ValueError as exc:
+            raise SpecError(f"{paths['cost'].format(i)}: {exc}") from None
     checked: dict[str, Any] = {}
     for key in sorted(game, key=lambda k: (*_ORDER, k).index(k)):
         for i, v in enumerate(game[key]):
+            trial = {"dimension": 2, **checked, key: v}
+            if trial.get("agents") == "ellipsoid" and "cost" in game:  # needed to build it
+                trial.setdefault("cost", game["cost"][0])
             try:
-                game_from_settings({"dimension": 2, **checked, key: v})
+                game_from_settings(trial)
             except ValueError as exc:
                 raise SpecError(f"{paths[key].format(i)}: {exc}") from None
         checked[key] = game[key][0]

@@ -24,6 +24,15 @@ from .._jit import njit, state_class
 from .policies import norm, score
 
 _EPS = 2.220446049250313e-16
+#: Relative slack on a budget: `def:br` allows a move of exactly δ, and a move whose length
+#: rounding has made a few ulps longer than δ (1e-17 for δ = 0.1) is such a tie, not a refusal.
+BUDGET_SLACK = 16 * _EPS
+
+
+@njit
+def within_budget(cost, budget):
+    """Whether a move of this cost is within budget, ties settled for the agent (False for NaN)."""
+    return cost <= budget * (1.0 + BUDGET_SLACK)
 
 
 @njit
@@ -33,7 +42,8 @@ def lazy_move(beta, threshold, budget, x, out):
     A rejected agent that can reach the boundary moves straight along β/‖β‖ onto it. The landing
     point is then pushed out by whole ulps until :func:`score` accepts it, so a mover is always
     accepted whatever the rounding (DESIGN §2, "Floating point"); the push is a few ulps of the
-    step, so the budget holds to relative precision 1e-12.
+    step, so the budget holds to relative precision 1e-12. A needed distance that rounding
+    puts a few ulps past the budget is a tie, and the agent moves (:func:`within_budget`).
     """
     d = x.shape[0]
     for i in range(d):
@@ -45,7 +55,7 @@ def lazy_move(beta, threshold, budget, x, out):
     if nb == 0.0:
         return False
     step = (threshold - s) / nb
-    if not step <= budget:  # also false for NaN
+    if not within_budget(step, budget):
         return False
     bump = 4.0 * _EPS
     tiny = 5e-324  # the smallest subnormal: escapes a step of 0 without overshooting a tiny one
@@ -188,8 +198,16 @@ class EllipsoidalCost(NamedTuple):
     cost_inv: np.ndarray | None = None
 
     name = "ellipsoid"
-    settings = _settings
     respond_once = _respond_once
+
+    def settings(self) -> dict:
+        """The cost A for results tables, as text: ``"diag(4, 1)"`` or its rows."""
+        if self.cost_inv is None:
+            return {}
+        a = np.round(np.linalg.inv(self.cost_inv), 10) + 0.0  # + 0.0: no "-0"
+        if np.array_equal(a, np.diag(np.diag(a))):
+            return {"cost": f"diag({', '.join(f'{v:g}' for v in np.diag(a))})"}
+        return {"cost": "; ".join(", ".join(f"{v:g}" for v in row) for row in a)}
 
     @classmethod
     def from_cost(cls, cost, delta: float = 0.1, truthful: float = 0.0) -> EllipsoidalCost:
@@ -279,7 +297,7 @@ def _respond_ellipsoid(model, rng, beta, threshold, x, out):
     if q <= 0.0:
         return _stay(x, out)
     gain = threshold - s
-    if not gain / math.sqrt(q) <= model.delta:
+    if not within_budget(gain / math.sqrt(q), model.delta):
         return _stay(x, out)
     d = x.shape[0]
     step = gain / q

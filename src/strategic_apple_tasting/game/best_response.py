@@ -59,6 +59,7 @@ from .agents import (
     TremblingHand,
     _honest,
     _stay,
+    within_budget,
 )
 from .policies import GeneralRule, rule_value
 
@@ -401,13 +402,13 @@ def minimal_move(rule, metric, budget, beta, x, out, work):
                     best_t = _improve(rule, metric, x, reach, best_t, work)
                     break
     if apex < best_t:
-        if not apex <= budget:
+        if not within_budget(apex, budget):
             return math.inf
         for i in range(d):
             out[i] = 0.0
             best[i] = -x[i] / apex
         return apex
-    if not best_t <= budget:
+    if not within_budget(best_t, budget):
         return math.inf
     _point(x, best_t, best, out)
     return best_t

@@ -198,16 +198,24 @@ class ContextSequence(NamedTuple):
 class GreedyTrap(NamedTuple):
     """A built-in oblivious sequence on which greedy learners (SA-OLS) have linear regret.
 
-    Knowing θ1 (an oblivious adversary may), it shows, in the d warm-up rounds, the points
-    ``warmup_scale``·e_i, whose rewards are mostly noise, so the warm-up estimate points nearly
-    anywhere. From then on it alternates a good point g = m(u + w)/√2 and a bad point
-    b = m(−u + w)/√2, where u = θ1/‖θ1‖, w ⟂ u and m = ``margin``: ⟨θ1, g⟩ > 0 > ⟨θ1, b⟩ and
-    g ⟂ b. A greedy learner whose warm-up estimate has ⟨θ̂, g⟩ < 0 rejects g forever (g
-    cannot game its way over a shifted threshold) and never learns about g: learning from b
-    only moves θ̂ along b. That happens with probability about ½, so expected regret is linear
-    (§4's point). Apple tasting with r0 = 0. For d = 1 there is no w: the sequence is g = m·u
-    for ever (a bad point −m·u would teach a learner with the wrong sign its mistake), and a
-    warm-up estimate of the wrong sign, probability about ½, rejects g for ever.
+    Knowing θ = θ1 − θ0 (an oblivious adversary may), it shows, in the d warm-up rounds, the
+    points ``warmup_scale``·e_i, whose rewards are mostly noise, so the warm-up estimate points
+    nearly anywhere. From then on it alternates a good point g and a bad point b, so that
+    accepting everyone and rejecting everyone both have linear regret:
+
+    * d ≥ 2 (r0 = 0): g = m(u + w)/√2 and b = m(−u + w)/√2, where u = θ/‖θ‖, w ⟂ u and
+      m = ``margin``: ⟨θ, g⟩ > 0 > ⟨θ, b⟩ and g ⟂ b. A greedy learner whose warm-up estimate
+      has ⟨θ̂, g⟩ < 0 rejects g for ever (g cannot game its way over a shifted threshold) and
+      never learns about g: learning from b only moves θ̂ along b.
+    * d = 1 (needs r0 > 0, apple tasting: with r0 = 0 only the sign of θ̂ matters, and a bad
+      point of the other sign would teach a wrong-signed learner its mistake): g and b lie on
+      u, with gaps ⟨θ, g⟩ − r0 = m and ⟨θ, b⟩ − r0 = −r0/2 (b is between 0 and r0, so no
+      learner of either sign learns from it). A warm-up estimate θ̂ below r0/(⟨u, g⟩ − δ), or
+      negative, publishes a threshold g cannot reach, and the learner rejects both for ever.
+
+    The trap springs with probability about ½ at small σ, so SA-OLS's expected regret is
+    linear (§4's point). Agents do move: g games its way over the rules of many experts of
+    EXP3-SAE.
 
     Examples
     --------
@@ -228,12 +236,21 @@ class GreedyTrap(NamedTuple):
         if not (math.isfinite(self.margin) and 0 < self.margin <= 1):
             raise ValueError(f"margin must be in (0, 1], got {self.margin!r}")
 
+    def check_game(self, game) -> None:
+        """Refuse the games the trap is not built for (called by the game)."""
+        if game.dimension == 1 and not (game.feedback == "apple" and game.r0 > 0):
+            raise ValueError(f"greedy-trap at dimension 1 needs apple feedback and r0 > 0 (with "
+                             f"r0 = 0 only the sign of the estimate matters), got "
+                             f"feedback={game.feedback!r}, r0={game.r0!r}")
+
     def for_instance(self, instance) -> ContextSequence:
         theta = instance.theta1 - instance.theta0
         d = theta.shape[0]
-        u = theta / np.linalg.norm(theta)
+        size = np.linalg.norm(theta)
+        u = theta / size
         if d == 1:
-            cycle = np.array([self.margin * u])
+            r0 = instance.game.r0
+            cycle = np.array([(r0 + self.margin) * u, 0.5 * r0 * u]) / size
         else:
             axis = int(np.argmin(np.abs(u)))  # the axis least aligned with u
             w = np.eye(d)[axis] - u[axis] * u

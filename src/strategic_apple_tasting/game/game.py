@@ -106,6 +106,9 @@ class Game:
         if type(self.contexts) not in CONTEXTS.values():
             raise ValueError(f"contexts must be a context model, got {self.contexts!r}")
         self.contexts.check()
+        check_game = getattr(self.contexts, "check_game", None)
+        if check_game is not None:
+            check_game(self)
         dim = getattr(self.contexts, "dimension", d)
         if dim != d:
             raise ValueError(f"contexts have dimension {dim} but the game has dimension {d}")

@@ -223,6 +223,11 @@ class Learner:
     def _init_state(self, d: int) -> Any:
         raise NotImplementedError
 
+    def milestones(self, d: int) -> list[int]:
+        """Rounds after which this learner changes phase (explore-then-commit's T0, ...), for a
+        learner bound to a run: the engine records its totals there too. None by default."""
+        return []
+
     def reset(self, d: int, rng: np.random.Generator | None = None) -> Learner:
         """Create all state for contexts of dimension ``d``; returns ``self``."""
         if not (isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 1):

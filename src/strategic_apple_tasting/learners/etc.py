@@ -6,7 +6,7 @@ from typing import Any
 
 from .. import theory
 from .base import Learner
-from .phased_ols import ACCEPT, COMMIT, FOREVER, KEEP, KERNELS, REJECT, new_state
+from .phased_ols import ACCEPT, COMMIT, FOREVER, KEEP, KERNELS, REJECT, new_state, phase_ends
 
 
 def exploration_rounds(d: int, horizon: int, sigma: float, gamma: float, bandit: bool) -> int:
@@ -74,10 +74,17 @@ class ExploreThenCommit(Learner):
         return exploration_rounds(d, self.horizon, self.sigma, self.gamma,
                                   self.feedback == "bandit")
 
-    def _init_state(self, d: int) -> Any:
+    def _phases(self, d: int) -> list[tuple[int, int, int]]:
         t0 = self.t0(d)
         phases = [(ACCEPT, t0, KEEP)]
         if self.feedback == "bandit":
             phases.append((REJECT, t0, KEEP))
         phases.append((COMMIT, FOREVER, KEEP))
-        return new_state(d, self._belief(), self.r0, phases)
+        return phases
+
+    def milestones(self, d: int) -> list[int]:
+        """The end of exploration (T0; bandit: also 2·T0)."""
+        return phase_ends(self._phases(d))
+
+    def _init_state(self, d: int) -> Any:
+        return new_state(d, self._belief(), self.r0, self._phases(d))

@@ -22,13 +22,14 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Learner
-from .phased_ols import FOREVER, GREEDY, KEEP, KERNELS, new_state, warm_up
+from .phased_ols import FOREVER, GREEDY, KEEP, KERNELS, new_state, phase_ends, warm_up
 
 
 class _GreedyOLS(Learner):
     kernels = KERNELS
     _shift: bool
     _clean_only: bool
+    accept_when_locked: bool = False  # SA-OLS's option, see there
 
     def __init__(self, delta: float | None = None, r0: float | None = None,
                  feedback: str | None = None, agents: Any = None) -> None:
@@ -37,10 +38,16 @@ class _GreedyOLS(Learner):
         self.feedback = feedback
         self.agents = agents
 
+    def _phases(self, d: int) -> list[tuple[int, int, int]]:
+        return [*warm_up(d, self.feedback == "bandit"), (GREEDY, FOREVER, KEEP)]
+
+    def milestones(self, d: int) -> list[int]:
+        return phase_ends(self._phases(d))
+
     def _init_state(self, d: int) -> Any:
-        phases = [*warm_up(d, self.feedback == "bandit"), (GREEDY, FOREVER, KEEP)]
-        return new_state(d, self._belief(), self.r0, phases, shift=self._shift,
-                         clean_only=self._clean_only)
+        return new_state(d, self._belief(), self.r0, self._phases(d), shift=self._shift,
+                         clean_only=self._clean_only,
+                         unlock=self.accept_when_locked)
 
 
 class SAOLS(_GreedyOLS):
@@ -50,6 +57,17 @@ class SAOLS(_GreedyOLS):
     boundary (`cond:clean`), which lazy agents cannot have moved. Under other agent models the
     shift and the clean band follow the model (δ·sqrt(θ̂ᵀA⁻¹θ̂) for an ellipsoidal cost, a band
     of γ‖θ̂‖ above the threshold for a γ-trembling hand, `cond:clean-app`).
+
+    **Lock-in when r0 > 0.** With contexts in the unit ball, no context can be clean once
+    ‖θ̂‖(1 − δ) ≤ r0: the largest score is ‖θ̂‖, below the threshold δ‖θ̂‖ + r0. θ̂ then never
+    changes again, and the learner accepts only agents who game onto its boundary: linear
+    regret. After the warm-up this happens with a probability the paper's analysis (through
+    c1, which ignores r0) does not see: 1.7% of seeds at d = 2, δ = 0.3, σ = 0.3, r0 = 0.2
+    (:func:`strategic_apple_tasting.theory.saols_no_clean_probability` predicts it; the claims
+    table measures it). ``accept_when_locked=True`` removes it: in a round whose rule could
+    accept no clean point (judged with R̂, the largest norm of a point fitted so far, for the
+    unknown radius), the learner publishes accept-all instead, whose point is clean. Until a
+    lock, it runs exactly as SA-OLS.
 
     Parameters
     ----------
@@ -63,6 +81,9 @@ class SAOLS(_GreedyOLS):
     agents : agent model, optional
         How the learner believes agents respond (None: the game's model; lazy agents when used
         without a game).
+    accept_when_locked : bool
+        Publish accept-all in a round whose shifted rule could accept no clean point (default
+        False: the paper's algorithm).
 
     Examples
     --------
@@ -77,6 +98,18 @@ class SAOLS(_GreedyOLS):
     name = "sa-ols"
     _shift = True
     _clean_only = True
+
+    def __init__(self, delta: float | None = None, r0: float | None = None,
+                 feedback: str | None = None, agents: Any = None,
+                 accept_when_locked: bool = False) -> None:
+        super().__init__(delta=delta, r0=r0, feedback=feedback, agents=agents)
+        self.accept_when_locked = accept_when_locked
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if not isinstance(self.accept_when_locked, bool):
+            raise ValueError(f"accept_when_locked must be true or false, "
+                             f"got {self.accept_when_locked!r}")
 
 
 class ShiftedOLS(_GreedyOLS):

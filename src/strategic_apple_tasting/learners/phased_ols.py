@@ -28,7 +28,7 @@ import numpy as np
 
 from .._jit import njit
 from ..game.agents import clean_margin, reach
-from ..game.policies import clean_above
+from ..game.policies import clean_above, norm
 from .base import LearnerKernels
 from .least_squares import add_point, new_factor, solve
 
@@ -47,6 +47,7 @@ class PhasedOLSState(NamedTuple):
     shift: bool
     clean_only: bool
     keep: bool  # accumulate ACCEPT/REJECT data in kept1/kept0 for a later LOAD
+    unlock: bool  # publish accept-all when the GREEDY rule can accept no clean point
     phase_end: np.ndarray  # int64: round count at which each phase ends (cumulative)
     phase_kind: np.ndarray  # int64: ACCEPT, REJECT, COMMIT or GREEDY
     phase_start: np.ndarray  # int64: KEEP, CLEAR or LOAD, applied when the phase begins
@@ -54,20 +55,23 @@ class PhasedOLSState(NamedTuple):
     fits: np.ndarray  # (4, d+1, d+1): QR factors of [X | r] for θ̂1, θ̂0, kept1, kept0
     theta: np.ndarray  # (2, d): θ̂1, θ̂0
     work: np.ndarray  # scratch, length d + 1
+    radius: np.ndarray  # (1,): largest norm of a point fitted so far (R̂)
 
 
 def new_state(d: int, agents: Any, r0: float, phases: list[tuple[int, int, int]], *,
-              shift: bool = True, clean_only: bool = True, keep: bool = False
-              ) -> PhasedOLSState:
+              shift: bool = True, clean_only: bool = True, keep: bool = False,
+              unlock: bool = False) -> PhasedOLSState:
     """State for a schedule of ``(kind, rounds, start)`` phases; the last one lasts for ever."""
     lengths = [min(int(rounds), FOREVER) for _, rounds, _ in phases[:-1]] + [FOREVER]
     return PhasedOLSState(
         agents=agents, r0=float(r0), shift=shift, clean_only=clean_only, keep=keep,
+        unlock=unlock,
         phase_end=np.cumsum(lengths).astype(np.int64),
         phase_kind=np.array([k for k, _, _ in phases], dtype=np.int64),
         phase_start=np.array([s for _, _, s in phases], dtype=np.int64),
         counts=np.zeros(7, dtype=np.int64),
-        fits=np.stack([new_factor(d)] * 4), theta=np.zeros((2, d)), work=np.zeros(d + 1))
+        fits=np.stack([new_factor(d)] * 4), theta=np.zeros((2, d)), work=np.zeros(d + 1),
+        radius=np.zeros(1))
 
 
 @njit
@@ -95,12 +99,20 @@ def _policy(state, rng, beta):
     threshold = state.r0
     if state.shift:
         threshold += reach(state.agents, beta)
+    if (state.unlock and kind == GREEDY
+            and norm(beta) * state.radius[0] <= threshold + clean_margin(state.agents, beta)):
+        for i in range(d):
+            beta[i] = 0.0
+        return -1.0
     return threshold
 
 
 @njit
 def _add(state, which, x, reward):
     add_point(state.fits[which], x, reward, state.work)
+    size = norm(x)
+    if size > state.radius[0]:
+        state.radius[0] = size
     state.counts[_N1 + which] += 1
     state.counts[_STALE] = 1
 
@@ -167,6 +179,12 @@ def _estimate(state, out):
 
 
 KERNELS = LearnerKernels(PhasedOLSState, _policy, _update, _estimate)
+
+
+def phase_ends(phases: list[tuple[int, int, int]]) -> list[int]:
+    """Rounds at which each phase but the last (which lasts for ever) ends."""
+    ends = np.cumsum([min(int(rounds), FOREVER) for _, rounds, _ in phases[:-1]])
+    return [int(e) for e in ends if e < FOREVER]
 
 
 def warm_up(d: int, bandit: bool) -> list[tuple[int, int, int]]:

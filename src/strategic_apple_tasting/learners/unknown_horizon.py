@@ -18,6 +18,7 @@ from .phased_ols import (
     LOAD,
     REJECT,
     new_state,
+    phase_ends,
     warm_up,
 )
 
@@ -95,10 +96,19 @@ class UnknownHorizon(Learner):
             if sigma is None:
                 raise ValueError("unknown-horizon needs sigma to set each epoch's T0 "
                                  "(only switching_time=0, SA-OLS from the start, does not)")
-            t0 = tau if sigma == 0 else exploration_rounds(d, tau, sigma, 1 / tau**2, bandit)
+            # σ = 0 too: T0 is then d, and noise-free points fit θ exactly.
+            t0 = exploration_rounds(d, tau, sigma, 1 / tau**2, bandit)
             out.append((tau, min(t0, tau // 2) if bandit else t0))
 
+    def milestones(self, d: int) -> list[int]:
+        """The end of every exploration and of every epoch, and the switch to SA-OLS."""
+        return phase_ends(self._phases(d))
+
     def _init_state(self, d: int) -> Any:
+        return new_state(d, self._belief(), self.r0, self._phases(d),
+                         keep=bool(self.keep_data))
+
+    def _phases(self, d: int) -> list[tuple[int, int, int]]:
         bandit = self.feedback == "bandit"
         phases = []
         for tau, t0 in self.epochs(d):
@@ -113,6 +123,6 @@ class UnknownHorizon(Learner):
         else:
             first, *rest = warm_up(d, bandit)
             phases += [(first[0], first[1], CLEAR), *rest, (GREEDY, FOREVER, KEEP)]
-        return new_state(d, self._belief(), self.r0, phases, keep=bool(self.keep_data))
+        return phases
 
 

@@ -6,7 +6,7 @@ import math
 
 import pyarrow as pa
 
-from ..metrics import final_summary
+from ..metrics import FinalSummary, final_summary
 
 
 def _num(x: float, digits: int = 4) -> str:
@@ -15,8 +15,15 @@ def _num(x: float, digits: int = 4) -> str:
     return f"{x:.{digits}g}"
 
 
+def regret_text(s: FinalSummary) -> str:
+    """Mean final regret with its 95% interval, or why there is none."""
+    return s.regret_estimate.shown(4)
+
+
 def summary_text(table: pa.Table) -> str:
-    """Per-learner final regret (mean ± 95% CI over seeds) and ground-truth counters (means).
+    """Per-learner final regret (mean [95% CI] over seeds), its growth exponent [95% CI], and
+    the ground-truth counters (means). ``learned`` (every point learned from, rejected ones
+    included) is shown under bandit feedback, where it differs from ``clean``.
 
     Examples
     --------
@@ -25,17 +32,22 @@ def summary_text(table: pa.Table) -> str:
     ... # doctest: +ELLIPSIS
     learner ...
     """
-    summaries = final_summary(table)
+    from .figures import fit_exponent, largest_horizon
+
+    runs = largest_horizon(table)
+    summaries = final_summary(runs)
     estimated = not all(s.stackelberg_exact for s in summaries)
-    header = ("learner", "seeds", "T", "regret (mean ± 95% CI)",
+    bandit = any(s.learned != s.clean for s in summaries)
+    header = ("learner", "seeds", "T", "regret (mean [95% CI])", "exponent [95% CI]",
               "stackelberg*" if estimated else "stackelberg", "realized", "accepted",
-              "clean", "gamed_as_clean", "‖θ̂−θ‖")
+              "clean", *(("learned",) if bandit else ()), "gamed_as_clean", "‖θ̂−θ‖")
     rows = [header]
     for s in summaries:
-        rows.append((s.learner, str(s.seeds), str(s.horizon),
-                     f"{_num(s.regret)} ± {_num(s.regret_ci, 2)}",
+        rows.append((s.learner, str(s.seeds), str(s.horizon), regret_text(s),
+                     fit_exponent(table, s.learner).shown(),
                      _num(s.stackelberg_regret), _num(s.realized_regret),
-                     _num(s.accepted, 6), _num(s.clean, 6), _num(s.gamed_as_clean, 6),
+                     _num(s.accepted, 6), _num(s.clean, 6),
+                     *((_num(s.learned, 6),) if bandit else ()), _num(s.gamed_as_clean, 6),
                      _num(s.theta_error, 3)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
@@ -44,4 +56,6 @@ def summary_text(table: pa.Table) -> str:
     if estimated:
         lines.append("* Stackelberg regret against the best of a searched set of fixed policies: a "
                      "lower bound (these agents do not induce every half-space).")
+    lines.append("exponent: log–log slope of mean regret (t ≥ T/10 along the run; across "
+                 "horizons for learners tuned to T), its interval bootstrapped over seeds.")
     return "\n".join(lines)

@@ -1,0 +1,73 @@
+"""The paper's claims reproduced: bundled sweeps, and a table "claim, measured, control, theory,
+verdict" with the consistency checks below it.
+
+:data:`PARTS` are the sweeps (:mod:`.parts`, in a full and a quick size); :data:`CHECKS` measure
+each claim from the parts' results (:mod:`.stochastic`, :mod:`.horizons`, :mod:`.agents`), and
+:mod:`.rows` says how a row earns its verdict. ``sat reproduce`` runs both (resumably: each part
+is an ordinary sweep directory) and writes the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+
+from ..sweep import load
+from . import agents, horizons, stochastic
+from .parts import NON_STRATEGIC, PARTS, SIZES, Size, parts
+from .rows import (
+    INCONCLUSIVE,
+    NO,
+    NOT_DISCRIMINATING,
+    VERDICTS,
+    YES,
+    Check,
+    Claim,
+    Consistency,
+    Control,
+    claims_markdown,
+    claims_text,
+    tally,
+)
+
+#: (the parts a check reads, the check): each returns its claims and consistency rows.
+CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Claim | Consistency]]]] = [
+    (("stochastic",), stochastic.stochastic),
+    (("bounds",), stochastic.bounds),
+    (("bandit",), stochastic.bandit),
+    (("etc",), horizons.etc),
+    (("adversarial-d1",), horizons.adversarial),
+    (("adversarial-d2",), horizons.adversarial),
+    (("adversarial-d2", "adversarial-d2-bandit"), horizons.adversarial_bandit),
+    (("trembling",), agents.trembling),
+    (("ellipsoid",), agents.ellipsoid),
+    (("mixture",), agents.mixture),
+    (("overestimate",), agents.overestimate),
+    (("lock-in",), stochastic.lock_in),
+    (("stackelberg",), agents.stackelberg),
+]
+
+
+def check_claims(out: str | Path) -> tuple[list[Claim], list[Consistency]]:
+    """Measure every claim from the part directories under ``out``: the claims, then the
+    consistency checks."""
+    tables: dict[str, pa.Table] = {}
+
+    def table(part: str) -> pa.Table:
+        if part not in tables:
+            tables[part] = load(Path(out) / part)
+        return tables[part]
+
+    claims: list[Claim] = []
+    consistency: list[Consistency] = []
+    for names, check in CHECKS:
+        for row in check(*(table(n) for n in names)):
+            (claims if isinstance(row, Claim) else consistency).append(row)
+    return claims, consistency
+
+
+__all__ = ["CHECKS", "INCONCLUSIVE", "NO", "NON_STRATEGIC", "NOT_DISCRIMINATING", "PARTS",
+           "SIZES", "VERDICTS", "YES", "Check", "Claim", "Consistency", "Control", "Size",
+           "check_claims", "claims_markdown", "claims_text", "parts", "tally"]

@@ -1,0 +1,123 @@
+"""The bundled sweeps behind the claims table, in a full and a quick size.
+
+Each part is an ordinary sweep spec (a dictionary in the TOML format of
+:mod:`..spec`), run into its own directory: ``sat reproduce`` resumes a killed run like any
+sweep. The settings are chosen so that each claim's check can discriminate: a bound is checked
+where it is below the regret of accept-all, a rate where a learner without the shift is linear.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Non-strategic contextual-bandit baselines whose regret should be linear under gaming.
+NON_STRATEGIC = ("naive-greedy", "linucb", "lin-ts", "epsilon-greedy")
+
+#: The stochastic game of the paper's main claims (d = 3, δ = 0.3, σ = 0.1).
+STOCHASTIC = {"dimension": 3, "delta": 0.3, "sigma": 0.1}
+#: Where the explicit bounds are below accept-all's regret: small noise, small δ, d = 2.
+SHARP = {"dimension": 2, "delta": 0.1, "sigma": 0.01}
+
+
+@dataclass(frozen=True)
+class Size:
+    """How big each part is."""
+
+    main: int  # horizon of the stochastic parts
+    seeds: int
+    etc_horizons: tuple[int, ...]
+    etc_seeds: int  # ETC's commit-phase regret is small and heavy-tailed: many cheap seeds
+    adversarial_horizons: tuple[int, ...]  # EXP3-SAE at d = 1
+    adversarial2_horizons: tuple[int, ...]  # EXP3-SAE at d = 2
+    adversarial_seeds: int
+    lock_seeds: int
+    lock_horizon: int
+
+
+SIZES = {
+    "full": Size(main=1_000_000, seeds=16, etc_horizons=(30_000, 100_000, 300_000, 1_000_000),
+                 etc_seeds=64,
+                 adversarial_horizons=(10**4, 10**5, 10**6, 10**7, 10**8),
+                 adversarial2_horizons=(10**4, 10**5, 10**6, 10**7, 10**8),
+                 adversarial_seeds=8, lock_seeds=4000, lock_horizon=2000),
+    "quick": Size(main=50_000, seeds=8, etc_horizons=(30_000, 100_000, 300_000), etc_seeds=32,
+                  adversarial_horizons=(10**4, 10**5, 10**6),
+                  adversarial2_horizons=(10**4, 10**5, 10**6),
+                  adversarial_seeds=4, lock_seeds=1000, lock_horizon=1000),
+}
+
+
+def _learners(*names: str, **params: dict) -> list[dict]:
+    return [{"name": n, **params.get(n, {})} for n in names]
+
+
+def parts(size: Size) -> dict[str, dict]:
+    """Part name → sweep spec at ``size``."""
+    seeds, main = size.seeds, size.main
+    trap = {"contexts": "greedy-trap", "delta": 0.1, "sigma": 0.1}
+    return {
+        # SA-OLS, its ablations, the baselines and the unknown-horizon scheme on the paper's
+        # setting; accept-all and ETC for the ratio of thm:best-both.
+        "stochastic": {"horizon": main, "seeds": seeds, "game": STOCHASTIC,
+                       "learners": _learners("sa-ols", "shifted-ols", *NON_STRATEGIC, "oracle",
+                                             "unknown-horizon", "etc", "accept-all")},
+        # The explicit bounds, where they are below accept-all's regret.
+        "bounds": {"horizon": 1_000_000, "seeds": seeds, "game": SHARP,
+                   "learners": _learners("sa-ols", "unknown-horizon", "accept-all")},
+        # Explore-then-commit across horizons, both feedback modes; accept-all's regret over
+        # the commit window is the commit bound's control.
+        "etc": {"horizon": list(size.etc_horizons), "seeds": size.etc_seeds,
+                "seeds_per_cell": 16,
+                "game": {**SHARP, "feedback": ["apple", "bandit"]},
+                "learners": _learners("etc", "accept-all")},
+        # EXP3-SAE on the greedy trap, where accept-all, reject-all and SA-OLS are linear.
+        "adversarial-d1": {"horizon": list(size.adversarial_horizons),
+                           "seeds": size.adversarial_seeds,
+                           "game": {**trap, "dimension": 1, "r0": 0.2},
+                           "learners": _learners("exp3-sae", "sa-ols", "accept-all",
+                                                 "reject-all")},
+        "adversarial-d2": {"horizon": list(size.adversarial2_horizons),
+                           "seeds": size.adversarial_seeds, "game": {**trap, "dimension": 2},
+                           "learners": _learners("exp3-sae", "sa-ols", "accept-all",
+                                                 "reject-all")},
+        # Bandit feedback against apple tasting, on the same seeds.
+        "bandit": {"horizon": main, "seeds": seeds,
+                   "game": {**STOCHASTIC, "feedback": ["apple", "bandit"]},
+                   "learners": _learners("sa-ols", "naive-greedy")},
+        "adversarial-d2-bandit": {"horizon": list(size.adversarial2_horizons),
+                                  "seeds": size.adversarial_seeds,
+                                  "game": {**trap, "dimension": 2, "feedback": "bandit"},
+                                  "learners": _learners("exp3-sae", "accept-all")},
+        # Agent models and contexts beyond lazy agents in the uniform ball.
+        "trembling": {"horizon": main, "seeds": seeds,
+                      "game": {"dimension": 3, "delta": 0.2, "sigma": 0.1,
+                               "agents": "trembling", "tremble": 0.1},
+                      "learners": _learners("sa-ols", "naive-greedy")},
+        "ellipsoid": {"horizon": main, "seeds": seeds,
+                      "game": {"dimension": 2, "delta": 0.2, "sigma": 0.1,
+                               "agents": "ellipsoid", "cost": [[1.0, 0.25]]},
+                      "learners": _learners("sa-ols", "naive-greedy")},
+        "mixture": {"horizon": 1_000_000, "seeds": seeds,
+                    "game": {**SHARP, "contexts": "mixture", "c0": 0.5},
+                    "learners": _learners("sa-ols", "naive-greedy", "accept-all")},
+        # SA-OLS told a larger δ than the agents' (0.1): Δ = 0, 0.05, 0.1, 0.2.
+        "overestimate": {"horizon": main, "seeds": seeds,
+                         "game": {"dimension": 3, "delta": 0.1, "sigma": 0.1},
+                         "learners": [{"name": "sa-ols", "delta": [0.1, 0.15, 0.2, 0.3]}]},
+        # SA-OLS with r0 > 0: how often it locks into learning nothing, with and without the
+        # option that removes it. Many seeds, short runs.
+        "lock-in": {"horizon": size.lock_horizon, "seeds": size.lock_seeds,
+                    "seeds_per_cell": size.lock_seeds // 4, "per_decade": 5,
+                    "game": {"dimension": 2, "delta": 0.3, "sigma": 0.3, "r0": 0.2},
+                    "learners": [{"name": "sa-ols"},
+                                 {"name": "sa-ols", "accept_when_locked": True,
+                                  "label": "sa-ols (accept when locked)"}]},
+        # Stackelberg regret where it differs from strategic regret.
+        "stackelberg": {"horizon": main // 10, "seeds": seeds,
+                        "game": {"dimension": 3, "delta": 0.2, "truthful": 0.5},
+                        "learners": _learners("sa-ols", "oracle", "naive-greedy")},
+    }
+
+
+#: Size → part name → sweep spec.
+PARTS = {name: parts(size) for name, size in SIZES.items()}

@@ -1,0 +1,213 @@
+"""Rows of the claims table: a claim, its check, its control and its verdict; and the list of
+consistency checks below the table. Rendering as Markdown and as plain text.
+
+A claim's verdict is earned, not asserted:
+
+* the **measured** statistic (with its 95% interval over seeds) must satisfy the claim's
+  :class:`Check`;
+* a **negative control** (the same check applied to a learner or setting that must fail it:
+  accept-all for a bound, a learner without the shift for a rate) must fail it, or the check
+  says nothing at this T: the row reads "not discriminating at this T", never "yes";
+* a row about a claim that fails carries a **positive control** instead when that is what shows
+  the check works: something the same check must pass.
+
+Verdicts: "yes", "no" (with a one-line reason), "not discriminating at this T" (the control
+passes too, or the theorem's regime is not reached), "inconclusive at this T" (the interval
+straddles the check's edge). What is true by construction (the oracle's zero regret,
+Stackelberg ≤ strategic) is a :class:`Consistency` row, listed apart: a failure there is a bug.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from ...metrics import Estimate
+
+Outcome = Literal["pass", "fail", "unclear"]
+
+YES = "yes"
+NO = "no"
+NOT_DISCRIMINATING = "not discriminating at this T"
+INCONCLUSIVE = "inconclusive at this T"
+VERDICTS = (YES, NO, NOT_DISCRIMINATING, INCONCLUSIVE)
+
+
+@dataclass(frozen=True)
+class Check:
+    """Where a statistic must lie for a claim to hold, judged on its 95% interval.
+
+    ``within`` (the default): the interval must lie in [``low``, ``high``]; it fails when it
+    lies wholly outside and is unclear when it straddles an end. ``covers``: the interval must
+    contain ``target`` (an exact prediction); it fails otherwise. A statistic without an
+    interval (a count, the largest regret over seeds) is judged on its value.
+
+    Examples
+    --------
+    >>> Check("≤ 0.5", high=0.5).judge(Estimate(0.3, 0.2, 0.4, seeds=8))
+    'pass'
+    >>> Check("≤ 0.5", high=0.5).judge(Estimate(0.5, 0.45, 0.55, seeds=8))
+    'unclear'
+    >>> Check("= 0", kind="covers", target=0.0).judge(Estimate(0.1, 0.05, 0.2, seeds=8))
+    'fail'
+    """
+
+    text: str
+    low: float = -math.inf
+    high: float = math.inf
+    kind: Literal["within", "covers"] = "within"
+    target: float = math.nan
+
+    def judge(self, est: Estimate) -> Outcome:
+        if not math.isfinite(est.value):
+            return "unclear"
+        lo, hi = (est.low, est.high) if est.has_interval else (est.value, est.value)
+        if self.kind == "covers":
+            return "pass" if lo <= self.target <= hi else "fail"
+        if self.low <= lo and hi <= self.high:
+            return "pass"
+        if hi < self.low or lo > self.high:
+            return "fail"
+        return "unclear"
+
+
+@dataclass(frozen=True)
+class Control:
+    """The same check applied to something that must fail it (``must="fail"``, a negative
+    control) or, for a claim expected to fail, pass it (``must="pass"``, a positive control)."""
+
+    what: str
+    estimate: Estimate
+    must: Literal["fail", "pass"] = "fail"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One row of the claims table.
+
+    ``about`` says what was measured ("slope of mean regret, t ≥ T/10") and ``detail`` adds
+    figures shown beside it. ``why`` is the one-line reason shown with a "no". ``regime``, when
+    not empty, says why the theorem's regime is not reached at these T: a check that does not
+    pass then reads "not discriminating at this T", with that reason.
+    """
+
+    claim: str
+    source: str
+    about: str
+    measured: Estimate
+    check: Check
+    control: Control
+    detail: str = ""
+    why: str = ""
+    regime: str = ""
+
+    @property
+    def outcome(self) -> Outcome:
+        return self.check.judge(self.measured)
+
+    @property
+    def control_outcome(self) -> Outcome:
+        return self.check.judge(self.control.estimate)
+
+    @property
+    def verdict(self) -> str:
+        outcome, control = self.outcome, self.control_outcome
+        if self.regime and outcome != "pass":
+            return NOT_DISCRIMINATING
+        if outcome == "unclear":
+            return INCONCLUSIVE
+        if self.control.must == "pass":
+            if control != "pass":
+                return NOT_DISCRIMINATING
+        elif control != "fail" and outcome == "pass":
+            return NOT_DISCRIMINATING
+        return YES if outcome == "pass" else NO
+
+    @property
+    def reason(self) -> str:
+        """Why the verdict is not "yes" (empty for "yes")."""
+        verdict = self.verdict
+        if verdict == YES:
+            return ""
+        if verdict == NOT_DISCRIMINATING:
+            if self.regime and self.outcome != "pass":
+                return self.regime
+            if self.control.must == "pass":
+                return "the positive control does not pass either: the check cannot pass here"
+            return "the control passes too"
+        if verdict == INCONCLUSIVE:
+            return "the interval straddles the check's edge: more seeds or a longer run"
+        return self.why or "the measured value fails the check"
+
+    @property
+    def measured_text(self) -> str:
+        text = f"{self.about}: {self.measured.shown()}"
+        return f"{text}; {self.detail}" if self.detail else text
+
+    @property
+    def control_text(self) -> str:
+        outcome = self.control_outcome
+        word = {"fail": "fails", "pass": "passes", "unclear": "unclear"}[outcome]
+        expected = "" if outcome == self.control.must else " (!)"
+        return f"{self.control.what}: {self.control.estimate.shown()} — {word}{expected}"
+
+    @property
+    def verdict_text(self) -> str:
+        reason = self.reason
+        return f"{self.verdict}: {reason}" if reason else self.verdict
+
+
+@dataclass(frozen=True)
+class Consistency:
+    """A check that is true by construction of the simulator or the learner: a failure is a
+    bug, not a finding about the paper."""
+
+    what: str
+    source: str
+    measured: str
+    holds: bool
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def claims_markdown(claims: list[Claim], consistency: list[Consistency] | None = None) -> str:
+    """The claims table in Markdown, then the consistency checks as a list."""
+    lines = ["| claim | source | measured | control | theory | verdict |",
+             "|---|---|---|---|---|---|"]
+    for c in claims:
+        verdict = c.verdict if c.verdict == YES else f"**{c.verdict}**"
+        if c.reason:
+            verdict += f": {c.reason}"
+        lines.append(f"| {_md(c.claim)} | `{c.source}` | {_md(c.measured_text)} | "
+                     f"{_md(c.control_text)} | {_md(c.check.text)} | {_md(verdict)} |")
+    if consistency:
+        lines += ["", "Consistency checks (true by construction: a failure is a bug):", ""]
+        lines += [f"- {'ok' if k.holds else '**FAILS**'}: {k.what} (`{k.source}`): {k.measured}"
+                  for k in consistency]
+    return "\n".join(lines)
+
+
+def claims_text(claims: list[Claim], consistency: list[Consistency] | None = None) -> str:
+    """The claims for a terminal: one block per claim, then the consistency checks."""
+    out = []
+    for c in claims:
+        out.append(f"[{c.verdict}] {c.claim} ({c.source})")
+        out.append(f"    measured: {c.measured_text}")
+        out.append(f"    theory:   {c.check.text}")
+        out.append(f"    control:  {c.control_text}")
+        if c.reason:
+            out.append(f"    why:      {c.reason}")
+    if consistency:
+        out.append("")
+        out.append("consistency checks (true by construction: a failure is a bug):")
+        out += [f"  [{'ok' if k.holds else 'FAILS'}] {k.what}: {k.measured}" for k in consistency]
+    return "\n".join(out)
+
+
+def tally(claims: list[Claim]) -> str:
+    """"12 yes, 3 no, 2 not discriminating at this T" (verdicts with no rows left out)."""
+    counts = {v: sum(c.verdict == v for c in claims) for v in VERDICTS}
+    return ", ".join(f"{n} {v}" for v, n in counts.items() if n)

@@ -1,0 +1,87 @@
+"""How a claims row earns its verdict, and how the table prints every verdict."""
+
+import math
+
+import pytest
+
+from strategic_apple_tasting.experiments.claims import (
+    INCONCLUSIVE,
+    NO,
+    NOT_DISCRIMINATING,
+    YES,
+    Check,
+    Claim,
+    Consistency,
+    Control,
+    claims_markdown,
+    claims_text,
+    tally,
+)
+from strategic_apple_tasting.metrics import Estimate
+
+AT_MOST_HALF = Check("≤ 0.5", high=0.5)
+
+
+def est(value, low=math.nan, high=math.nan, seeds=8):
+    return Estimate(value, low, high, seeds=seeds)
+
+
+def row(measured, control, *, must="fail", regime="", why=""):
+    return Claim("rate ≤ ½", "thm:x", "slope", measured, AT_MOST_HALF,
+                 Control("baseline", control, must=must), why=why, regime=regime)
+
+
+@pytest.mark.parametrize(("measured", "control", "must", "regime", "verdict"), [
+    (est(0.3, 0.2, 0.4), est(1.0, 0.9, 1.1), "fail", "", YES),
+    # The control passes too: the check says nothing here.
+    (est(0.3, 0.2, 0.4), est(0.35, 0.3, 0.4), "fail", "", NOT_DISCRIMINATING),
+    # A control straddling the edge has not been rejected either.
+    (est(0.3, 0.2, 0.4), est(0.5, 0.4, 0.6), "fail", "", NOT_DISCRIMINATING),
+    (est(0.9, 0.8, 1.0), est(1.0, 0.9, 1.1), "fail", "", NO),
+    (est(0.5, 0.4, 0.6), est(1.0, 0.9, 1.1), "fail", "", INCONCLUSIVE),
+    # A claim expected to fail shows with a positive control that the check can pass.
+    (est(0.9, 0.8, 1.0), est(0.3, 0.2, 0.4), "pass", "", NO),
+    (est(0.9, 0.8, 1.0), est(0.9, 0.8, 1.0), "pass", "", NOT_DISCRIMINATING),
+    # Out of the theorem's regime a failing check says nothing; a passing one still counts.
+    (est(0.9, 0.8, 1.0), est(1.0, 0.9, 1.1), "fail", "not yet", NOT_DISCRIMINATING),
+    (est(0.3, 0.2, 0.4), est(1.0, 0.9, 1.1), "fail", "not yet", YES),
+    # Without an interval (a largest value over seeds) the value is judged.
+    (est(0.4), est(0.7), "fail", "", YES),
+])
+def test_verdicts(measured, control, must, regime, verdict):
+    claim = row(measured, control, must=must, regime=regime, why="because")
+    assert claim.verdict == verdict
+    assert (claim.reason == "") == (verdict == YES)
+    if verdict == NO:
+        assert claim.reason == "because"
+    if verdict == NOT_DISCRIMINATING and regime:
+        assert claim.reason == regime
+
+
+def test_covers_judges_an_exact_prediction():
+    check = Check("= 0", kind="covers", target=0.0)
+    assert check.judge(est(0.1, -0.1, 0.3)) == "pass"
+    assert check.judge(est(0.2, 0.1, 0.3)) == "fail"
+    assert check.judge(est(math.nan)) == "unclear"
+
+
+def test_the_table_prints_every_verdict_and_no_plus_minus_zero():
+    claims = [row(est(0.3, 0.2, 0.4), est(1.0, 0.9, 1.1)),
+              row(est(0.9, 0.8, 1.0), est(1.0, 0.9, 1.1), why="it grows faster"),
+              row(est(0.3, 0.2, 0.4), est(0.35, 0.3, 0.4)),
+              row(est(0.5, 0.4, 0.6), est(1.0, 0.9, 1.1)),
+              row(est(0.0, 0.0, 0.0, seeds=4), est(2.0, seeds=1))]
+    consistency = [Consistency("zero regret", "§2", "largest 0", True),
+                   Consistency("no gamed point", "cond:clean", "largest 3", False)]
+    md = claims_markdown(claims, consistency)
+    assert md.splitlines()[0] == "| claim | source | measured | control | theory | verdict |"
+    for text in ("| yes |", "**no**: it grows faster", "**not discriminating at this T**: the "
+                 "control passes too", "**inconclusive at this T**", "0 (on each of 4 seeds)",
+                 "2 (1 seed: no interval)", "- ok: zero regret", "- **FAILS**: no gamed point"):
+        assert text in md, text
+    assert "± 0" not in md
+    text = claims_text(claims, consistency)
+    assert "[no] rate ≤ ½ (thm:x)" in text and "why:      it grows faster" in text
+    assert "[FAILS] no gamed point" in text
+    assert tally(claims) == ("2 yes, 1 no, 1 not discriminating at this T, "
+                             "1 inconclusive at this T")
