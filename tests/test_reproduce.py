@@ -1,11 +1,14 @@
 """`sat reproduce --quick`, end to end: the bundled sweeps, the claims table and its reports.
 
-Run once per session (in one xdist group). Seeds are fixed, so every figure and verdict is
+Run once per test session, shared by the xdist workers (the first to get the lock runs it; the
+others read its directory). Seeds are fixed, so every figure and verdict is
 determined: the verdicts below are the quick run's, and each claim's control must do what
 the row says it does (a negative control fails the claim's check, a positive one passes it).
 """
 
 from __future__ import annotations
+
+import fcntl
 
 import pytest
 
@@ -20,8 +23,6 @@ from strategic_apple_tasting.experiments.claims import (
     check_claims,
 )
 from strategic_apple_tasting.experiments.spec import check_spec
-
-pytestmark = pytest.mark.xdist_group("reproduce")
 
 #: The quick run's verdict of every claim, by the start of its text. At the quick sizes EXP3-SAE
 #: at d = 2 has not reached its asymptotic regime (T ≤ 10⁶; its bandit/apple comparison of
@@ -65,8 +66,14 @@ QUICK_VERDICTS = {
 
 @pytest.fixture(scope="session")
 def quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("reproduce")
-    assert main(["reproduce", "--quick", "--out", str(out), "--workers", "1"]) == 0
+    # The parent of a worker's base temporary directory is shared by all xdist workers.
+    shared = tmp_path_factory.getbasetemp().parent
+    out = shared / "reproduce-quick"
+    with open(shared / "reproduce-quick.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = out / "claims.md"
+        if not done.exists():
+            assert main(["reproduce", "--quick", "--out", str(out), "--workers", "1"]) == 0
     return out, *check_claims(out)
 
 

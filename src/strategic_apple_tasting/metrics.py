@@ -58,9 +58,6 @@ class Estimate:
             return f"{v} (1 seed: no interval)"
         return v
 
-    def __format__(self, spec: str) -> str:
-        return self.shown(int(spec) if spec else 3)
-
 
 def bootstrap(data: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], *,
               level: float = 0.95, resamples: int = RESAMPLES, seed: int = 0) -> Estimate:

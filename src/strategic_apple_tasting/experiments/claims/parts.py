@@ -91,7 +91,7 @@ def parts(size: Size) -> dict[str, dict]:
         # Agent models and contexts beyond lazy agents in the uniform ball.
         "trembling": {"horizon": main, "seeds": seeds,
                       "game": {"dimension": 3, "delta": 0.2, "sigma": 0.1,
-                               "agents": "trembling", "tremble": 0.1},
+                               "agents": "trembling", "tremble": 0.05},
                       "learners": _learners("sa-ols", "naive-greedy")},
         "ellipsoid": {"horizon": main, "seeds": seeds,
                       "game": {"dimension": 2, "delta": 0.2, "sigma": 0.1,
