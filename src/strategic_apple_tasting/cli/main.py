@@ -156,8 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="add this spec's cells to a directory holding another spec")
 
     repro = sub.add_parser("reproduce", help="check the paper's claims (bundled sweeps)",
-                           description="Run the bundled sweeps and write the table 'claim, "
-                           "measured, theory, holds?' (resumable: rerun to continue).")
+                           description="Run the bundled sweeps and write the claims table "
+                           "(claim, measured, control, theory, verdict) and the consistency "
+                           "checks (resumable: rerun to continue).")
     repro.add_argument("--quick", action="store_true",
                        help="small horizons and few seeds: a few minutes on 2 cores")
     repro.add_argument("--out", "-o", type=Path, default=None,

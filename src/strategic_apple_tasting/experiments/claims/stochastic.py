@@ -29,10 +29,9 @@ Row = Claim | Consistency
 
 
 def _game(table: pa.Table) -> tuple[int, float, float, int]:
-    d, delta, sigma = (setting(table, k) for k in ("dimension", "delta", "sigma"))
-    horizon = int(rows(table, learner=table.column("learner")[0].as_py())
-                  .column("horizon")[0].as_py())
-    return d, delta, sigma, horizon
+    """d, δ, σ and T of a part with one game and one horizon."""
+    return (setting(table, "dimension"), setting(table, "delta"), setting(table, "sigma"),
+            int(setting(table, "horizon")))
 
 
 def saols_rate(table: pa.Table, source: str, claim: str, *, delta: float | None = None,
