@@ -7,6 +7,7 @@ import math
 import pyarrow as pa
 
 from ..metrics import FinalSummary, final_summary
+from .figures import fit_exponent, largest_horizon
 
 
 def _num(x: float, digits: int = 4) -> str:
@@ -32,8 +33,6 @@ def summary_text(table: pa.Table) -> str:
     ... # doctest: +ELLIPSIS
     learner ...
     """
-    from .figures import fit_exponent, largest_horizon
-
     runs = largest_horizon(table)
     summaries = final_summary(runs)
     estimated = not all(s.stackelberg_exact for s in summaries)

@@ -27,13 +27,14 @@ from .rows import (
     Claim,
     Consistency,
     Control,
+    Row,
     claims_markdown,
     claims_text,
     tally,
 )
 
 #: (the parts a check reads, the check): each returns its claims and consistency rows.
-CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Claim | Consistency]]]] = [
+CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("stochastic",), stochastic.stochastic),
     (("bounds",), stochastic.bounds),
     (("bandit",), stochastic.bandit),

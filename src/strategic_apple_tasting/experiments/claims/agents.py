@@ -8,9 +8,10 @@ import numpy as np
 import pyarrow as pa
 
 from ... import theory
+from ...metrics import log_slopes
 from .measures import at, exact, mean, paired, rates, setting
-from .rows import Check, Claim, Consistency, Control
-from .stochastic import Row, saols_rate
+from .rows import Check, Claim, Consistency, Control, Row
+from .stochastic import saols_rate
 
 
 def _never_gamed(table: pa.Table, what: str, source: str) -> Consistency:
@@ -83,10 +84,7 @@ def overestimate(table: pa.Table) -> list[Row]:
     deficit = [base_accepted - rates(table, lb, "accepted")[1] for lb in labels[1:]]
 
     def slope(*means: np.ndarray) -> np.ndarray:
-        y = np.log(np.maximum(np.column_stack(means), 1e-300))
-        x = np.log(excess)
-        x = x - x.mean()
-        return ((y - y.mean(axis=1, keepdims=True)) * x).sum(axis=1) / (x * x).sum()
+        return log_slopes(excess, np.column_stack(means))
     exact_cost = [theory.band_regret(d, 0.0, e) for e in excess]
     measured = paired(slope, *regret)
     return [Claim(

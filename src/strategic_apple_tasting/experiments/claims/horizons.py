@@ -11,8 +11,8 @@ import pyarrow as pa
 from ... import theory
 from ...metrics import bootstrap
 from .measures import across, at, bound_slope, exact, mean, rows, setting, slope_of
-from .rows import Check, Claim, Consistency, Control
-from .stochastic import Row, feedback_gap
+from .rows import Check, Claim, Consistency, Control, Row
+from .stochastic import feedback_gap
 
 #: A rate is fitted over the largest decade of horizons (the two largest): the local slope
 #: nearest the asymptotic regime the theorem is about.

@@ -10,7 +10,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from scipy import stats
 
-from ...metrics import Estimate, bootstrap, finals_by_horizon, log_slopes, seed_matrix
+from ...metrics import (
+    Estimate,
+    bootstrap,
+    finals_by_horizon,
+    log_slopes,
+    mean_ci,
+    seed_matrix,
+)
 
 
 def rows(table: pa.Table, **settings: object) -> pa.Table:
@@ -47,13 +54,8 @@ def mean(values: np.ndarray, level: float = 0.95) -> Estimate:
     '2 [-0.484, 4.48]'
     """
     values = np.asarray(values, dtype=float)
-    n = values.size
-    m = float(values.mean())
-    if n < 2:
-        return Estimate(m, seeds=n)
-    sd = float(values.std(ddof=1))
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
-    return Estimate(m, m - half, m + half, seeds=n)
+    m, half = mean_ci(values, level)
+    return Estimate(m, m - half, m + half, seeds=values.size)
 
 
 def exact(value: float, seeds: int) -> Estimate:

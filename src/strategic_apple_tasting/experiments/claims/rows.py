@@ -169,6 +169,10 @@ class Consistency:
     holds: bool
 
 
+#: What a check returns: its claims and its consistency checks, in table order.
+Row = Claim | Consistency
+
+
 def _md(text: str) -> str:
     return text.replace("|", "\\|")
 

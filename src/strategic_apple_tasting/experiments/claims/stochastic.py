@@ -23,9 +23,7 @@ from .measures import (
     slope_gap,
 )
 from .parts import NON_STRATEGIC
-from .rows import Check, Claim, Consistency, Control
-
-Row = Claim | Consistency
+from .rows import Check, Claim, Consistency, Control, Row
 
 
 def _game(table: pa.Table) -> tuple[int, float, float, int]:
