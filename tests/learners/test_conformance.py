@@ -89,7 +89,8 @@ def check_pickles(name, feedback):
     lr.reset(3, np.random.default_rng(0))
     x = np.array([0.3, -0.2, 0.1])
     for _ in range(10):
-        lr.update(x, lr.act(x), 0.5)
+        a = lr.act(x)
+        lr.update(x, a, 0.5 if a else None)
     revived = pickle.loads(pickle.dumps(lr))
     for _ in range(20):  # continues exactly where it stood
         assert revived.policy() == lr.policy()

@@ -228,13 +228,25 @@ class Learner:
         learner bound to a run: the engine records its totals there too. None by default."""
         return []
 
-    def reset(self, d: int, rng: np.random.Generator | None = None) -> Learner:
-        """Create all state for contexts of dimension ``d``; returns ``self``."""
+    def reset(self, d: int, rng: np.random.Generator | np.random.SeedSequence | int | None = None
+              ) -> Learner:
+        """Create all state for contexts of dimension ``d``; returns ``self``.
+
+        ``rng`` is a Generator (used as given), a SeedSequence or an integer seed (a Generator
+        is made from it), or None (fresh entropy).
+        """
         if not (isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 1):
             raise ValueError(f"d must be an integer >= 1, got {d!r}")
         self._check_params()
+        if rng is not None and not isinstance(rng, np.random.Generator | np.random.SeedSequence) \
+                and not (isinstance(rng, int | np.integer) and not isinstance(rng, bool)
+                         and rng >= 0):
+            raise ValueError(f"rng must be a numpy.random.Generator, a SeedSequence or an "
+                             f"integer seed >= 0, got {rng!r}")
         self._d = int(d)
-        self._rng = np.random.default_rng() if rng is None else rng
+        # An integer seed or a SeedSequence becomes a Generator: the compiled code draws from
+        # a Generator only.
+        self._rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self._state = self._init_state(self._d)
         self._committed: LinearThreshold | GeneralRule | None = None
         return self
@@ -275,9 +287,17 @@ class Learner:
         """
         self._require_reset()
         x = _vector("x_obs", x_obs, self._d)
+        if not isinstance(accepted, bool | np.bool_):
+            raise ValueError(f"accepted must be True or False (a bool), got {accepted!r}")
         if reward is not None:
             reward = _finite("reward", float(reward) if isinstance(reward, np.floating)
                              else reward)
+            if not accepted and self.get_params().get("feedback") == "apple":
+                # Apple tasting: a rejected applicant's outcome is never seen, so learning
+                # from one would use information the principal cannot have.
+                raise ValueError(f"reward must be None when accepted is False under apple "
+                                 f"tasting (a rejected applicant's outcome is not observed), "
+                                 f"got {reward!r}")
         rule = self.policy()
         used = self.kernels.update(self._state, self._rng, rule.beta, rule.threshold, x,
                                    bool(accepted), 0.0 if reward is None else float(reward),

@@ -137,7 +137,8 @@ class Exp3PSAE(Learner):
     >>> p.grid_size, round(p.gamma, 4), round(p.alpha, 4)   # 12 points an axis at T = 1000
     (144, 0.6, 8.6684)
     >>> rule = learner.reset(2, np.random.default_rng(0)).policy()
-    >>> learner.update([0.5, 0.2], learner.act([0.5, 0.2]), 0.3)
+    >>> accepted = learner.act([0.5, 0.2])
+    >>> learner.update([0.5, 0.2], accepted, 0.3 if accepted else None)
     False
     """
 

@@ -92,7 +92,7 @@ class SAOLS(_GreedyOLS):
     >>> learner = learner.reset(d=2, rng=np.random.default_rng(0))
     >>> rule = learner.policy()            # publish this
     >>> accepted = learner.act([0.5, 0.2])  # decide on the observed context
-    >>> used = learner.update([0.5, 0.2], accepted, reward=0.3)  # outcome seen only if accepted
+    >>> used = learner.update([0.5, 0.2], accepted, 0.3 if accepted else None)  # seen if accepted
     """
 
     name = "sa-ols"
