@@ -1,6 +1,16 @@
 """The simulation engine: the compiled round loop and the seed-batched driver."""
 
 from .grid import recording_grid
-from .simulate import RESULT_COLUMNS, run_one, simulate
+from .simulate import (
+    MAX_HORIZON,
+    MAX_SEED,
+    RESULT_COLUMNS,
+    check_horizon,
+    memory_needed,
+    physical_memory,
+    run_one,
+    simulate,
+)
 
-__all__ = ["RESULT_COLUMNS", "recording_grid", "run_one", "simulate"]
+__all__ = ["MAX_HORIZON", "MAX_SEED", "RESULT_COLUMNS", "check_horizon", "memory_needed",
+           "physical_memory", "recording_grid", "run_one", "simulate"]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,12 @@ from .stackelberg import stackelberg_shortfall
 RESULT_COLUMNS = ("learner", "seed", "t", "regret", "stackelberg_regret", "stackelberg_exact",
                   "realized_regret", *INT_COLUMNS, "theta_error")
 
+#: The longest run: rounds are counted in int64, and at the engine's ~10⁷ rounds a second a
+#: run of 10¹² rounds already takes more than a day.
+MAX_HORIZON = 10**12
+#: Seeds are int64 columns of the results.
+MAX_SEED = 2**63 - 1
+
 
 def _as_learner(spec: Learner | str) -> Learner:
     return make_learner(spec) if isinstance(spec, str) else spec
@@ -34,8 +40,9 @@ def _seeds(seeds: int | Iterable[int]) -> list[int]:
     if not out:
         raise ValueError("seeds must not be empty")
     for s in out:
-        if not (isinstance(s, int | np.integer) and not isinstance(s, bool) and s >= 0):
-            raise ValueError(f"each seed must be an integer >= 0, got {s!r}")
+        if not (isinstance(s, int | np.integer) and not isinstance(s, bool)
+                and 0 <= s <= MAX_SEED):
+            raise ValueError(f"each seed must be an integer from 0 to 2^63 - 1, got {s!r}")
     if len(set(out)) != len(out):
         raise ValueError(f"seeds must be distinct, got {out!r}")
     return [int(s) for s in out]
@@ -64,9 +71,45 @@ def run_one(game: Game, learner: Learner, seed: int, record_at: np.ndarray
     return bound, out_float, out_int
 
 
+def check_horizon(horizon: Any, name: str = "horizon") -> int:
+    """``horizon`` as an int, or ``ValueError`` naming it and the allowed range."""
+    if not (isinstance(horizon, int | np.integer) and not isinstance(horizon, bool)
+            and 1 <= horizon <= MAX_HORIZON):
+        raise ValueError(f"{name} must be an integer from 1 to 10^12, got {horizon!r}")
+    return int(horizon)
+
+
+def physical_memory() -> int:
+    """Bytes of physical memory of this machine (the default ``max_memory``)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # not POSIX: assume a small machine
+        return 8 * 2**30
+
+
+def memory_needed(game: Game, learners: Sequence[Learner], horizon: int, n_seeds: int,
+                  threads: int, per_decade: int = 20) -> int:
+    """Bytes a :func:`simulate` call needs at its peak, estimated without allocating: the
+    learner states of the runs in flight (one per thread) plus every run's recorded rows."""
+    inst = game.instance(0)
+    states = sorted((lr.bind(inst, horizon).state_bytes(game.dimension) for lr in learners),
+                    reverse=True)
+    runs = len(learners) * n_seeds
+    in_flight = min(threads, runs)
+    peak_states = sum(states[i % len(states)] for i in range(in_flight))
+    rows = len(recording_grid(horizon, per_decade)) * runs
+    row_bytes = 8 * (len(RESULT_COLUMNS) + len(game.settings()) + 1)
+    return int(peak_states + 3 * rows * row_bytes)
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:,.1f} GiB"
+
+
 def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, horizon: int,
              seeds: int | Iterable[int] = 1, *, threads: int = 1, per_decade: int = 20,
-             ) -> pa.Table:
+             max_memory: int | None = None,
+             progress: Callable[[int, int], None] | None = None) -> pa.Table:
     """Simulate ``learners`` on ``game`` for ``horizon`` rounds on each seed.
 
     Every learner meets the same agents and noise on a given seed (common random numbers), and a
@@ -86,6 +129,13 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
     per_decade : int
         Density of the log-spaced grid of recorded rounds (the last round is always recorded,
         and so are the rounds at which a learner changes phase: its ``milestones``).
+    max_memory : int, optional
+        Refuse (``ValueError``, before allocating anything) a run whose estimated peak memory
+        (:func:`memory_needed`) exceeds this many bytes; default: the machine's physical
+        memory.
+    progress : callable, optional
+        Called as ``progress(runs_done, runs_total)`` in the calling thread after each
+        learner × seed run finishes.
 
     Returns
     -------
@@ -108,9 +158,17 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
         raise ValueError("learners must not be empty")
     names = [lr.name for lr in learner_list]
     seed_list = _seeds(seeds)
-    recording_grid(horizon, per_decade)  # checks both
-    if not (isinstance(threads, int) and threads >= 1):
+    horizon = check_horizon(horizon)
+    recording_grid(horizon, per_decade)  # checks per_decade
+    if not (isinstance(threads, int) and not isinstance(threads, bool) and threads >= 1):
         raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
+    limit = physical_memory() if max_memory is None else max_memory
+    need = memory_needed(game, learner_list, horizon, len(seed_list), threads, per_decade)
+    if need > limit:
+        raise ValueError(f"this run needs about {_gib(need)} of memory (d = {game.dimension}, "
+                         f"{min(threads, len(seed_list) * len(learner_list))} run(s) at once), "
+                         f"more than the {_gib(limit)} allowed: lower the dimension, the "
+                         f"threads or the horizon, or raise max_memory (--max-memory)")
     grids = [_grid(game, lr, horizon, per_decade) for lr in learner_list]
     everywhere = np.unique(np.concatenate(grids))
     jobs = [(i, s) for i in range(len(learner_list)) for s in seed_list]
@@ -119,15 +177,25 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
         i, s = job
         return run_one(game, learner_list[i], s, grids[i])
 
+    def report(done: int) -> None:
+        if progress is not None:
+            progress(done, len(jobs))
+
     if threads == 1 or len(jobs) == 1:
-        outputs = [run(job) for job in jobs]
+        outputs = []
+        for job in jobs:
+            outputs.append(run(job))
+            report(len(outputs))
         shortfalls = [stackelberg_shortfall(game, s, everywhere) for s in seed_list]
     else:
         with ThreadPoolExecutor(max_workers=min(threads, len(jobs))) as pool:
-            runs = pool.map(run, jobs)
-            shortfalls = pool.map(lambda s: stackelberg_shortfall(game, s, everywhere),
-                                  seed_list)
-            outputs, shortfalls = list(runs), list(shortfalls)
+            futures = [pool.submit(run, job) for job in jobs]
+            behind = [pool.submit(stackelberg_shortfall, game, s, everywhere)
+                      for s in seed_list]
+            for done, _ in enumerate(as_completed(futures), start=1):
+                report(done)
+            outputs = [f.result() for f in futures]
+            shortfalls = [f.result() for f in behind]
     by_seed = dict(zip(seed_list, shortfalls, strict=True))
     return _table(game, horizon, names, jobs, grids, outputs, by_seed, everywhere)
 

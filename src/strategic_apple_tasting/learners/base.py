@@ -133,6 +133,15 @@ def _vector(name: str, x: Any, d: int) -> np.ndarray:
     return arr
 
 
+def _nbytes(state: Any) -> int:
+    """Bytes of every array in a state (namedtuples nest)."""
+    if isinstance(state, np.ndarray):
+        return int(state.nbytes)
+    if isinstance(state, tuple):
+        return sum(_nbytes(v) for v in state)
+    return 0
+
+
 class Learner:
     """Base class of every learner: hyperparameters in ``__init__``, state in :meth:`reset`.
 
@@ -227,6 +236,24 @@ class Learner:
         """Rounds after which this learner changes phase (explore-then-commit's T0, ...), for a
         learner bound to a run: the engine records its totals there too. None by default."""
         return []
+
+    def state_bytes(self, d: int) -> int:
+        """Bytes of this (bound) learner's state at dimension ``d``, estimated without building
+        it: the engine refuses a run that cannot fit in memory before allocating anything.
+
+        By default the state's arrays are measured at d = 1, 2, 3 and extrapolated as a
+        quadratic in d (the least-squares learners hold d × d matrices); a learner whose state
+        grows otherwise overrides this.
+        """
+        try:
+            sizes = [_nbytes(self._init_state(k)) for k in (1, 2, 3)]
+        except ValueError:  # parameters tied to the true d (the oracle's θ): measure at d
+            return _nbytes(self._init_state(d))
+        # Second differences of a quadratic are constant: a + b·k + c·k² through three points.
+        c = (sizes[2] - 2 * sizes[1] + sizes[0]) / 2
+        b = sizes[1] - sizes[0] - 3 * c
+        a = sizes[0] - b - c
+        return int(max(sizes[2], a + b * d + c * d * d))
 
     def reset(self, d: int, rng: np.random.Generator | np.random.SeedSequence | int | None = None
               ) -> Learner:

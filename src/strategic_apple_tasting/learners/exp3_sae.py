@@ -11,7 +11,13 @@ from .. import theory
 from .._jit import njit
 from ..game.agents import reach
 from .base import Learner, LearnerKernels
-from .lazy_experts import expert_point, new_experts, sample_expert, scale_log_weight
+from .lazy_experts import (
+    expert_point,
+    experts_bytes,
+    new_experts,
+    sample_expert,
+    scale_log_weight,
+)
 
 
 class Exp3SAEState(NamedTuple):
@@ -122,6 +128,13 @@ class Exp3SAE(Learner):
         if overrides.get("gamma", 0) > 1:
             raise ValueError(f"gamma must be in [0, 1], got {overrides['gamma']!r}")
         return p.__class__(**{**p.__dict__, **overrides})
+
+    def state_bytes(self, d: int) -> int:
+        """Bytes of the expert grid's state, from its parameters (it grows with the horizon and
+        exponentially in d, not as a quadratic)."""
+        p = self.parameters(d)
+        capacity = max(1, int(min(self.horizon, p.grid_size)))
+        return experts_bytes(d, p.points_per_axis, capacity) + 64 * d
 
     def _init_state(self, d: int) -> Any:
         p = self.parameters(d)

@@ -13,7 +13,7 @@ from .._jit import njit
 from ..game.agents import reach
 from .base import Learner, LearnerKernels
 from .exp3p_experts import new_weights, sample, update
-from .lazy_experts import expert_point
+from .lazy_experts import expert_point, experts_bytes
 
 
 @dataclass(frozen=True)
@@ -192,6 +192,15 @@ class Exp3PSAE(Learner):
         return Exp3PSAEParameters(epsilon=g.epsilon, points_per_axis=g.points_per_axis,
                                   grid_size=g.grid_size, lam=lam, alpha=alpha, gamma=gamma,
                                   confidence=confidence)
+
+    def state_bytes(self, d: int) -> int:
+        """Bytes of the expert grid's state, from its parameters (it grows with the horizon and
+        exponentially in d, not as a quadratic)."""
+        p = self.parameters(d)
+        capacity = max(1, int(min(self.horizon, p.grid_size)))
+        # the weights' own arrays (log w and the share of each slot) on top of the grid
+        slots = capacity if p.grid_size > capacity else int(p.grid_size)
+        return experts_bytes(d, p.points_per_axis, capacity) + 16 * slots + 64 * d
 
     def _init_state(self, d: int) -> Any:
         p = self.parameters(d)

@@ -211,6 +211,24 @@ def new_experts(d: int, points_per_axis: int, capacity: int) -> ExpertsState:
         keys=keys)
 
 
+def experts_bytes(d: int, points_per_axis: int, capacity: int) -> int:
+    """Bytes that :func:`new_experts` would allocate, computed without allocating them (the
+    engine's memory check before a run)."""
+    n = max(1, int(points_per_axis))
+    capacity = max(1, int(capacity))
+    if d * math.log2(max(n, 2)) > 62:  # more experts than any capacity: a lazy grid
+        dense, n_exact = False, capacity + 1
+    else:
+        n_exact = n**d
+        dense = n_exact <= capacity
+    words = -(-d // (64 // max(1, (n - 1).bit_length())))
+    slots = n_exact if dense else capacity
+    size = 1 << max(0, (slots - 1).bit_length())
+    table_size = 1 if dense else 1 << max(1, (2 * capacity - 1).bit_length())
+    keys = (1 if dense else capacity + 1) * words
+    return 8 * ((_LOGW0 + slots + 2 * size) + (_TABLE0 + table_size) + keys)
+
+
 # -- keys and slots ------------------------------------------------------------------------------
 
 
