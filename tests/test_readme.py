@@ -1,17 +1,95 @@
-"""The README's Python examples run as written."""
+"""The README's commands and Python examples run as pasted (shell commands at small sizes)."""
 
+from __future__ import annotations
+
+import os
 import re
+import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+TEXT = README.read_text()
+BLOCKS = re.findall(r"```python\n(.*?)```", TEXT, flags=re.S)
+SHELL = re.findall(r"```sh\n(.*?)```", TEXT, flags=re.S)
+
+#: Commands the README shows that this test does not run, each with where it is covered.
+NOT_RUN = {
+    "make demo": "runs `sat reproduce --quick`, which tests/test_reproduce.py runs",
+    "make test": "is the command that runs this test",
+    "source .venv/bin/activate": "the test puts the environment's bin/ first on PATH instead",
+    "sat reproduce --quick": "tests/test_reproduce.py runs it (shared across workers)",
+    "sat reproduce": "the full run takes 9 minutes; it is --quick's code at larger sizes",
+}
+#: Small sizes: flag → value used here instead of the README's.
+SMALL = {"--horizon": "300", "-T": "300", "--seeds": "2"}
+
+
+def _commands() -> list[str]:
+    """Every shell command in the README, continuation lines joined, comments dropped."""
+    out = []
+    for block in SHELL:
+        for line in block.replace("\\\n", " ").splitlines():
+            words = shlex.split(line, comments=True)
+            if words:
+                out.append(shlex.join(words))
+    return out
+
+
+COMMANDS = _commands()
+
+
+def _small(command: str) -> str:
+    words = shlex.split(command)
+    for i, word in enumerate(words[:-1]):
+        if word in SMALL:
+            words[i + 1] = SMALL[word]
+    return shlex.join(words)
 
 
 def test_readme_opens_with_make_demo_and_make_test():
-    head = "\n".join(README.read_text().splitlines()[:10])
+    head = "\n".join(TEXT.splitlines()[:10])
     assert "make demo" in head and "make test" in head
+
+
+def test_readme_says_to_activate_the_environment():
+    assert "source .venv/bin/activate" in TEXT and ".venv/bin/sat" in TEXT
+
+
+def test_every_shell_command_is_run_or_accounted_for():
+    assert len(COMMANDS) >= 8
+    for command in COMMANDS:
+        assert command in NOT_RUN or command.startswith("sat "), command
+    # Each exception is still in the README (else it is stale here).
+    assert set(NOT_RUN) <= set(COMMANDS)
+
+
+def test_readme_shell_commands_run_as_pasted(tmp_path):
+    """In order, as a user would paste them after activating .venv, at small sizes."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    for spec in (tmp_path / "examples").glob("*.toml"):  # the specs at small sizes too
+        text = re.sub(r"(?m)^horizon = .*$", "horizon = 300", spec.read_text())
+        spec.write_text(re.sub(r"(?m)^seeds = .*$", "seeds = 2", text))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    ran = 0
+    for command in COMMANDS:
+        if command in NOT_RUN:
+            continue
+        small = _small(command)
+        done = subprocess.run(["bash", "-c", small], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, f"{small}\n{done.stdout}\n{done.stderr}"
+        assert "Traceback" not in done.stderr, done.stderr
+        ran += 1
+    assert ran >= 6
+    assert (tmp_path / "runs/first/results.parquet").is_file()
+    assert (tmp_path / "runs/small/all.csv").is_file()
+    assert (tmp_path / "runs/small/report/index.html").is_file()
 
 
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])

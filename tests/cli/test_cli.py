@@ -51,7 +51,7 @@ def test_demo_writes_results_figure_and_summary(tmp_path):
     (["run", "--learner", "sa-ols", "-d", "2", "-T", "5"], "the following arguments are "
      "required: --out/-o"),
     (["run", "--learner", "sa-ols", "-d", "0", "-T", "5", "-o", "x"],
-     "--dimension must be an integer >= 1, got '0'"),
+     "--dimension must be an integer from 1 to 100,000, got '0'"),
     (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--delta", "nan"],
      "delta must be a finite number >= 0, got nan"),
     (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--delta", "abc"],
@@ -63,10 +63,10 @@ def test_demo_writes_results_figure_and_summary(tmp_path):
     (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--radius", "-1"],
      "radius must be a finite number > 0, got -1.0"),
     (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--first-seed", "-3"],
-     "--first-seed must be an integer >= 0, got -3"),
+     "--first-seed must be an integer from 0 to 2^63 - 1, got '-3'"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--agents", "heterogeneous",
-      "--budget-low", "0.5"], "low must be a number in [0, delta=0.1], got 0.5"),
+      "--budget-low", "0.5"], "budget-low must be a number in [0, delta=0.1], got 0.5"),
     (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--agents", "trembling",
       "--tremble", "-1"], "tremble must be a finite number >= 0, got -1.0"),
     (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--contexts", "empirical"],
@@ -124,3 +124,43 @@ def test_run_every_learner_with_other_agent_and_context_models(tmp_path):
                  "--out", str(tmp_path / "ellipse")]) == 0
     table = pq.read_table(tmp_path / "ellipse" / "results.parquet")
     assert set(table.column("cost").to_pylist()) == {"diag(1, 0.25)"}
+
+
+def test_version():
+    proc = subprocess.run([sys.executable, "-m", "strategic_apple_tasting", "--version"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.startswith("sat 0.")
+
+
+def test_run_refuses_to_overwrite_an_earlier_run_unless_forced(tmp_path, capsys):
+    argv = ["run", "-l", "oracle", "-d", "2", "-T", "200", "--seeds", "2", "-o", str(tmp_path)]
+    assert main(argv) == 0
+    first = (tmp_path / "results.parquet").read_bytes()
+    assert main([*argv[:-2], "--first-seed", "5", "-o", str(tmp_path)]) == 2
+    assert "pass --force" in capsys.readouterr().err
+    assert (tmp_path / "results.parquet").read_bytes() == first  # untouched
+    assert main([*argv[:-2], "--first-seed", "5", "--force", "-o", str(tmp_path)]) == 0
+    assert set(pq.read_table(tmp_path / "results.parquet").column("seed").to_pylist()) == {5, 6}
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary files
+
+
+def test_run_prints_progress_with_an_estimate_only_after_a_run_finished(tmp_path, capsys):
+    assert main(["run", "-l", "oracle", "-d", "2", "-T", "200", "--seeds", "3", "--threads", "1",
+                 "-o", str(tmp_path)]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[")]
+    assert [ln.split("]")[0] for ln in lines] == ["[1/3 runs", "[2/3 runs", "[3/3 runs"]
+    assert "left" in lines[0] and "left" not in lines[-1]
+
+
+def test_a_closed_pipe_loses_nothing(tmp_path):
+    """`sat run ... | true`: the reader is gone before sat's first line (Python takes about a
+    second to start, `true` a millisecond), so every write meets a closed pipe; the run still
+    writes its results and summary, exits 0 and prints no traceback."""
+    cmd = (f"{sys.executable} -m strategic_apple_tasting run -l oracle -d 2 -T 300 --seeds 2 "
+           f"-o {tmp_path / 'out'} | true")
+    proc = subprocess.run(["bash", "-c", f"set -o pipefail; {cmd}"], capture_output=True,
+                          text=True)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+    assert proc.returncode == 0, proc.stderr  # pipefail: sat itself exited 0
+    assert pq.read_table(tmp_path / "out" / "results.parquet").num_rows > 0
+    assert (tmp_path / "out" / "summary.txt").read_text().startswith("learner")

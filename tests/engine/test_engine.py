@@ -62,10 +62,10 @@ def test_recording_grid_is_log_spaced_with_last():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"horizon": 0}, "horizon must be an integer >= 1, got 0"),
+    ({"horizon": 0}, "horizon must be an integer from 1 to 10\\^12, got 0"),
     ({"seeds": 0}, "seeds must be >= 1"),
     ({"seeds": [1, 1]}, "seeds must be distinct"),
-    ({"seeds": [-1]}, "each seed must be an integer >= 0, got -1"),
+    ({"seeds": [-1]}, "each seed must be an integer from 0 to 2\\^63 - 1, got -1"),
     ({"learners": ["nope"]}, "learner must be one of"),
     ({"learners": []}, "learners must not be empty"),
     ({"threads": 0}, "threads must be an integer >= 1"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import signal
 import subprocess
@@ -49,25 +51,94 @@ def test_rerun_skips_finished_cells_and_a_changed_spec_is_refused(tmp_path, caps
     assert len(list((tmp_path / "cells").glob("*.parquet"))) == 16
 
 
-def _start_sweep(tmp_path: Path) -> tuple[subprocess.Popen, Path, Path]:
+def _start_sweep(tmp_path: Path, seeds: int = 6, workers: int = 1
+                 ) -> tuple[subprocess.Popen, Path, Path]:
     """`sat sweep` in a subprocess (own session), once its first cell has finished."""
     spec_file = tmp_path / "spec.toml"
-    # Six cells of ~0.3 s each after the worker starts: slow enough to kill mid-sweep.
-    spec_file.write_text('horizon = 1500000\nseeds = 6\nseeds_per_cell = 1\n'
+    # Cells of ~0.3 s each after the worker starts: slow enough to kill mid-sweep.
+    spec_file.write_text(f'horizon = 1500000\nseeds = {seeds}\nseeds_per_cell = 1\n'
                          '[game]\ndimension = 3\n[[learners]]\nname = "sa-ols"\n')
     out = tmp_path / "out"
     cmd = [sys.executable, "-c", "from strategic_apple_tasting.cli.main import main; "
            "raise SystemExit(main())", "sweep", str(spec_file), "--out", str(out),
-           "--workers", "1"]
+           "--workers", str(workers)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     cells = out / "cells"
-    deadline = time.monotonic() + 300
-    while not (cells.is_dir() and any(cells.glob("*.parquet"))):
-        assert proc.poll() is None, "the sweep ended before the kill"
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    _until(lambda: cells.is_dir() and any(cells.glob("*.parquet")), proc)
     return proc, spec_file, out
+
+
+def _until(condition, proc: subprocess.Popen, limit: float = 300) -> None:
+    """Poll ``condition`` until it holds; fail if the sweep ends first or at the deadline."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert proc.poll() is None, "the sweep ended too early"
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def _stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, parent pid, session) of a live process, None once it is gone or a zombie."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    state, ppid, _, session = text.rsplit(")", 1)[1].split()[:4]
+    return None if state in "ZX" else (state, int(ppid), int(session))
+
+
+def _descendants(root: int) -> set[int]:
+    """Every live process below ``root``, by following parent pids."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (st := _stat(int(entry.name))) is not None:
+            parents[int(entry.name)] = st[1]
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {p for p, pp in parents.items() if pp in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pids: set[int], session: int) -> set[int]:
+    return {p for p in pids if (st := _stat(p)) is not None and st[2] == session}
+
+
+def _wait_gone(pids: set[int], session: int, limit: float = 10) -> None:
+    deadline = time.monotonic() + limit
+    while alive := _alive(pids, session):
+        assert time.monotonic() < deadline, f"still running after {limit} s: {alive}"
+        time.sleep(0.05)
+
+
+def _freeze(proc: subprocess.Popen) -> set[int]:
+    """Stop the sweep and everything it started; returns once all of them are stopped."""
+    os.killpg(proc.pid, signal.SIGSTOP)
+    group = {proc.pid} | _descendants(proc.pid)
+    deadline = time.monotonic() + 30
+    while running := {p for p in group if (st := _stat(p)) is not None and st[0] != "T"}:
+        assert time.monotonic() < deadline, f"not stopped: {running}"
+        time.sleep(0.01)
+    return group
+
+
+def _catches_sigint(pid: int) -> bool:
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("SigCgt:"):
+                return bool(int(line.split()[1], 16) & (1 << (signal.SIGINT - 1)))
+    return False
+
+
+def _workers(proc: subprocess.Popen) -> set[int]:
+    """The sweep's pool workers (not the multiprocessing resource tracker)."""
+    found = set()
+    for pid in _descendants(proc.pid):
+        with contextlib.suppress(OSError):
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.add(pid)
+    return found
 
 
 def _resume_and_compare(tmp_path: Path, spec_file: Path, out: Path) -> None:
@@ -98,13 +169,41 @@ def test_a_sweep_whose_worker_is_killed_says_so_and_resumes(tmp_path):
     _resume_and_compare(tmp_path, spec_file, out)
 
 
+def _interrupt(proc: subprocess.Popen, out: Path) -> None:
+    """Ctrl-C on a frozen sweep that cannot have finished; check it stops in one line."""
+    assert len(list((out / "cells").glob("*.parquet"))) < 6  # so it cannot exit 0
+    group = _descendants(proc.pid) | {proc.pid}
+    # Pending until the group continues: the sweep handles it before running another step.
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
+    os.killpg(proc.pid, signal.SIGCONT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err == (f"sat: interrupted; finished cells are kept in {out}: rerun the same "
+                   "command to resume\n")
+    _wait_gone(group, proc.pid)
+
+
 def test_ctrl_c_stops_cleanly_and_keeps_finished_cells(tmp_path):
     proc, spec_file, out = _start_sweep(tmp_path)
-    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130
-    assert "interrupted; finished cells are kept" in err
+    _freeze(proc)
+    _interrupt(proc, out)
     _resume_and_compare(tmp_path, spec_file, out)
+
+
+def test_ctrl_c_while_workers_start_is_one_line(tmp_path):
+    spec_file = tmp_path / "spec.toml"
+    spec_file.write_text('horizon = 1500000\nseeds = 6\nseeds_per_cell = 1\n'
+                         '[game]\ndimension = 3\n[[learners]]\nname = "sa-ols"\n')
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-c", "from strategic_apple_tasting.cli.main "
+                             "import main; raise SystemExit(main())", "sweep", str(spec_file),
+                             "--out", str(out), "--workers", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    # A worker's Python has set up its SIGINT handler: it is importing, or waiting for work.
+    _until(lambda: any(_catches_sigint(p) for p in _workers(proc)), proc)
+    _freeze(proc)
+    _interrupt(proc, out)
 
 
 def test_a_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
@@ -154,3 +253,76 @@ def _toml(tmp_path: Path) -> Path:
                     '[game]\ndimension = [2, 3]\ndelta = 0.2\n'
                     '[[learners]]\nname = "sa-ols"\n[[learners]]\nname = "oracle"\n')
     return path
+
+
+def test_workers_die_with_a_sweep_killed_by_sigkill(tmp_path):
+    proc, _, _ = _start_sweep(tmp_path, seeds=200)  # a minute of cells: still running
+    started = _descendants(proc.pid)
+    assert _workers(proc) <= started and _workers(proc), started
+    os.kill(proc.pid, signal.SIGKILL)  # the sweep alone: its workers are orphaned
+    proc.wait()
+    _wait_gone(started, proc.pid)  # the workers, and so the resource tracker, end too
+
+
+def test_a_second_sweep_on_a_directory_fails_at_once_naming_the_first(tmp_path, capsys):
+    proc, spec_file, out = _start_sweep(tmp_path, seeds=200)
+    try:
+        _freeze(proc)  # holds its lock whatever the machine's load
+        before = sorted((out / "cells").iterdir())
+        assert main(["sweep", str(spec_file), "--out", str(out), "--workers", "1"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"sat: error: {out} is in use by another sweep (pid {proc.pid}, "
+                              "started ")
+        assert err.count("\n") == 1
+        assert sorted((out / "cells").iterdir()) == before  # it ran nothing
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    # The lock dies with its holder.
+    assert run_sweep(check_spec({**SMALL, "seeds": 1}), tmp_path / "other",
+                     executor=_Inline()).done == 4
+    with open(out / ".lock") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_a_held_lock_refuses_a_sweep_before_anything_is_written(tmp_path):
+    spec = check_spec(SMALL)
+    tmp_path.mkdir(exist_ok=True)
+    with open(tmp_path / ".lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fh.write("pid 4242, started 2020-01-01 00:00:00\n")
+        fh.flush()
+        with pytest.raises(ValueError) as info:
+            run_sweep(spec, tmp_path, executor=_Inline())
+    assert str(info.value) == (f"{tmp_path} is in use by another sweep (pid 4242, started "
+                               "2020-01-01 00:00:00): wait for it to finish or stop it, or use "
+                               "another output directory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".lock"]
+    assert run_sweep(spec, tmp_path, executor=_Inline()).done == 8  # released: it runs
+
+
+def _sleep(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def test_terminate_workers_reaches_the_pools_processes():
+    """Guards the one use of concurrent.futures internals (``ProcessPoolExecutor._processes``):
+    if a Python release renames it, Ctrl-C would silently wait for running cells."""
+    from strategic_apple_tasting.experiments.sweep import default_executor, terminate_workers
+
+    pool = default_executor(1)
+    try:
+        future = pool.submit(_sleep, 60)
+        processes = pool._processes  # the internal that terminate_workers relies on
+        deadline = time.monotonic() + 60
+        while not processes and time.monotonic() < deadline:
+            time.sleep(0.01)
+        workers = list(processes.values())
+        assert len(workers) == 1 and workers[0].is_alive()
+        terminate_workers(pool)
+        workers[0].join(timeout=10)
+        assert not workers[0].is_alive()
+        assert future.exception(timeout=30) is not None  # the task did not run to its end
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

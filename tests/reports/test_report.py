@@ -70,7 +70,10 @@ def test_report_shows_summaries_exponents_theorems_and_settings(report):
     assert "Stackelberg regret" in page
     assert "across 3 horizon(s)" in page and "along the run: mean regret for t ≥ T/10" in page
     assert "2/3 (thm:etc-reg)" in page and "1/2 (thm:stochastic-main-app)" in page
-    assert re.search(r"<td class=text>naive-greedy</td>.*?<td class=text>—</td></tr>", page)
+    # No theorem, so nothing to be outside of: an empty caveat.
+    assert re.search(r"<td class=text>naive-greedy</td>.*?<td class=text>—</td>"
+                     r"<td class=text></td></tr>", page)
+    assert "outside the theorem" not in page.split("<h2>Notes</h2>")[0]
     assert "SA-OLS&#x27;s expected number" in page or "SA-OLS's expected number" in page
     assert "The same in every run" in page and "Every combination of the swept settings" in page
     # Exponents with intervals bootstrapped over seeds, never a regression's "± s.e.".
@@ -86,10 +89,10 @@ def test_etc_is_fitted_across_horizons_and_needs_three_of_them(sweep):
     fit = F.fit_exponent(table, "etc")
     assert fit.along == "horizons" and fit.ok and list(fit.t) == [200, 400, 800]
     one = table.filter(pc.equal(table.column("horizon"), 800))
-    assert F.fit_exponent(one, "etc").shown() == "needs ≥ 3 horizons (has 1)"
+    assert F.fit_exponent(one, "etc").shown() == "undefined: needs ≥ 3 horizons (has 1)"
     anytime = F.fit_exponent(table, "naive-greedy")
     assert anytime.along == "run" and anytime.ok
-    assert F.fit_exponent(table, "oracle").shown() == "regret 0"
+    assert F.fit_exponent(table, "oracle").shown() == "undefined: regret 0"
 
 
 def test_theorem_exponents_live_in_one_table():
@@ -114,6 +117,7 @@ def test_report_of_a_missing_sweep_is_one_line_and_exit_2(tmp_path, capsys):
     assert main(["report", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("sat: error: ") and "is not a sweep directory" in err
+    assert "results.parquet" in err  # a `sat run` output directory is accepted too
     assert err.count("\n") == 1
 
 

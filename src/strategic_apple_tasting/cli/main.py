@@ -11,26 +11,41 @@ import contextlib
 import json
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import BrokenExecutor
 from pathlib import Path
 from typing import NoReturn
 
+from .. import __version__
+from ..engine import MAX_HORIZON, MAX_PER_DECADE, MAX_SEED
 from ..engine.simulate import default_threads, simulate
 from ..experiments.claims import PARTS, check_claims, claims_markdown, claims_text, tally
 from ..experiments.settings import FLAG_AGENTS, FLAG_CONTEXTS, GAME_SETTINGS, game_from_settings
-from ..experiments.spec import SpecError, check_spec, load_spec
+from ..experiments.spec import MAX_CELLS, SpecError, check_spec, load_spec
 from ..experiments.storage import write_table
-from ..experiments.sweep import MANIFEST, Progress, default_executor, load, run_sweep
+from ..experiments.sweep import (
+    MANIFEST,
+    Progress,
+    default_executor,
+    load,
+    run_sweep,
+    served_learners,
+    terminate_workers,
+)
 from ..game import FEEDBACK, Game
 from ..learners import LEARNERS, make_learner
 from ..reports.figures import swept_settings
 from ..reports.html import write_claims_page, write_report
+from ..reports.load import load_results
 from ..reports.plots import plot_regret
 from ..reports.summary import summary_text
 
 DEMO_LEARNERS = ("sa-ols", "naive-greedy", "oracle")
+#: The largest dimension the command line accepts (the engine then checks that the run's
+#: memory fits); above it even the game's own vectors would take gigabytes.
+MAX_DIMENSION = 100_000
 
 
 class UsageError(Exception):
@@ -42,15 +57,35 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _positive_int(name: str):
+def _int_in(name: str, low: int, high: int | None = None, shown: str | None = None):
+    """An integer flag in [low, high], refused in one line naming the flag and the range."""
+    allowed = f"an integer >= {low}" if high is None else f"an integer from {low} to " + (
+        shown or f"{high:,}")
+
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be {allowed}, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{name} must be {allowed}, got {text!r}")
+        return value
+    return parse
+
+
+def _positive_int(name: str):
+    return _int_in(name, 1)
+
+
+def _gib(name: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (value > 0 and value != float("inf")):
             raise argparse.ArgumentTypeError(
-                f"{name} must be an integer >= 1, got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= 1, got {text!r}")
+                f"{name} must be a positive number of GiB, got {text!r}")
         return value
     return parse
 
@@ -76,7 +111,7 @@ def _cost(text: str) -> list:
 
 def _add_game_flags(p: argparse.ArgumentParser, *, dimension: int | None = None) -> None:
     g = p.add_argument_group("game")
-    g.add_argument("--dimension", "-d", type=_positive_int("--dimension"),
+    g.add_argument("--dimension", "-d", type=_int_in("--dimension", 1, MAX_DIMENSION),
                    required=dimension is None, default=dimension, help="context dimension d")
     g.add_argument("--delta", type=_number("--delta"), default=0.1,
                    help="agents' manipulation budget δ (default 0.1)")
@@ -110,20 +145,28 @@ def _add_game_flags(p: argparse.ArgumentParser, *, dimension: int | None = None)
 
 def _add_run_flags(p: argparse.ArgumentParser, *, horizon: int | None, seeds: int) -> None:
     r = p.add_argument_group("run")
-    r.add_argument("--horizon", "-T", type=_positive_int("--horizon"), required=horizon is None,
-                   default=horizon, help="rounds per run")
+    r.add_argument("--horizon", "-T", type=_int_in("--horizon", 1, MAX_HORIZON, "10^12"),
+                   required=horizon is None, default=horizon, help="rounds per run (at most "
+                   "10^12)")
     r.add_argument("--seeds", type=_positive_int("--seeds"), default=seeds,
                    help=f"number of seeds (default {seeds})")
-    r.add_argument("--first-seed", type=int, default=0, help="first seed (default 0)")
+    r.add_argument("--first-seed", type=_int_in("--first-seed", 0, MAX_SEED, "2^63 - 1"),
+                   default=0, help="first seed (default 0)")
     r.add_argument("--threads", type=_positive_int("--threads"), default=default_threads(),
                    help="worker threads (default: the CPUs available)")
-    r.add_argument("--per-decade", type=_positive_int("--per-decade"), default=20,
-                   help="recorded rounds per decade of t (default 20)")
+    r.add_argument("--per-decade", type=_int_in("--per-decade", 1, MAX_PER_DECADE),
+                   default=20, help="recorded rounds per decade of t (default 20)")
+    r.add_argument("--max-memory", type=_gib("--max-memory"), default=None, metavar="GIB",
+                   help="refuse a run needing more memory than this, in GiB (default: the "
+                   "machine's physical memory)")
+    r.add_argument("--force", action="store_true",
+                   help="overwrite the results of an earlier run in --out")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="sat", description="Strategic apple tasting: simulate learners "
                      "against strategic agents with one-sided feedback.")
+    parser.add_argument("--version", action="version", version=f"sat {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     run = sub.add_parser("run", help="simulate learners and write results as Parquet",
@@ -154,6 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "processes; needs the 'distributed' extra")
     sweep.add_argument("--extend", action="store_true",
                        help="add this spec's cells to a directory holding another spec")
+    sweep.add_argument("--max-cells", type=_positive_int("--max-cells"), default=MAX_CELLS,
+                       help=f"refuse a spec of more cells (or seeds) than this (default "
+                       f"{MAX_CELLS:,}); checked before anything runs")
 
     repro = sub.add_parser("reproduce", help="check the paper's claims (bundled sweeps)",
                            description="Run the bundled sweeps and write the claims table "
@@ -187,54 +233,130 @@ def _game(args: argparse.Namespace) -> Game:
     return game_from_settings({k: getattr(args, k) for k in GAME_SETTINGS})
 
 
+def _os_reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def prepare_out(out: Path, *, force: bool, holds: str = "results.parquet") -> Path:
+    """Check, before any compute, that ``out`` is (or can be made) a directory we can write
+    and that it does not hold an earlier run's results (unless ``force``). Leaves no trace:
+    the directory is made when the results are written."""
+    existing = out
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        what = "is a file" if existing == out else f"is under a file ({str(existing)!r})"
+        raise ValueError(f"--out {str(out)!r} {what}: give a directory for the results")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".sat-probe.", dir=existing)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ValueError(f"--out {str(out)!r} cannot be written ({_os_reason(exc)}): give a "
+                         "writable directory") from None
+    if (out / holds).exists() and not force:
+        raise ValueError(f"--out {str(out)!r} already holds the results of an earlier run "
+                         f"({holds}): pass --force to overwrite them, or choose another "
+                         "directory")
+    return out
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write a small text file atomically (a temporary file, then a rename)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def _run_progress(start: float):
+    """``sat run``'s progress: a line per finished learner × seed run, with an estimate of
+    the time left only once a run has finished (before that it would mostly measure
+    compilation)."""
+    def show(done: int, total: int) -> None:
+        took = time.perf_counter() - start
+        left = took / done * (total - done)
+        tail = f", about {left:,.0f} s left" if done < total else ""
+        print(f"[{done}/{total} runs] {took:,.0f} s{tail}", flush=True)
+    return show
+
+
 def _simulate(args: argparse.Namespace, learners: Sequence[str]):
     game = _game(args)
-    if args.first_seed < 0:
-        raise ValueError(f"--first-seed must be an integer >= 0, got {args.first_seed}")
+    if args.first_seed + args.seeds - 1 > MAX_SEED:
+        raise ValueError(f"--first-seed + --seeds - 1 must be at most 2^63 - 1, got "
+                         f"{args.first_seed} + {args.seeds} - 1")
+    prepare_out(args.out, force=args.force)
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     rounds = len(learners) * args.seeds * args.horizon
+    max_memory = None if args.max_memory is None else int(args.max_memory * 2**30)
     print(f"running {', '.join(learners)} × {args.seeds} seeds × {args.horizon:,} rounds "
           f"(d = {args.dimension}, δ = {args.delta:g}, {args.feedback} feedback) "
           f"on {args.threads} thread(s)", flush=True)
     start = time.perf_counter()
     table = simulate(game, [make_learner(n) for n in learners], args.horizon, seeds,
-                     threads=args.threads, per_decade=args.per_decade)
+                     threads=args.threads, per_decade=args.per_decade, max_memory=max_memory,
+                     progress=_run_progress(start))
     took = time.perf_counter() - start
     print(f"done in {took:.1f} s ({rounds / took:,.0f} agent-rounds/s, compilation included)")
     return table
 
 
-def _write(table, out: Path) -> Path:
-    path = write_table(table, out / "results.parquet")
+def _write(table, out: Path) -> str:
+    """Write the results, then the summary; returns the summary (printed after every file is
+    safely written, so a closed pipe cannot lose anything)."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_table(table, out / "results.parquet")
     text = summary_text(table)
-    (out / "summary.txt").write_text(text + "\n")
+    _write_text(out / "summary.txt", text + "\n")
+    return text
+
+
+def _show(text: str, out: Path, figure: Path | None = None) -> None:
     print()
     print(text)
     print()
-    print(f"results: {path}")
-    return path
+    print(f"results: {out / 'results.parquet'}")
+    if figure is not None:
+        print(f"figure:  {figure}")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     table = _simulate(args, args.learner)
-    _write(table, args.out)
+    _show(_write(table, args.out), args.out)
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     table = _simulate(args, DEMO_LEARNERS)
-    _write(table, args.out)
-    png = plot_regret(table, args.out / "regret.png", title=(
+    text = _write(table, args.out)
+    png = args.out / "regret.png"
+    tmp = args.out / ".regret.tmp.png"
+    plot_regret(table, tmp, title=(
         f"SA-OLS vs naive greedy vs oracle (d = {args.dimension}, δ = {args.delta:g}, "
         f"{args.seeds} seeds, mean with 95% band)"))
-    print(f"figure:  {png}")
+    tmp.replace(png)
+    _show(text, args.out, png)
     return 0
 
 
+#: An estimate of the time left is shown once this share of the work is done (and two cells):
+#: the first cells' time is mostly compiling, which would make it hours too long.
+ESTIMATE_AFTER = 0.1
+
+
+def progress_line(p: Progress) -> str:
+    """One line of a sweep's progress; the time left only once it means something."""
+    line = f"[{p.done}/{p.total} cells] {p.rate:,.0f} agent-rounds/s"
+    if p.done >= p.total:
+        return line
+    if p.done >= 2 and p.rounds_done >= ESTIMATE_AFTER * p.rounds_total \
+            and p.remaining != float("inf"):
+        return f"{line}, about {p.remaining:,.0f} s left"
+    return f"{line}, estimating the time left"
+
+
 def _print_progress(p: Progress) -> None:
-    left = "?" if p.remaining == float("inf") else f"{p.remaining:,.0f} s"
-    print(f"[{p.done}/{p.total} cells] {p.rate:,.0f} agent-rounds/s, about {left} left",
-          flush=True)
+    print(progress_line(p), flush=True)
 
 
 @contextlib.contextmanager
@@ -285,7 +407,8 @@ class _ClientExecutor:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    spec = load_spec(args.spec)
+    spec = load_spec(args.spec, max_cells=args.max_cells)
+    prepare_out(args.out, force=True)  # a sweep resumes: its own results are no obstacle
     where = (f"Dask scheduler {args.scheduler}" if args.scheduler
              else f"{args.workers} local worker(s)")
     print(f"sweep: {len(spec.cells)} cells, {spec.rounds:,} agent-rounds on {where} "
@@ -294,7 +417,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         try:
             state = run_sweep(spec, args.out, workers=args.workers, extend=args.extend,
                               executor=None if dask is None else dask.executor,
-                              progress=progress)
+                              progress=progress,
+                              warn=lambda m: print(f"sat: {m}", file=sys.stderr, flush=True))
         except KeyboardInterrupt:
             print(f"sat: interrupted; finished cells are kept in {args.out}: rerun the same "
                   "command to resume", file=sys.stderr)
@@ -311,23 +435,30 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     size = "quick" if args.quick else "full"
     out = args.out or Path("reproduce-quick" if args.quick else "reproduce")
+    prepare_out(out, force=True)  # resumable: rerunning continues
     parts = {name: check_spec(raw) for name, raw in PARTS[size].items()}
     total = sum(p.rounds for p in parts.values())
     print(f"reproduce ({size}): {len(parts)} sweeps, {total:,} agent-rounds, "
           f"{args.workers} worker(s) -> {out}", flush=True)
     start = time.perf_counter()
+
+    def say(message: str) -> None:
+        print(f"sat: {message}", file=sys.stderr, flush=True)
+
     # One pool for every part: its workers keep the compiled kernels they have loaded.
     with default_executor(args.workers) as pool:
         for name, spec in parts.items():
             print(f"-- {name}: {len(spec.cells)} cells", flush=True)
             with _progress_display(len(spec.cells)) as progress:
                 try:
-                    run_sweep(spec, out / name, executor=pool, progress=progress)
+                    run_sweep(spec, out / name, executor=pool, progress=progress, warn=say)
                 except SpecError:
                     raise ValueError(f"{out / name} holds results of other sweeps than this "
                                      f"version's bundled {name!r} part: use another --out, or "
                                      f"delete {out}") from None
                 except KeyboardInterrupt:
+                    # The workers ignore Ctrl-C; leaving the block would wait for their cells.
+                    terminate_workers(pool)
                     print(f"sat: interrupted; finished cells are kept in {out}: rerun the "
                           "same command to resume", file=sys.stderr)
                     return 130
@@ -339,7 +470,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     print("writing the reports ...", flush=True)
     links = {}
     for name in parts:
-        page = write_report(load(out / name), out / name / "report",
+        page = write_report(load(out / name, warn=say), out / name / "report",
                             title=f"reproduce ({size}): {name}",
                             learners=_spec_learners(out / name))
         links[name] = str(page.relative_to(out))
@@ -353,8 +484,19 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _say(message: str) -> None:
+    """A warning from a sweep (a damaged cell recomputed, a stray file ignored): one line."""
+    print(f"sat: {message}", file=sys.stderr, flush=True)
+
+
 def cmd_results(args: argparse.Namespace) -> int:
-    table = load(args.dir)
+    if args.out is not None:  # checked before the work, as every --out
+        if args.out.suffix not in (".csv", ".parquet"):
+            raise ValueError(f"--out must end in .parquet or .csv, got {str(args.out)!r}")
+        prepare_out(args.out.parent, force=True)
+        if args.out.is_dir():
+            raise ValueError(f"--out {str(args.out)!r} is a directory: give a file name")
+    table = load_results(args.dir, warn=_say)  # a sweep directory or a `sat run` output
     swept = swept_settings(table)
     frame = table.select(swept).to_pandas()
     if not swept:
@@ -364,31 +506,37 @@ def cmd_results(args: argparse.Namespace) -> int:
         print(summary_text(table.take(group.index.to_numpy())))
         print()
     if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
         if args.out.suffix == ".csv":
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            table.to_pandas().to_csv(args.out, index=False)
-        elif args.out.suffix == ".parquet":
-            write_table(table, args.out)
+            tmp = args.out.with_name(f".{args.out.name}.tmp")
+            table.to_pandas().to_csv(tmp, index=False)
+            tmp.replace(args.out)
         else:
-            raise ValueError(f"--out must end in .parquet or .csv, got {str(args.out)!r}")
+            write_table(table, args.out)
         print(f"table: {args.out}")
     return 0
 
 
 def _spec_learners(out: Path) -> dict[str, str]:
-    """Label → registry name of each learner in a sweep directory's spec (empty if unreadable):
-    tells the report which learner a custom label is."""
+    """Label → registry name of each learner of every spec a sweep directory has run (empty if
+    unreadable): tells the report which learner a custom label is."""
     try:
-        spec = check_spec(json.loads((out / MANIFEST).read_text()))
+        return served_learners(out)
+    except (OSError, ValueError):
+        pass
+    try:  # a damaged record under specs/: the first spec's labels are better than none
+        spec = check_spec(json.loads((out / MANIFEST).read_text()), max_cells=None)
     except (OSError, ValueError):
         return {}
     return {cell.label: cell.learner for cell in spec.cells}
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    table = load(args.dir)
+    table = load_results(args.dir, warn=_say)  # a sweep directory or a `sat run` output
     out = args.out if args.out is not None else args.dir / "report"
-    page = write_report(table, out, title=args.title or f"Sweep report: {args.dir}",
+    sweep = (args.dir / MANIFEST).exists()
+    page = write_report(table, out, title=args.title or (
+                            f"{'Sweep' if sweep else 'Results'} report: {args.dir}"),
                         learners=_spec_learners(args.dir))
     print(page)
     return 0
@@ -398,21 +546,71 @@ COMMANDS = {"run": cmd_run, "demo": cmd_demo, "sweep": cmd_sweep, "results": cmd
             "report": cmd_report, "reproduce": cmd_reproduce}
 
 
+class _PipeSafe:
+    """stdout that survives its reader going away (``sat run ... | head``): once the pipe is
+    closed, output goes nowhere and the command carries on, so no result is lost."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self._closed = False
+
+    def write(self, text: str) -> int:
+        if not self._closed:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._close()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._closed:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._close()
+
+    def _close(self) -> None:
+        self._closed = True
+        # Python flushes stdout at exit: point the descriptor at /dev/null so that flush
+        # cannot fail either (as Python's documentation on SIGPIPE advises).
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+
+    def isatty(self) -> bool:
+        return not self._closed and self._stream.isatty()
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def _os_error(exc: OSError) -> str:
+    where = f" {str(exc.filename)!r}" if exc.filename is not None else ""
+    return f"cannot use{where}: {_os_reason(exc)}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``sat``; returns the exit status."""
     parser = build_parser()
+    stdout = sys.stdout
+    sys.stdout = _PipeSafe(stdout)
     try:
         args = parser.parse_args(argv)
         return COMMANDS[args.command](args)
     except (UsageError, ValueError) as exc:
         print(f"sat: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a full disk, a permission, a directory where a file belongs
+        print(f"sat: error: {_os_error(exc)}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("sat: error: out of memory: lower the dimension, the seeds or the threads",
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("sat: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # e.g. `sat demo | head`: stop quietly, as Python's docs advise
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+    finally:
+        sys.stdout = stdout
 
 
 if __name__ == "__main__":

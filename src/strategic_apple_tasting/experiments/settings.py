@@ -111,5 +111,17 @@ def game_from_settings(settings: dict[str, Any]) -> Game:
         fields = {"tremble": s["tremble"], "adversarial": s["adversarial_tremble"],
                   "low": s["budget_low"]}
         agents = agent_cls(**{k: v for k, v in fields.items() if k in agent_cls._fields})
-    return Game(dimension=s["dimension"], delta=s["delta"], feedback=s["feedback"], r0=s["r0"],
-                sigma=s["sigma"], contexts=contexts, truthful=s["truthful"], agents=agents)
+    try:
+        return Game(dimension=s["dimension"], delta=s["delta"], feedback=s["feedback"],
+                    r0=s["r0"], sigma=s["sigma"], contexts=contexts, truthful=s["truthful"],
+                    agents=agents)
+    except ValueError as exc:  # name the setting, not the model's field it sets
+        text = str(exc)
+        for field, setting in _MODEL_FIELDS.items():
+            if text.startswith(f"{field} "):
+                text = setting + text[len(field):]
+        raise ValueError(text) from None
+
+
+#: Model fields whose settings have other names.
+_MODEL_FIELDS = {"low": "budget-low", "adversarial": "adversarial-tremble"}

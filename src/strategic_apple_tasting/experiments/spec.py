@@ -26,6 +26,13 @@ The sweep is the product of every list (a parameter whose value is itself a vect
 written as a list of one list). :func:`load_spec` checks the whole spec before
 anything runs: a wrong key, type or value is one ``SpecError`` line naming its key path
 (``game.delta[1]``), the value and what is allowed.
+
+Limits, checked before the sweep is expanded: at most :data:`MAX_CELLS` cells and as many
+seeds (``max_cells`` raises both; ``sat sweep --max-cells``), horizons from 1 to 10^12, and
+seeds small enough for the results' int64 ``seed`` column. Each learner's label (its
+``label``, else its name, with its parameters when they sweep) names exactly one learner
+and parameter combination, and a list may not repeat a value: either would silently merge
+two rows of results into one.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,12 +48,17 @@ from typing import Any
 
 import numpy as np
 
+from ..engine import MAX_HORIZON, MAX_PER_DECADE, MAX_SEED
 from ..game import Game
 from ..learners import LEARNERS, Learner
 from .settings import GAME_SETTINGS, cost_matrix, game_from_settings
 
 TOP_KEYS = ("horizon", "seeds", "seeds_per_cell", "per_decade", "game", "learners")
 DEFAULT_SEEDS_PER_CELL = 4
+#: The most cells (and seeds) a spec may expand to unless ``max_cells`` says otherwise: a
+#: cell is a few kilobytes of spec and one file, so a million of them takes minutes and
+#: gigabytes before the first one runs, which is almost always a typo.
+MAX_CELLS = 100_000
 
 
 class SpecError(ValueError):
@@ -97,11 +110,21 @@ def _int(path: str, value: Any, low: int) -> int:
     return value
 
 
+def _hashable(value: Any) -> Any:
+    return tuple(_hashable(v) for v in value) if isinstance(value, list) else value
+
+
 def _values(path: str, value: Any) -> list[Any]:
     """A setting's values: a list sweeps, anything else is one value."""
     if isinstance(value, list):
         if not value:
             raise SpecError(f"{path} must not be an empty list")
+        seen: dict[Any, int] = {}
+        for i, v in enumerate(value):
+            first = seen.setdefault(_hashable(v), i)
+            if first != i:  # equal values give equal cells, merged into one row of results
+                raise SpecError(f"{path}[{i}] repeats {path}[{first}] ({_show(v)}): "
+                                "the values of a list must be distinct")
         return value
     return [value]
 
@@ -195,37 +218,122 @@ def _check_learner(i: int, entry: Any) -> tuple[str, str | None, dict[str, list[
     return name, label, params
 
 
+def _horizon(path: str, value: Any) -> int:
+    if not (isinstance(value, int) and not isinstance(value, bool)
+            and 1 <= value <= MAX_HORIZON):
+        raise SpecError(f"{path} must be an integer from 1 to 10^12, got {_show(value)}")
+    return value
+
+
+def _seeds(raw: Any) -> tuple[int, list[Any] | None]:
+    """The number of seeds, and the list if one is given (not yet checked seed by seed)."""
+    if isinstance(raw, list):
+        if not raw:
+            raise SpecError(f"seeds must be a count >= 1 or a non-empty list of distinct "
+                            f"seeds, got {_show(raw)}")
+        return len(raw), raw
+    return _int("seeds", raw, 1), None
+
+
+def _labels(learners: list[tuple[str, str | None, dict[str, list[Any]]]]
+            ) -> list[list[tuple[dict[str, Any], str]]]:
+    """Each learner entry's (parameters, label) combinations; ``SpecError`` if two share a
+    label, as their results would be merged into one row."""
+    owner: dict[str, int] = {}
+    out = []
+    for i, (name, label, options) in enumerate(learners):
+        combos = _product(options)
+        tagged = []
+        for params in combos:
+            shown = ", ".join(f"{k}={v}" for k, v in params.items())
+            tag = label or name
+            if shown and (label is None or len(combos) > 1):
+                tag = f"{tag}({shown})"
+            # Within one entry the lists' values are distinct, so only another entry clashes.
+            first = owner.setdefault(tag, i)
+            if first != i:
+                what = (f"learners[{i}].label {_show(label)}" if label is not None
+                        else f"learners[{i}] (no label, named {_show(tag)})")
+                raise SpecError(f"{what} clashes with learners[{first}]: labels must be "
+                                "unique (give one of them another label)")
+            tagged.append((params, tag))
+        out.append(tagged)
+    return out
+
+
 def _product(options: dict[str, list[Any]]) -> list[dict[str, Any]]:
     keys = list(options)
     return [dict(zip(keys, combo, strict=True))
             for combo in itertools.product(*(options[k] for k in keys))]
 
 
-def check_spec(raw: dict[str, Any]) -> Spec:
-    """Check a parsed spec and expand it into cells (``SpecError`` on the first mistake)."""
+def check_spec(raw: dict[str, Any], *, max_cells: int | None = MAX_CELLS) -> Spec:
+    """Check a parsed spec and expand it into cells.
+
+    Parameters
+    ----------
+    raw : dict
+        The spec as parsed from TOML (or a :attr:`Spec.canonical` form).
+    max_cells : int or None
+        The most cells, and the most seeds, the spec may have (default :data:`MAX_CELLS`);
+        counted from the lists' lengths before anything is expanded. ``None``: no limit.
+
+    Returns
+    -------
+    Spec
+        The canonical form and the cells.
+
+    Raises
+    ------
+    SpecError
+        On the first mistake: one line naming the key path, the value and what is allowed.
+    """
     for key in raw:
         if key not in TOP_KEYS:
             raise SpecError(f"{key} is not a spec key; allowed: {', '.join(TOP_KEYS)}")
     for key in ("horizon", "game", "learners"):
         if key not in raw:
             raise SpecError(f"{key} must be given")
-    horizons = [_int(f"horizon[{i}]" if isinstance(raw["horizon"], list) else "horizon", h, 1)
+    horizons = [_horizon(f"horizon[{i}]" if isinstance(raw["horizon"], list) else "horizon", h)
                 for i, h in enumerate(_values("horizon", raw["horizon"]))]
-    per_decade = _int("per_decade", raw.get("per_decade", 20), 1)
-    seeds_raw = raw.get("seeds", 1)
-    if isinstance(seeds_raw, list):
-        seeds = [_int(f"seeds[{i}]", s, 0) for i, s in enumerate(seeds_raw)]
-        if not seeds or len(set(seeds)) != len(seeds):
-            raise SpecError(f"seeds must be a count >= 1 or a non-empty list of distinct "
-                            f"seeds, got {_show(seeds_raw)}")
-    else:
-        seeds = list(range(_int("seeds", seeds_raw, 1)))
+    per_decade = raw.get("per_decade", 20)
+    if not (isinstance(per_decade, int) and not isinstance(per_decade, bool)
+            and 1 <= per_decade <= MAX_PER_DECADE):
+        raise SpecError(f"per_decade must be an integer from 1 to {MAX_PER_DECADE:,}, "
+                        f"got {_show(per_decade)}")
+    n_seeds, seed_list = _seeds(raw.get("seeds", 1))
     per_cell = _int("seeds_per_cell", raw.get("seeds_per_cell", DEFAULT_SEEDS_PER_CELL), 1)
     game_options = _check_game(raw["game"])
     learners_raw = raw["learners"]
     if not isinstance(learners_raw, list) or not learners_raw:
         raise SpecError("learners must be a non-empty array of tables ([[learners]])")
     learners = [_check_learner(i, e) for i, e in enumerate(learners_raw)]
+
+    # Counted from the lengths, before any list is built: a typo's million cells (or
+    # seeds) would otherwise take minutes and gigabytes before the limit could be checked.
+    n_cells = (math.prod(len(v) for v in game_options.values()) * len(horizons)
+               * sum(math.prod(len(v) for v in o.values()) for _, _, o in learners)
+               * -(-n_seeds // per_cell))
+    if max_cells is not None:
+        for count, what in ((n_cells, "cells"), (n_seeds, "seeds")):
+            if count > max_cells:
+                raise SpecError(f"the spec has {count:,} {what}, above the limit of "
+                                f"{max_cells:,}: shrink its lists, or allow more with "
+                                f"--max-cells (max_cells=) if that many are meant")
+    if seed_list is None:
+        seeds = list(range(n_seeds))
+    else:
+        # Each seed's streams and its int64 column need room for the seeds after it.
+        top = MAX_SEED - n_seeds
+        for i, s in enumerate(seed_list):
+            if not (isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= top):
+                raise SpecError(f"seeds[{i}] must be an integer from 0 to 2^63 - 1 - "
+                                f"{n_seeds} (the number of seeds) = {top}, got {_show(s)}")
+        if len(set(seed_list)) != n_seeds:
+            raise SpecError(f"seeds must be a count >= 1 or a non-empty list of distinct "
+                            f"seeds, got {_show(seed_list)}")
+        seeds = list(seed_list)
+    labelled = _labels(learners)
 
     batches = [tuple(seeds[i:i + per_cell]) for i in range(0, len(seeds), per_cell)]
     cells = []
@@ -236,19 +344,13 @@ def check_spec(raw: dict[str, Any]) -> Spec:
             combo = ", ".join(f"{k}={_show(v)}" for k, v in settings.items())
             raise SpecError(f"game ({combo}): {exc}") from None
         inst = game.instance(seeds[0])
-        for (i, (name, label, options)), horizon in itertools.product(enumerate(learners),
-                                                                      horizons):
-            combos = _product(options)
-            for params in combos:
+        for (i, (name, _, _)), horizon in itertools.product(enumerate(learners), horizons):
+            for params, tag in labelled[i]:
                 try:  # binding and resetting checks every parameter, without compiling
                     learner = LEARNERS[name](**params)
                     learner.bind(inst, horizon).reset(game.dimension, np.random.default_rng(0))
                 except ValueError as exc:
                     raise SpecError(f"learners[{i}] ({name}): {exc}") from None
-                shown = ", ".join(f"{k}={v}" for k, v in params.items())
-                tag = label or name
-                if shown and (label is None or len(combos) > 1):
-                    tag = f"{tag}({shown})"
                 for batch in batches:
                     cells.append(Cell(game=settings, learner=name, params=params, label=tag,
                                       seeds=batch, horizon=horizon, per_decade=per_decade))
@@ -258,13 +360,48 @@ def check_spec(raw: dict[str, Any]) -> Spec:
     return Spec(canonical=canonical, cells=tuple(cells))
 
 
-def load_spec(path: str | Path) -> Spec:
-    """Read and check a TOML spec."""
+def load_spec(path: str | Path, *, max_cells: int | None = MAX_CELLS) -> Spec:
+    """Read and check a spec: TOML, or the JSON of a sweep directory's ``specs/``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The spec file; a ``.json`` file is read as a :attr:`Spec.canonical` form (as a sweep
+        directory keeps each spec it ran), anything else as TOML.
+    max_cells : int or None
+        As for :func:`check_spec`.
+
+    Raises
+    ------
+    SpecError
+        One line: the file is missing, a directory, unreadable, not UTF-8 or not valid
+        TOML/JSON, or the spec is wrong (see :func:`check_spec`).
+    """
     path = Path(path)
+    name = repr(str(path))
     try:
-        raw = tomllib.loads(path.read_text())
+        text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        raise SpecError(f"spec {str(path)!r} does not exist") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SpecError(f"spec {str(path)!r} is not valid TOML: {exc}") from None
-    return check_spec(raw)
+        raise SpecError(f"spec {name} does not exist") from None
+    except IsADirectoryError:
+        raise SpecError(f"spec {name} is a directory, not a spec file") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"spec {name} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
+                        f"offset {exc.start})") from None
+    except OSError as exc:
+        raise SpecError(f"spec {name} cannot be read: {exc.strerror or exc}") from None
+    if path.suffix == ".json":
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SpecError(f"spec {name} is not valid JSON: {exc}") from None
+        if not isinstance(raw, dict):
+            raise SpecError(f"spec {name} must hold a JSON object, got {type(raw).__name__}")
+        # A sweep directory's record holds the spec beside its cells' keys.
+        raw = raw.get("spec", raw) if isinstance(raw.get("spec"), dict) else raw
+    else:
+        try:
+            raw = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise SpecError(f"spec {name} is not valid TOML: {exc}") from None
+    return check_spec(raw, max_cells=max_cells)

@@ -2,33 +2,70 @@
 
 Layout of a sweep directory::
 
-    DIR/spec.json          the checked spec (canonical form): a rerun must match it
-    DIR/cells/<key>.parquet one per finished cell, written atomically by the worker itself
+    DIR/spec.json             the first spec the directory ran (canonical form), never changed
+    DIR/specs/<hash>.json     every spec it has run (``--extend`` adds one): the spec, its
+                              cells' keys and its labels; a rerun of any of them is accepted
+    DIR/cells/<key>.parquet   one per finished cell, written atomically by the worker itself
+    DIR/.lock                 locked (``flock``) by the running sweep; names its pid
 
 A cell's file exists only once the cell has finished (temporary file, then rename), so after a
 crash or ``kill -9`` the rerun skips exactly the finished cells and runs the rest: nothing lost,
-nothing duplicated. Results depend only on the cell (each seed has its own streams), so they are
-bit-identical whichever executor or number of workers ran them.
+nothing duplicated. Each file's footer records its cell's key and row count; a rerun checks
+them and recomputes (saying so) a file that is damaged, and :func:`load` refuses one. Results
+depend only on the cell (each seed has its own streams), so they are bit-identical whichever
+executor or number of workers ran them.
+
+Only the cells of the specs a directory has run are its results: any other ``*.parquet`` under
+``cells/`` is named in a warning and ignored. A directory written before ``specs/`` existed
+counts the cells of its ``spec.json`` (or, if that spec no longer checks, every file).
+
+One sweep at a time per directory: a second one fails at once, naming the first one's pid.
+Workers of the local pool die with the sweep (even on ``kill -9``) and ignore Ctrl-C, which
+the sweep itself handles by stopping them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import multiprocessing
+import os
+import signal
+import threading
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ..engine import simulate
-from .spec import Cell, Spec, SpecError
+from .spec import Cell, Spec, SpecError, check_spec
 from .storage import read_table, write_table
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: sweeps run unlocked
+    fcntl = None  # type: ignore[assignment]
+
 MANIFEST = "spec.json"
+SPECS = "specs"
 CELLS = "cells"
+LOCK = ".lock"
+#: Footer metadata of a cell's file: its key and its number of rows.
+CELL_KEY = "sat.cell"
+CELL_ROWS = "sat.rows"
+#: How often a worker checks that the sweep that started it is still alive (seconds).
+WATCH_INTERVAL = 0.2
+
+
+class SweepWarning(UserWarning):
+    """Something in a sweep directory was skipped or redone; the message says what and why."""
 
 
 @dataclass
@@ -54,52 +91,318 @@ class Progress:
         return left / self.rate if self.rate > 0 else float("inf")
 
 
+def _warn(message: str) -> None:
+    warnings.warn(message, SweepWarning, stacklevel=3)
+
+
 def run_cell(cell: Cell, path: str) -> int:
     """Simulate one cell and write its table to ``path`` (atomically); returns its rounds."""
     game, learner = cell.build()
     table = simulate(game, [learner], cell.horizon, list(cell.seeds), per_decade=cell.per_decade)
     labels = pa.array([cell.label] * table.num_rows)
     table = table.set_column(table.schema.get_field_index("learner"), "learner", labels)
-    write_table(table, path)
+    write_table(table, path, metadata={CELL_KEY: cell.key, CELL_ROWS: str(table.num_rows)})
     return len(cell.seeds) * cell.horizon
 
 
-def _check_manifest(spec: Spec, out: Path, extend: bool) -> None:
+def check_cell(path: str | Path, key: str) -> str | None:
+    """What is wrong with the finished cell file ``path`` of cell ``key``, or None if nothing.
+
+    Reads only the footer: it must parse and carry the cell's key and row count (files from
+    before cells carried them are checked for a readable footer only).
+    """
+    try:
+        meta = pq.read_metadata(path)
+    except (pa.ArrowException, OSError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return f"not a readable Parquet file: {reason}"
+    stored = (meta.metadata or {}).get(CELL_KEY.encode())
+    if stored is None:
+        return None
+    if stored.decode(errors="replace") != key:
+        return f"it holds cell {stored.decode(errors='replace')}"
+    rows = (meta.metadata or {}).get(CELL_ROWS.encode(), b"")
+    if rows.decode(errors="replace") != str(meta.num_rows):
+        return f"it has {meta.num_rows} rows where {rows.decode(errors='replace')} were written"
+    return None
+
+
+# -- the specs a directory has run ---------------------------------------------------------------
+
+def _spec_text(canonical: dict[str, Any]) -> str:
+    return json.dumps(canonical, indent=2, sort_keys=True) + "\n"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _record(spec: Spec) -> dict[str, Any]:
+    # The keys and labels are stored, not recomputed, so that a later version's stricter
+    # checks or a changed key cannot disown a directory's cells.
+    return {"spec": spec.canonical, "cells": [c.key for c in spec.cells],
+            "learners": {c.label: c.learner for c in spec.cells}}
+
+
+def _legacy_record(canonical: dict[str, Any]) -> dict[str, Any]:
+    """The record of a ``spec.json`` written before ``specs/`` was (cells None: unknown)."""
+    try:
+        return _record(check_spec(canonical, max_cells=None))
+    except SpecError:
+        return {"spec": canonical, "cells": None, "learners": {}}
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is unreadable ({type(exc).__name__}: {exc}); restore it, or "
+                         "use another output directory") from None
+
+
+def served(out: str | Path) -> dict[str, dict[str, Any]]:
+    """Every spec the sweep directory ``out`` has run, by the hash of its canonical text.
+
+    Each is a record ``{"spec": canonical, "cells": [keys] or None, "learners": {label:
+    learner}}``; ``cells`` is None for an old ``spec.json`` whose cells cannot be known.
+    """
+    out = Path(out)
+    records: dict[str, dict[str, Any]] = {}
+    folder = out / SPECS
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        record = _read_json(path)
+        if not (isinstance(record, dict) and isinstance(record.get("spec"), dict)):
+            raise ValueError(f"{path} is not a spec record of a sweep; restore it, or use "
+                             "another output directory")
+        records[path.stem] = record
     manifest = out / MANIFEST
-    text = json.dumps(spec.canonical, indent=2, sort_keys=True)
-    if manifest.exists() and manifest.read_text() != text + "\n" and not extend:
+    if manifest.exists():
+        canonical = _read_json(manifest)
+        digest = _digest(_spec_text(canonical))
+        if digest not in records:
+            records[digest] = _legacy_record(canonical)
+    return records
+
+
+def served_learners(out: str | Path) -> dict[str, str]:
+    """Label → registry name of each learner of every spec the directory ``out`` has run."""
+    return {label: name for record in served(out).values()
+            for label, name in record.get("learners", {}).items()}
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def _serve(spec: Spec, out: Path, extend: bool) -> None:
+    """Record ``spec`` as one of the directory's specs, or refuse it (``SpecError``)."""
+    text = _spec_text(spec.canonical)
+    digest = _digest(text)
+    records = served(out)
+    if digest not in records and records and not extend:
         raise SpecError(f"{out} holds results of a different spec; pass --extend (extend=True) "
                         "to add this spec's cells to it, or choose another output directory")
-    out.mkdir(parents=True, exist_ok=True)
+    (out / SPECS).mkdir(exist_ok=True)
+    # An old directory's spec.json gets its record too, so that it stays served.
+    for key, record in records.items():
+        if not (out / SPECS / f"{key}.json").exists():
+            _write_text(out / SPECS / f"{key}.json", json.dumps(record, sort_keys=True) + "\n")
+    if digest not in records:
+        _write_text(out / SPECS / f"{digest}.json", json.dumps(_record(spec), sort_keys=True)
+                    + "\n")
+    if not (out / MANIFEST).exists():
+        _write_text(out / MANIFEST, text)
     (out / CELLS).mkdir(exist_ok=True)
-    tmp = manifest.with_suffix(".tmp")
-    tmp.write_text(text + "\n")
-    tmp.replace(manifest)
 
 
-def pending_cells(spec: Spec, out: Path) -> list[Cell]:
-    """The spec's cells with no finished file under ``out``."""
-    return [c for c in spec.cells if not (out / CELLS / f"{c.key}.parquet").exists()]
+# -- one sweep at a time -------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """Hold ``out/.lock`` for the sweep, or fail at once naming the sweep that holds it."""
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip()
+            raise ValueError(f"{out} is in use by another sweep ("
+                             f"{holder or 'its pid is not written yet'}): wait for it to "
+                             "finish or stop it, or use another output directory") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}, started {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
+                  .encode(), 0)
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)  # while still locked: the next holder writes its own
+    finally:
+        os.close(fd)  # releases the lock
+
+
+@contextlib.contextmanager
+def _os_errors(out: Path) -> Iterator[None]:
+    """An ``OSError`` while setting up ``out`` as one line naming the path and the reason."""
+    try:
+        yield
+    except OSError as exc:
+        path = exc.filename if exc.filename is not None else out
+        if isinstance(exc, FileExistsError | NotADirectoryError):
+            reason = "a file is in the way of a directory"
+        else:
+            reason = exc.strerror or type(exc).__name__
+        raise ValueError(f"cannot use the sweep directory {str(out)!r}: {str(path)!r}: "
+                         f"{reason}") from None
+
+
+def pending_cells(spec: Spec, out: str | Path,
+                  warn: Callable[[str], None] | None = None) -> list[Cell]:
+    """The spec's cells with no sound finished file under ``out``.
+
+    A damaged file (see :func:`check_cell`) counts as unfinished; ``warn`` (default: a
+    :class:`SweepWarning`) gets one line for each.
+    """
+    warn = warn or _warn
+    todo = []
+    for cell in spec.cells:
+        path = Path(out) / CELLS / f"{cell.key}.parquet"
+        if not path.is_file():
+            todo.append(cell)
+        elif (problem := check_cell(path, cell.key)) is not None:
+            warn(f"cell {path} is damaged ({problem}); recomputing it")
+            todo.append(cell)
+    return todo
+
+
+# -- local workers -------------------------------------------------------------------------------
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCH_INTERVAL)
+    os._exit(1)  # the sweep is gone (kill -9...): its cells are no one's to write
+
+
+def _worker_init(parent: int) -> None:
+    """Make a pool worker ignore Ctrl-C (the sweep stops it) and die with the sweep."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if os.getppid() != parent:  # died while this worker started
+        os._exit(1)
+    # A thread, not prctl(PR_SET_PDEATHSIG): that fires when the *thread* that spawned the
+    # worker ends, which a caller's pool may outlive. The kernel releases the GIL, so the
+    # thread runs during a cell too.
+    threading.Thread(target=_watch_parent, args=(parent,), name="sat-watch-parent",
+                     daemon=True).start()
 
 
 def default_executor(workers: int) -> Executor:
-    """A local process pool (spawned workers: no inherited threads or compiled state)."""
+    """A local process pool (spawned workers: no inherited threads or compiled state).
+
+    Its workers ignore SIGINT and exit within :data:`WATCH_INTERVAL` of the process that
+    created the pool, however it ended.
+    """
     return ProcessPoolExecutor(max_workers=workers,
-                               mp_context=multiprocessing.get_context("spawn"))
+                               mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_worker_init, initargs=(os.getpid(),))
+
+
+def terminate_workers(pool: Executor) -> None:
+    """Stop a local process pool's workers now, mid-cell (their cells stay unfinished).
+
+    The package's one use of ``concurrent.futures`` internals: a ``ProcessPoolExecutor``
+    keeps its workers in ``_processes`` (pid → Process) and has no public way to stop them
+    mid-task. ``tests/experiments/test_sweep.py`` fails loudly if that attribute goes away.
+    Other executors (Dask's) are left alone: their own cancellation applies.
+    """
+    processes = getattr(pool, "_processes", None) or {}
+    for process in list(processes.values()):
+        with contextlib.suppress(OSError, ValueError):
+            process.terminate()
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Hold SIGINT back from this thread while workers are spawned.
+
+    Spawned workers inherit the blocked signal (Ctrl-C reaches the whole process group, and a
+    worker interrupted while importing prints a traceback); a Ctrl-C meanwhile is delivered
+    here when the block ends, so it is not lost.
+    """
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def run_sweep(spec: Spec, out: str | Path, *, executor: Executor | None = None,
               workers: int = 1, extend: bool = False,
-              progress: Callable[[Progress], None] | None = None) -> Progress:
+              progress: Callable[[Progress], None] | None = None,
+              warn: Callable[[str], None] | None = None) -> Progress:
     """Run the spec's unfinished cells into ``out``; returns the final progress.
 
-    ``executor`` may be any ``concurrent.futures.Executor`` (a Dask ``Client.get_executor()``
-    too); by default a local process pool of ``workers`` processes, shut down at the end.
-    On an exception or Ctrl-C, queued cells are cancelled, finished ones stay on disk.
+    Parameters
+    ----------
+    spec : Spec
+        The checked spec.
+    out : str or Path
+        The sweep directory (created if needed). It must be new, or have run this spec
+        before, unless ``extend``.
+    executor : concurrent.futures.Executor, optional
+        Any executor (a Dask ``Client.get_executor()`` too); by default a local process pool
+        of ``workers`` processes (:func:`default_executor`), shut down at the end.
+    workers : int
+        Size of the default pool.
+    extend : bool
+        Add this spec's cells to a directory that holds another spec's.
+    progress : callable, optional
+        Called with the :class:`Progress` after each finished cell.
+    warn : callable, optional
+        Gets one line per damaged cell file that is recomputed (default: a
+        :class:`SweepWarning`).
+
+    Returns
+    -------
+    Progress
+        The final progress.
+
+    Raises
+    ------
+    SpecError
+        ``out`` holds another spec's results and ``extend`` is false.
+    ValueError
+        Another sweep is running on ``out`` (naming its pid), or ``out`` cannot be created
+        or written (naming the path and the reason): both before any cell runs. A cell's
+        file cannot be written.
+
+    Notes
+    -----
+    On an exception queued cells are cancelled and running ones finish; on Ctrl-C the
+    default pool's workers are stopped at once. Finished cells stay on disk either way.
     """
     out = Path(out)
-    _check_manifest(spec, out, extend)
-    todo = pending_cells(spec, out)
+    with contextlib.ExitStack() as stack:
+        with _os_errors(out):
+            out.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(_locked(out))
+            _serve(spec, out, extend)
+            # Under the lock no one else writes here: temporary files are a dead run's.
+            for tmp in (out / CELLS).glob(".*.tmp"):
+                tmp.unlink(missing_ok=True)
+        return _run(spec, out, executor, workers, progress, warn)
+
+
+def _run(spec: Spec, out: Path, executor: Executor | None, workers: int,
+         progress: Callable[[Progress], None] | None,
+         warn: Callable[[str], None] | None) -> Progress:
+    todo = pending_cells(spec, out, warn)
     state = Progress(done=0, total=len(todo), skipped=len(spec.cells) - len(todo),
                      rounds_done=0, rounds_total=sum(len(c.seeds) * c.horizon for c in todo),
                      elapsed=0.0)
@@ -108,28 +411,56 @@ def run_sweep(spec: Spec, out: str | Path, *, executor: Executor | None = None,
     own = executor is None
     pool = default_executor(workers) if own else executor
     start = time.perf_counter()
-    futures: set[Future] = set()
+    futures: dict[Future, Path] = {}
+    interrupted = False
     try:
-        futures = {pool.submit(run_cell, c, str(out / CELLS / f"{c.key}.parquet"))
-                   for c in todo}
-        while futures:
-            finished, futures = wait(futures, return_when=FIRST_COMPLETED)
+        with _sigint_deferred():
+            for c in todo:
+                path = out / CELLS / f"{c.key}.parquet"
+                futures[pool.submit(run_cell, c, str(path))] = path
+        running = set(futures)
+        while running:
+            finished, running = wait(running, return_when=FIRST_COMPLETED)
             for f in finished:
-                state.rounds_done += f.result()
+                try:
+                    state.rounds_done += f.result()
+                except OSError as exc:  # a full disk, a lost mount...
+                    raise ValueError(f"cannot write cell {str(futures[f])!r}: "
+                                     f"{exc.strerror or exc}; finished cells are kept in "
+                                     f"{out}") from None
                 state.done += 1
             state.elapsed = time.perf_counter() - start
             if progress is not None:
                 progress(state)
+    except BaseException as exc:
+        interrupted = not isinstance(exc, Exception)
+        raise
     finally:
         for f in futures:
             f.cancel()
         if own:
+            if interrupted:  # workers ignore SIGINT: stop them rather than wait for their cells
+                terminate_workers(pool)
             pool.shutdown(wait=True, cancel_futures=True)
     return state
 
 
-def load(out: str | Path) -> pa.Table:
+def load(out: str | Path, *, warn: Callable[[str], None] | None = None) -> pa.Table:
     """Every finished cell of a sweep directory as one table (``.to_pandas()``, polars…).
+
+    Parameters
+    ----------
+    out : str or Path
+        The sweep directory.
+    warn : callable, optional
+        Gets one line per file under ``cells/`` that is not a cell of the directory's specs,
+        which is ignored (default: a :class:`SweepWarning`).
+
+    Raises
+    ------
+    ValueError
+        ``out`` is not a sweep directory, has no finished cells, or a cell file is damaged
+        (naming it and the command that recomputes it).
 
     Examples
     --------
@@ -142,13 +473,35 @@ def load(out: str | Path) -> pa.Table:
     ...     load(tmp).num_rows > 0
     True
     """
-    cells = Path(out) / CELLS
-    if not (Path(out) / MANIFEST).exists() or not cells.is_dir():
+    warn = warn or _warn
+    out = Path(out)
+    cells = out / CELLS
+    if not (out / MANIFEST).exists() or not cells.is_dir():
         raise ValueError(f"{str(out)!r} is not a sweep directory (no {MANIFEST})")
-    files = sorted(cells.glob("*.parquet"))
-    if not files:
+    records = served(out)
+    owner: dict[str, str] = {}
+    known = all(r.get("cells") is not None for r in records.values())
+    for digest, record in records.items():
+        owner.update(dict.fromkeys(record.get("cells") or (), digest))
+    tables = []
+    for path in sorted(cells.glob("*.parquet")):
+        key = path.stem
+        if known and key not in owner:
+            warn(f"{path} is not a cell of the spec(s) this sweep directory ran; ignored")
+            continue
+        spec_file = out / SPECS / f"{owner[key]}.json" if key in owner else "SPEC"
+        fix = f"rerun `sat sweep {spec_file} --out {out}` to recompute it"
+        problem = check_cell(path, key)
+        if problem is None:
+            try:
+                tables.append(read_table(path))
+                continue
+            except (pa.ArrowException, OSError) as exc:
+                problem = str(exc).strip().splitlines()[0] if str(exc).strip() else "unreadable"
+        raise ValueError(f"cell file {path} is damaged ({problem}): {fix}")
+    if not tables:
         raise ValueError(f"{str(out)!r} has no finished cells yet")
-    return pa.concat_tables([read_table(f) for f in files], promote_options="default")
+    return pa.concat_tables(tables, promote_options="default")
 
 
 class _Inline(Executor):

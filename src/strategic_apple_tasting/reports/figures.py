@@ -9,6 +9,7 @@ Each function takes a results table (:func:`~strategic_apple_tasting.experiments
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import re
@@ -30,8 +31,7 @@ from matplotlib.figure import Figure
 from .. import theory
 from ..engine.simulate import RESULT_COLUMNS
 from ..learners import LEARNERS
-from ..metrics import Estimate, exponent_across, exponent_along, mean_ci
-from .plots import regret_curves
+from ..metrics import Estimate, exponent_across, exponent_along, mean_ci, regret_curves
 
 #: Most panels in one figure of final regret against a setting.
 MAX_PANELS = 6
@@ -147,6 +147,102 @@ def theorem_text(label: str, d: int | None, names: Mapping[str, str] | None = No
     return THEOREM_RATES[name].shown(d) + ("" if name == label else " †")
 
 
+#: The settings under which the oracle's regret is exactly 0 (:class:`~strategic_apple_tasting.
+#: learners.Oracle`): every agent games, lazily, with a budget δ > 0. Setting → (whether a
+#: value satisfies it, what is needed).
+ORACLE_ASSUMPTIONS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "truthful": (lambda v: v == 0, "every agent to game: truthful = 0"),
+    "delta": (lambda v: isinstance(v, int | float) and v > 0,
+              "agents able to game, δ > 0; at δ = 0 regret 0 holds by construction"),
+    "agents": (lambda v: v == "lazy", "lazy agents"),
+}
+
+
+@functools.lru_cache(maxsize=256)
+def _tau_star(d: int, delta: float, sigma: float) -> float:
+    return theory.switching_time(d, delta, sigma=sigma)
+
+
+def switching_times(rows: pa.Table) -> list[float]:
+    """τ* (:func:`~strategic_apple_tasting.theory.switching_time`) of the unknown-horizon
+    learner at its default tuning, for each distinct (dimension, delta, sigma) in ``rows``;
+    empty when a column is missing or a value is out of that function's range.
+
+    Examples
+    --------
+    >>> rows = pa.table({"dimension": [2, 2], "delta": [0.1, 0.1], "sigma": [0.1, 0.1]})
+    >>> [round(tau) for tau in switching_times(rows)]
+    [50437]
+    """
+    needed = ("dimension", "delta", "sigma")
+    if not all(c in rows.column_names for c in needed):
+        return []
+    combos = set(zip(*(rows.column(c).to_pylist() for c in needed), strict=True))
+    try:
+        return sorted(_tau_star(int(d), float(delta), float(sigma))
+                      for d, delta, sigma in combos)
+    except (TypeError, ValueError):  # a missing value, or one switching_time refuses
+        return []
+
+
+def outside_theorem(rows: pa.Table, label: str, names: Mapping[str, str] | None = None
+                    ) -> str:
+    """Why ``label``'s runs in ``rows`` are outside its theorem's assumptions, so that the
+    theorem's exponent is no yardstick for them ("" when none is known to be broken).
+
+    Read from the table's setting columns: the unknown-horizon learner at a largest horizon T
+    whose fitting window (t ≥ T/10) starts before its switching time τ* (it is still in its
+    explore-then-commit epochs, and ``thm:best-both``'s 1/2 holds only after τ*); the oracle
+    when not every agent games lazily with δ > 0 (see :data:`ORACLE_ASSUMPTIONS`).
+
+    Parameters
+    ----------
+    rows : pyarrow.Table
+        Results holding ``label``'s runs (other learners' rows are ignored).
+    label : str
+        The learner's label in the results.
+    names : mapping, optional
+        Results label → registry name, for custom labels.
+
+    Returns
+    -------
+    str
+        One line, starting "outside the theorem's assumptions: ", or "".
+
+    Examples
+    --------
+    >>> rows = pa.table({"learner": ["oracle"], "t": [10], "horizon": [10],
+    ...                  "truthful": [1.0], "delta": [0.1], "agents": ["lazy"]})
+    >>> outside_theorem(rows, "oracle")
+    "outside the theorem's assumptions: truthful = 1 (needs every agent to game: truthful = 0)"
+    """
+    name = learner_name(label, names)
+    if name not in THEOREM_RATES:
+        return ""
+    rows = rows.filter(pc.equal(rows.column("learner"), label))
+    if rows.num_rows == 0:
+        return ""
+    why = []
+    if name == "oracle":
+        for setting, (holds, needed) in ORACLE_ASSUMPTIONS.items():
+            if setting not in rows.column_names:
+                continue
+            bad = [v for v in dict.fromkeys(rows.column(setting).to_pylist()) if not holds(v)]
+            if bad:
+                shown = ", ".join(format_value(v) for v in bad)
+                why.append(f"{setting} = {shown} (needs {needed})")
+    elif name == "unknown-horizon":
+        taus = switching_times(rows)
+        horizon = int(pc.max(rows.column("horizon")).as_py())
+        if taus and horizon / 10 < taus[-1]:
+            tau = f"τ* = {taus[-1]:,.0f}" if len(taus) == 1 else f"τ* up to {taus[-1]:,.0f}"
+            tuning = "" if name == label else " at the default tuning"
+            why.append(f"T = {horizon:,} < {tau}{tuning} (still explore-then-commit; the 1/2 "
+                       "rate holds after τ*)" if horizon < taus[-1] else
+                       f"the fit's t ≥ T/10 = {horizon / 10:,.0f} starts before {tau}{tuning}")
+    return ("outside the theorem's assumptions: " + "; ".join(why)) if why else ""
+
+
 # --------------------------------------------------------------------------- table helpers
 
 
@@ -211,10 +307,62 @@ def _nonneg(values: np.ndarray) -> np.ndarray:
 
 def _log_yerr(mean: np.ndarray, half: np.ndarray) -> np.ndarray:
     """Error bars for a log axis: an interval reaching zero or below is drawn down to a tenth
-    of the mean (a log axis has no zero)."""
+    of the mean (a log axis has no zero); no bar where there is no interval (one seed)."""
     mean, half = np.asarray(mean, dtype=float), np.asarray(half, dtype=float)
-    lower = np.where(mean - half > 0, half, 0.9 * mean)
-    return np.vstack([np.maximum(lower, 0), half])
+    # NaN fails both comparisons below, so a missing interval would otherwise be drawn as one
+    # reaching down to a tenth of the mean.
+    lower = np.where(np.isnan(half), np.nan, np.where(mean - half > 0, half, 0.9 * mean))
+    return np.vstack([np.maximum(lower, 0), half])  # maximum keeps NaN: no bar
+
+
+def has_positive(*arrays: np.ndarray) -> bool:
+    """Whether any of ``arrays`` holds a finite value > 0 (something a log axis can show).
+
+    Examples
+    --------
+    >>> has_positive(np.array([0.0, np.nan]), np.array([-1.0])), has_positive(np.array([2.0]))
+    (False, True)
+    """
+    return any(np.any(np.isfinite(a) & (np.asarray(a, dtype=float) > 0)) for a in arrays)
+
+
+def log_axes(ax: plt.Axes, positive: bool, what: str) -> bool:
+    """Log–log axes for ``ax`` when it has something positive to show, else linear axes with a
+    note in the panel saying there is nothing to show.
+
+    matplotlib refuses to lay out a log axis with no positive data ("Data cannot be
+    log-scaled"), as happens when every regret is 0 (the oracle) or a run has one round.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The panel, its data already plotted.
+    positive : bool
+        Whether the plotted data hold a value > 0 (:func:`has_positive`).
+    what : str
+        What is plotted, for the note (``"regret"``).
+
+    Returns
+    -------
+    bool
+        Whether the axes are logarithmic.
+    """
+    if positive:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        return True
+    ax.text(0.5, 0.5, f"no {what} > 0:\nnothing to show on log axes", transform=ax.transAxes,
+            ha="center", va="center", fontsize=10, color="0.35")
+    # The panel plots only NaN (zeros hidden for the log view), so its ticks would be
+    # matplotlib's arbitrary default range around 0.
+    ax.set_xticks([])
+    ax.set_yticks([])
+    return False
+
+
+def _marker(t: np.ndarray) -> str | None:
+    """A marker for a curve of one point (a run of one round), which a line alone hides."""
+    return "o" if np.size(t) == 1 else None
 
 
 # --------------------------------------------------------------------------- exponents
@@ -249,7 +397,7 @@ class ExponentFit:
     def shown(self) -> str:
         """``"0.52 [0.49, 0.55]"`` (slope and its 95% interval) or why there is no fit."""
         if not self.ok:
-            return self.note
+            return self.note or "undefined"
         assert self.estimate is not None
         return self.estimate.shown(2)
 
@@ -290,16 +438,17 @@ def fit_exponent(table: pa.Table, label: str, names: Mapping[str, str] | None = 
         half = np.array([h for _, h in stats])
         fit = ExponentFit(label, "horizons", t=horizons.astype(float), regret=means, half=half)
         if horizons.size < 3:
-            return _with(fit, note=f"needs ≥ 3 horizons (has {horizons.size})")
+            return _with(fit, note=f"undefined: needs ≥ 3 horizons (has {horizons.size})")
         if np.count_nonzero(means > 0) < 3:
-            return _with(fit, note="needs ≥ 3 horizons with regret > 0")
+            return _with(fit, note="undefined: regret 0" if not np.any(means > 0)
+                         else "undefined: needs ≥ 3 horizons with regret > 0")
         return _with(fit, estimate=exponent_across(sub, label))
     runs = largest_horizon(sub)
     t, mean, half = regret_curves(runs, label)
     fit = ExponentFit(label, "run", t=t.astype(float), regret=mean, half=half)
     if np.count_nonzero((mean > 0) & (t >= t.max() / 10)) < 3:
-        return _with(fit, note="regret 0" if not np.any(mean > 0)
-                     else "too few rounds with regret > 0 for t ≥ T/10")
+        return _with(fit, note="undefined: regret 0" if not np.any(mean > 0)
+                     else "undefined: < 3 rounds with regret > 0 for t ≥ T/10")
     return _with(fit, estimate=exponent_along(runs, label))
 
 
@@ -327,9 +476,14 @@ def single_dimension(table: pa.Table) -> int | None:
 
 def regret_figure(table: pa.Table, fits: dict[str, ExponentFit], *, title: str = "",
                   colors: dict[str, str] | None = None,
-                  names: Mapping[str, str] | None = None) -> Figure:
+                  names: Mapping[str, str] | None = None,
+                  caveats: Mapping[str, str] | None = None) -> Figure:
     """Cumulative regret against rounds (mean with 95% band per learner, at each learner's
     largest horizon) and the log–log view with the fitted exponents beside the theorems'.
+
+    A learner with a caveat (``caveats``: label → why its runs are outside its theorem's
+    assumptions, :func:`outside_theorem`) has its theorem's exponent marked "n/a here" in the
+    legend. With no regret > 0 at all the right panel stays linear and says so.
 
     Examples
     --------
@@ -343,10 +497,12 @@ def regret_figure(table: pa.Table, fits: dict[str, ExponentFit], *, title: str =
     d = single_dimension(table)
     colors = colors or palette(labels(table))
     fig, (ax_lin, ax_log) = plt.subplots(1, 2, figsize=(11, 4.6))
+    positive = False
     for name in labels(table):
         color = colors[name]
         t, mean, half = regret_curves(curves, name)
-        ax_lin.plot(t, mean, color=color, lw=1.6, label=name)
+        positive |= has_positive(mean)
+        ax_lin.plot(t, mean, color=color, lw=1.6, marker=_marker(t), label=name)
         ax_lin.fill_between(t, np.maximum(mean - half, 0), mean + half, color=color, alpha=0.2,
                             lw=0)
         fit = fits.get(name)
@@ -355,9 +511,11 @@ def regret_figure(table: pa.Table, fits: dict[str, ExponentFit], *, title: str =
             how = "across T" if fit.along == "horizons" else "t ≥ T/10"
             theorem = THEOREM_RATES.get(learner_name(name, names) or "")
             shown = "—" if theorem is None else theorem.short(d)
+            if theorem is not None and caveats and caveats.get(name):
+                shown += " (n/a here: outside its assumptions)"
             text = (f"{name}: {fit.shown()} ({how}); theorem {shown}" if fit.ok
                     else f"{name}: {fit.shown()}; theorem {shown}")
-        ax_log.plot(t, _nonneg(mean), color=color, lw=1.2,
+        ax_log.plot(t, _nonneg(mean), color=color, lw=1.2, marker=_marker(t),
                     alpha=0.45 if fit is not None and fit.along == "horizons" else 1.0,
                     label=text)
         if fit is not None and fit.along == "horizons":
@@ -371,13 +529,12 @@ def regret_figure(table: pa.Table, fits: dict[str, ExponentFit], *, title: str =
     ax_lin.set_xlim(left=0)
     ax_lin.set_ylim(bottom=0)
     ax_lin.set_title("mean over seeds with 95% band", fontsize=10)
-    ax_log.set_xscale("log")
-    ax_log.set_yscale("log")
+    logged = log_axes(ax_log, positive, "regret")
     across = any(f.along == "horizons" for f in fits.values())
     ax_log.set_xlabel("round t (dots: final regret at each horizon T)" if across else "round t")
     ax_log.set_ylabel("cumulative strategic regret")
-    ax_log.set_title("log–log: fitted slope [95% CI over seeds] (dashed) vs theorem",
-                     fontsize=10)
+    ax_log.set_title("log–log: fitted slope [95% CI over seeds] (dashed) vs theorem" if logged
+                     else "exponents (no log–log view: regret 0)", fontsize=10)
     for ax in (ax_lin, ax_log):
         ax.grid(alpha=0.3, which="both")
     _legend_below(fig, ax_lin, ncol=2)
@@ -441,17 +598,19 @@ def learning_figure(table: pa.Table, *, title: str = "", colors: dict[str, str] 
     notes = []
     fig, (ax_clean, ax_err) = plt.subplots(1, 2, figsize=(11, 4.4))
     horizon = 0
+    positive = False
     colors = colors or palette(labels(table))
     for name in labels(curves):
         color = colors[name]
         t, mean, half = regret_curves(curves, name, "clean")
         horizon = max(horizon, int(t.max()))
-        ax_clean.plot(t, mean, color=color, lw=1.6, label=name)
+        ax_clean.plot(t, mean, color=color, lw=1.6, marker=_marker(t), label=name)
         ax_clean.fill_between(t, np.maximum(mean - half, 0), mean + half, color=color,
                               alpha=0.2, lw=0)
         t, err, half = regret_curves(curves, name, "theta_error")
-        if np.any(err > 0):
-            ax_err.plot(t, _nonneg(err), color=color, lw=1.6, label=name)
+        if has_positive(err):
+            positive = True
+            ax_err.plot(t, _nonneg(err), color=color, lw=1.6, marker=_marker(t), label=name)
             ax_err.fill_between(t, _nonneg(np.maximum(err - half, 0)), _nonneg(err + half),
                                 color=color, alpha=0.15, lw=0)
         else:
@@ -471,8 +630,7 @@ def learning_figure(table: pa.Table, *, title: str = "", colors: dict[str, str] 
                        fontsize=10)
     ax_clean.set_xlim(left=0)
     ax_clean.set_ylim(bottom=0)
-    ax_err.set_xscale("log")
-    ax_err.set_yscale("log")
+    log_axes(ax_err, positive, "estimation error")
     ax_err.set_xlabel("round t")
     ax_err.set_ylabel("‖θ̂ − (θ1 − θ0)‖")
     ax_err.set_title("estimation error: mean with 95% band", fontsize=10)

@@ -109,9 +109,10 @@ def _settings_section(runs: pd.DataFrame, swept: list[str], constant: dict[str, 
 
 
 def _summary_tables(table: pa.Table, fits: dict[str, F.ExponentFit], d: int | None,
-                    names: Mapping[str, str] | None) -> tuple[str, bool, bool]:
+                    names: Mapping[str, str] | None, caveats: Mapping[str, str]
+                    ) -> tuple[str, bool, bool]:
     """The final-round summary at each learner's largest horizon, then the growth exponents
-    beside the theorems'.
+    beside the theorems', with a caveat where the runs are outside a theorem's assumptions.
 
     Returns the HTML and whether a Stackelberg lower bound and a dagger appear."""
     rows, exponents = [], []
@@ -134,11 +135,15 @@ def _summary_tables(table: pa.Table, fits: dict[str, F.ExponentFit], d: int | No
             how = "along the run: mean regret for t ≥ T/10"
         theorem = F.theorem_text(s.learner, d, names)
         dagger |= theorem.endswith("†")
-        exponents.append([_e(s.learner), _e(how), _e(fit.shown()), _e(theorem)])
+        caveat = caveats.get(s.learner, "")
+        exponents.append([_e(s.learner), _e(how), _e(fit.shown()), _e(theorem),
+                          f"<strong>{_e(caveat)}</strong>" if caveat else ""])
     summary = _table(["learner", "seeds", "T", "regret (mean [95% CI])", "Stackelberg regret",
                       "realized", "accepted", "clean", "gamed as clean", "‖θ̂−θ‖"], rows)
     growth = _table(["learner", "fitted", "exponent [95% CI over seeds]",
-                     "theorem's exponent"], exponents, text_columns=(0, 1, 3))
+                     "theorem's exponent", "caveat"], exponents, text_columns=(0, 1, 3, 4))
+    if any(row[-1] for row in exponents):  # a caveat is a sentence: let it wrap
+        growth = growth.replace("<table>", '<table class="wrap">', 1)
     text = (f"<h3>Final round (means over seeds)</h3>\n{summary}\n"
             f"<h3>Regret growth exponents</h3>\n{growth}")
     return text, lower, dagger
@@ -215,10 +220,11 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
         sub = table.take(index)
         d = F.single_dimension(sub)
         fits = {lb: F.fit_exponent(sub, lb, learners) for lb in F.labels(sub)}
-        summary, low, dag = _summary_tables(sub, fits, d, learners)
+        caveats = {lb: F.outside_theorem(sub, lb, learners) for lb in F.labels(sub)}
+        summary, low, dag = _summary_tables(sub, fits, d, learners, caveats)
         lower |= low
         dagger |= dag
-        fig = F.regret_figure(sub, fits, colors=colors, names=learners)
+        fig = F.regret_figure(sub, fits, colors=colors, names=learners, caveats=caveats)
         regret = figs.embed(
             fig, f"regret-{i:02d}", f"Regret, {name}",
             "Left: cumulative strategic regret against rounds, mean over seeds with a 95% "
@@ -263,10 +269,14 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
         notes.append("† A relabelled or re-parametrised learner: the theorem's exponent holds "
                      "for the learner's default tuning.")
     notes.append("Theorem exponents: E[regret] = Õ(T<sup>exponent</sup>) as the paper states "
-                 "it; “—”: no theorem (baselines). Fitted exponents are least-squares slopes of "
-                 "log mean regret on log t; their 95% intervals come from resampling whole "
-                 "seeds (points along one run are dependent, so a regression's standard error "
-                 "is no interval).")
+                 "it; “—”: no theorem (baselines). A caveat marks runs outside a theorem's "
+                 "assumptions (the unknown-horizon learner before its switching time τ*, the "
+                 "oracle when not every agent games): there the theorem's exponent is no "
+                 "yardstick for the fitted one. An exponent is “undefined” when there is "
+                 "nothing positive to fit (regret 0) or too few points. Fitted exponents are "
+                 "least-squares slopes of log mean regret on log t; their 95% intervals come "
+                 "from resampling whole seeds (points along one run are dependent, so a "
+                 "regression's standard error is no interval).")
 
     every = F.labels(table)
     horizons = sorted(frame["horizon"].unique()) if "horizon" in frame else []

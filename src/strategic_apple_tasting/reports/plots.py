@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..metrics import regret_curves
+from .figures import has_positive, log_axes
 
 
 def plot_regret(table: pa.Table, path: str | os.PathLike, *, title: str | None = None) -> Path:
@@ -22,19 +23,22 @@ def plot_regret(table: pa.Table, path: str | os.PathLike, *, title: str | None =
     """
     learners = list(dict.fromkeys(table.column("learner").to_pylist()))
     fig, (ax_lin, ax_log) = plt.subplots(1, 2, figsize=(11, 4.2))
+    positive = False
     for name in learners:
         t, mean, half = regret_curves(table, name)
+        positive |= has_positive(mean)
         for ax in (ax_lin, ax_log):
-            (line,) = ax.plot(t, mean, label=name, lw=1.6)
+            (line,) = ax.plot(t, mean, label=name, lw=1.6, marker="o" if t.size == 1 else None)
             ax.fill_between(t, np.maximum(mean - half, 0), mean + half, alpha=0.2,
                             color=line.get_color(), lw=0)
+    ax_lin.set_xscale("log")
+    logged = log_axes(ax_log, positive, "regret")
     for ax in (ax_lin, ax_log):
-        ax.set_xscale("log")
         ax.set_xlabel("round t")
         ax.grid(alpha=0.3, which="both")
     ax_lin.set_ylabel("cumulative strategic regret")
-    ax_log.set_yscale("log")
-    ax_log.set_ylabel("cumulative strategic regret (log)")
+    ax_log.set_ylabel("cumulative strategic regret (log)" if logged
+                      else "cumulative strategic regret")
     ax_lin.legend(loc="upper left", fontsize=9)
     n_seeds = len(set(table.column("seed").to_pylist()))
     fig.suptitle(title or f"Regret: mean over {n_seeds} seeds with 95% band")

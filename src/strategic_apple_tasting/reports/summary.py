@@ -7,7 +7,7 @@ import math
 import pyarrow as pa
 
 from ..metrics import FinalSummary, final_summary
-from .figures import fit_exponent, largest_horizon
+from .figures import THEOREM_RATES, fit_exponent, largest_horizon, learner_name, outside_theorem
 
 
 def _num(x: float, digits: int = 4) -> str:
@@ -26,6 +26,11 @@ def summary_text(table: pa.Table) -> str:
     the ground-truth counters (means). ``learned`` (every point learned from, rejected ones
     included) is shown under bandit feedback, where it differs from ``clean``.
 
+    An exponent is "undefined" when there is nothing to fit (regret 0, one round). A ‡ marks a
+    learner whose runs are outside its theorem's assumptions
+    (:func:`~strategic_apple_tasting.reports.figures.outside_theorem`), with a footnote saying
+    why: its exponent is no evidence for or against the theorem.
+
     Examples
     --------
     >>> from strategic_apple_tasting import Game, simulate
@@ -41,9 +46,16 @@ def summary_text(table: pa.Table) -> str:
               "stackelberg*" if estimated else "stackelberg", "realized", "accepted",
               "clean", *(("learned",) if bandit else ()), "gamed_as_clean", "‖θ̂−θ‖")
     rows = [header]
+    caveats = []
     for s in summaries:
-        rows.append((s.learner, str(s.seeds), str(s.horizon), regret_text(s),
-                     fit_exponent(table, s.learner).shown(),
+        exponent = fit_exponent(table, s.learner).shown()
+        caveat = outside_theorem(table, s.learner)
+        if caveat:
+            exponent += " ‡"
+            theorem = THEOREM_RATES[learner_name(s.learner) or ""].short(None)
+            caveats.append(f"‡ {s.learner}: {caveat}; its theorem's exponent ({theorem}) is no "
+                           "yardstick here.")
+        rows.append((s.learner, str(s.seeds), str(s.horizon), regret_text(s), exponent,
                      _num(s.stackelberg_regret), _num(s.realized_regret),
                      _num(s.accepted, 6), _num(s.clean, 6),
                      *((_num(s.learned, 6),) if bandit else ()), _num(s.gamed_as_clean, 6),
@@ -57,4 +69,5 @@ def summary_text(table: pa.Table) -> str:
                      "lower bound (these agents do not induce every half-space).")
     lines.append("exponent: log–log slope of mean regret (t ≥ T/10 along the run; across "
                  "horizons for learners tuned to T), its interval bootstrapped over seeds.")
+    lines.extend(caveats)
     return "\n".join(lines)
