@@ -249,6 +249,11 @@ SPECS: list[tuple[dict, str]] = [
     (_game(dimension=0), "game.dimension"),
     (_game(dimension="2"), "game.dimension"),
     (_game(dimension=[2, 0]), "game.dimension[1]"),
+    (_game(dimension=100_001), "game.dimension: dimension must be an integer from 1 to 100,000"),
+    (_game(dimension=90_000), "learners[0] (sa-ols): a cell at dimension 90000, horizon 50 "
+     "needs about"),
+    ({**_game(dimension=8), "horizon": 10**11, "learners": [{"name": "exp3p-sae"}]},
+     "GiB of memory"),
     (_game(delta=-1.0), "game.delta"),
     (_game(delta="0.1"), "game.delta"),
     (_game(delta=[0.1, math.nan]), "game.delta[1]"),

@@ -22,7 +22,13 @@ from .. import __version__
 from ..engine import MAX_HORIZON, MAX_PER_DECADE, MAX_SEED
 from ..engine.simulate import default_threads, simulate
 from ..experiments.claims import PARTS, check_claims, claims_markdown, claims_text, tally
-from ..experiments.settings import FLAG_AGENTS, FLAG_CONTEXTS, GAME_SETTINGS, game_from_settings
+from ..experiments.settings import (
+    FLAG_AGENTS,
+    FLAG_CONTEXTS,
+    GAME_SETTINGS,
+    MAX_DIMENSION,
+    game_from_settings,
+)
 from ..experiments.spec import MAX_CELLS, SpecError, check_spec, load_spec
 from ..experiments.storage import write_table
 from ..experiments.sweep import (
@@ -43,9 +49,6 @@ from ..reports.plots import plot_regret
 from ..reports.summary import summary_text
 
 DEMO_LEARNERS = ("sa-ols", "naive-greedy", "oracle")
-#: The largest dimension the command line accepts (the engine then checks that the run's
-#: memory fits); above it even the game's own vectors would take gigabytes.
-MAX_DIMENSION = 100_000
 
 
 class UsageError(Exception):

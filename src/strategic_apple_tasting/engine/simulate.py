@@ -175,7 +175,10 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
 
     def run(job):
         i, s = job
-        return run_one(game, learner_list[i], s, grids[i])
+        # Keep the recorded rows only: a finished run's learner state is freed at once, so
+        # the runs in flight bound the memory (as memory_needed assumes).
+        _, out_float, out_int = run_one(game, learner_list[i], s, grids[i])
+        return out_float, out_int
 
     def report(done: int) -> None:
         if progress is not None:
@@ -217,8 +220,8 @@ def _table(game: Game, horizon: int, names: list[str], jobs: list[tuple[int, int
         "seed": np.repeat([s for _, s in jobs], lengths).astype(np.int64),
         "t": np.concatenate([grids[i] for i, _ in jobs]),
     }
-    floats = np.concatenate([f for _, f, _ in outputs])
-    ints = np.concatenate([i for _, _, i in outputs])
+    floats = np.concatenate([f for f, _ in outputs])
+    ints = np.concatenate([i for _, i in outputs])
     cols["regret"] = floats[:, 0]
     exact = all(v is None for v in shortfalls.values())
     shortfall = [np.zeros(len(grids[i])) if shortfalls[s] is None

@@ -18,6 +18,10 @@ from ..game import AGENTS, CONTEXTS, EllipsoidalCost, Game
 FLAG_CONTEXTS = ("uniform-ball", "uniform-sphere", "mixture", "greedy-trap")
 FLAG_AGENTS = ("lazy", "trembling", "heterogeneous", "ellipsoid")
 
+#: The largest dimension flat settings (the command line, specs) accept; the engine then checks
+#: that a run's memory fits. Above it even the game's own vectors take gigabytes.
+MAX_DIMENSION = 100_000
+
 #: Game settings by flag name (underscores for hyphens) → default (None: required).
 GAME_SETTINGS: dict[str, Any] = {
     "dimension": None,
@@ -96,6 +100,10 @@ def game_from_settings(settings: dict[str, Any]) -> Game:
                              f"{s[key]!r} with contexts={s['contexts']!r}, agents={s['agents']!r}")
     if s["dimension"] is None:
         raise ValueError("dimension must be given")
+    d = s["dimension"]
+    if not (isinstance(d, int | np.integer) and not isinstance(d, bool)
+            and 1 <= d <= MAX_DIMENSION):
+        raise ValueError(f"dimension must be an integer from 1 to {MAX_DIMENSION:,}, got {d!r}")
     if s["contexts"] not in FLAG_CONTEXTS:
         raise ValueError(f"contexts must be one of {', '.join(FLAG_CONTEXTS)}, "
                          f"got {s['contexts']!r}")

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine import MAX_HORIZON, MAX_PER_DECADE, MAX_SEED
+from ..engine import MAX_HORIZON, MAX_PER_DECADE, MAX_SEED, memory_needed, physical_memory
 from ..game import Game
 from ..learners import LEARNERS, Learner
 from .settings import GAME_SETTINGS, cost_matrix, game_from_settings
@@ -337,6 +337,7 @@ def check_spec(raw: dict[str, Any], *, max_cells: int | None = MAX_CELLS) -> Spe
 
     batches = [tuple(seeds[i:i + per_cell]) for i in range(0, len(seeds), per_cell)]
     cells = []
+    memory = physical_memory()
     for settings in _product(game_options):
         try:
             game = game_from_settings(settings)
@@ -348,6 +349,15 @@ def check_spec(raw: dict[str, Any], *, max_cells: int | None = MAX_CELLS) -> Spe
             for params, tag in labelled[i]:
                 try:  # binding and resetting checks every parameter, without compiling
                     learner = LEARNERS[name](**params)
+                    # A cell's memory first: resetting allocates the learner's state.
+                    need = memory_needed(game, [learner], horizon, len(batches[0]), 1,
+                                         per_decade)
+                    if need > memory:
+                        raise ValueError(
+                            f"a cell at dimension {game.dimension}, horizon {horizon:,} needs "
+                            f"about {need / 2**30:,.1f} GiB of memory, more than this "
+                            f"machine's {memory / 2**30:,.1f} GiB: lower game.dimension or the "
+                            f"horizon")
                     learner.bind(inst, horizon).reset(game.dimension, np.random.default_rng(0))
                 except ValueError as exc:
                     raise SpecError(f"learners[{i}] ({name}): {exc}") from None
