@@ -164,3 +164,18 @@ def test_a_closed_pipe_loses_nothing(tmp_path):
     assert proc.returncode == 0, proc.stderr  # pipefail: sat itself exited 0
     assert pq.read_table(tmp_path / "out" / "results.parquet").num_rows > 0
     assert (tmp_path / "out" / "summary.txt").read_text().startswith("learner")
+
+
+def test_a_sweep_shows_no_time_left_before_it_means_something():
+    """The first cells' time is mostly compiling: an estimate from them was hours too long."""
+    from strategic_apple_tasting.cli.main import progress_line
+    from strategic_apple_tasting.experiments.sweep import Progress
+
+    def at(done: int, rounds_done: int) -> str:
+        return progress_line(Progress(done=done, total=20, skipped=0, rounds_done=rounds_done,
+                                      rounds_total=1000, elapsed=10.0))
+    assert at(1, 50).endswith("estimating the time left")   # one cell
+    assert at(2, 50).endswith("estimating the time left")   # 5% of the rounds
+    assert at(2, 100).endswith("about 90 s left")           # 10%: 100 rounds in 10 s
+    assert "left" not in progress_line(Progress(done=20, total=20, skipped=0, rounds_done=1000,
+                                                rounds_total=1000, elapsed=10.0))
