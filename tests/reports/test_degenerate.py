@@ -98,12 +98,12 @@ def test_unknown_horizon_before_its_switching_time_is_flagged(one_round, capsys)
 
 
 def test_oracle_with_truthful_agents_is_flagged(tmp_path, capsys):
-    _run(tmp_path, "-l", "oracle", "-l", "sa-ols", "-d", "2", "-T", "300", "--seeds", "2",
-         "--truthful", "1")
+    _run(tmp_path, "-l", "oracle", "-l", "naive-greedy", "-d", "2", "-T", "300", "--seeds",
+         "2", "--truthful", "1")
     page = _report(tmp_path, capsys)
     assert re.search(r"<td class=text>0 \(knows θ; when every agent games\)</td>"
                      r"<td class=text><strong>" + CAVEAT + r"truthful = 1", page)
-    assert len(re.findall(CAVEAT, page)) == 1  # sa-ols's row has none
+    assert len(re.findall(CAVEAT, page)) == 1  # naive greedy's row (no theorem) has none
     text = _results(tmp_path, capsys)
     assert re.search(r"^‡ oracle: " + CAVEAT + "truthful = 1", text, re.M)
 
@@ -180,3 +180,18 @@ def test_figures_of_all_zero_regret_fall_back_to_linear_axes(oracle_only, tmp_pa
     plt.close(fig)
     assert plot_regret(table, tmp_path / "regret.png").stat().st_size > 5_000
     assert "undefined: regret 0" in summary_text(table)
+
+
+def test_strategy_aware_learners_are_flagged_when_agents_are_truthful():
+    """SA-OLS's √T assumes every agent games; with truthful agents its shift wrongly rejects a
+    band every round. A baseline (no theorem) and the same learner at truthful = 0 are not
+    flagged: the control."""
+    from strategic_apple_tasting.reports.figures import outside_theorem
+
+    def rows(truthful: float, learner: str) -> pa.Table:
+        return pa.table({"learner": [learner], "t": [10], "horizon": [10],
+                         "truthful": [truthful], "delta": [0.1], "agents": ["lazy"]})
+    assert "truthful = 0.5" in outside_theorem(rows(0.5, "sa-ols"), "sa-ols")
+    assert "truthful = 0.5" in outside_theorem(rows(0.5, "etc"), "etc")
+    assert outside_theorem(rows(0.0, "sa-ols"), "sa-ols") == ""
+    assert outside_theorem(rows(0.5, "naive-greedy"), "naive-greedy") == ""

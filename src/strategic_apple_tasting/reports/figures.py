@@ -193,7 +193,8 @@ def outside_theorem(rows: pa.Table, label: str, names: Mapping[str, str] | None 
     Read from the table's setting columns: the unknown-horizon learner at a largest horizon T
     whose fitting window (t ≥ T/10) starts before its switching time τ* (it is still in its
     explore-then-commit epochs, and ``thm:best-both``'s 1/2 holds only after τ*); the oracle
-    when not every agent games lazily with δ > 0 (see :data:`ORACLE_ASSUMPTIONS`).
+    when not every agent games lazily with δ > 0 (see :data:`ORACLE_ASSUMPTIONS`); any other
+    strategy-aware learner when some agents are truthful (its theorem has every agent game).
 
     Parameters
     ----------
@@ -223,15 +224,19 @@ def outside_theorem(rows: pa.Table, label: str, names: Mapping[str, str] | None 
     if rows.num_rows == 0:
         return ""
     why = []
-    if name == "oracle":
-        for setting, (holds, needed) in ORACLE_ASSUMPTIONS.items():
-            if setting not in rows.column_names:
-                continue
-            bad = [v for v in dict.fromkeys(rows.column(setting).to_pylist()) if not holds(v)]
-            if bad:
-                shown = ", ".join(format_value(v) for v in bad)
-                why.append(f"{setting} = {shown} (needs {needed})")
-    elif name == "unknown-horizon":
+    # Every strategy-aware theorem assumes that every agent games (the shift is paid for
+    # nothing when some do not: regret linear in the truthful share); the oracle's regret 0
+    # needs lazy agents with δ > 0 too.
+    assumptions = ORACLE_ASSUMPTIONS if name == "oracle" else (
+        {"truthful": ORACLE_ASSUMPTIONS["truthful"]} if LEARNERS[name].strategy_aware else {})
+    for setting, (holds, needed) in assumptions.items():
+        if setting not in rows.column_names:
+            continue
+        bad = [v for v in dict.fromkeys(rows.column(setting).to_pylist()) if not holds(v)]
+        if bad:
+            shown = ", ".join(format_value(v) for v in bad)
+            why.append(f"{setting} = {shown} (needs {needed})")
+    if name == "unknown-horizon":
         taus = switching_times(rows)
         horizon = int(pc.max(rows.column("horizon")).as_py())
         if taus and horizon / 10 < taus[-1]:
