@@ -30,7 +30,7 @@ from ..experiments.settings import (
     game_from_settings,
 )
 from ..experiments.spec import MAX_CELLS, SpecError, check_spec, load_spec
-from ..experiments.storage import write_table
+from ..experiments.storage import write_table, write_text
 from ..experiments.sweep import (
     MANIFEST,
     Progress,
@@ -264,13 +264,6 @@ def prepare_out(out: Path, *, force: bool, holds: str = "results.parquet") -> Pa
     return out
 
 
-def _write_text(path: Path, text: str) -> None:
-    """Write a small text file atomically (a temporary file, then a rename)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
 def _run_progress(start: float):
     """``sat run``'s progress: a line per finished learner × seed run, with an estimate of
     the time left only once a run has finished (before that it would mostly measure
@@ -310,7 +303,7 @@ def _write(table, out: Path) -> str:
     out.mkdir(parents=True, exist_ok=True)
     write_table(table, out / "results.parquet")
     text = summary_text(table)
-    _write_text(out / "summary.txt", text + "\n")
+    write_text(out / "summary.txt", text + "\n")
     return text
 
 

@@ -50,6 +50,19 @@ def write_table(table: pa.Table, path: str | os.PathLike,
     return path
 
 
+def write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write a small text file atomically: a temporary file beside it, then a rename."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
 def read_table(path: str | os.PathLike) -> pa.Table:
     """Read a results file or a directory of them as one table."""
     return pq.read_table(path)

@@ -46,7 +46,7 @@ import pyarrow.parquet as pq
 
 from ..engine import simulate
 from .spec import Cell, Spec, SpecError, check_spec
-from .storage import read_table, write_table
+from .storage import read_table, write_table, write_text
 
 try:
     import fcntl
@@ -190,12 +190,6 @@ def served_learners(out: str | Path) -> dict[str, str]:
             for label, name in record.get("learners", {}).items()}
 
 
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
 def _serve(spec: Spec, out: Path, extend: bool) -> None:
     """Record ``spec`` as one of the directory's specs, or refuse it (``SpecError``)."""
     text = _spec_text(spec.canonical)
@@ -208,12 +202,12 @@ def _serve(spec: Spec, out: Path, extend: bool) -> None:
     # An old directory's spec.json gets its record too, so that it stays served.
     for key, record in records.items():
         if not (out / SPECS / f"{key}.json").exists():
-            _write_text(out / SPECS / f"{key}.json", json.dumps(record, sort_keys=True) + "\n")
+            write_text(out / SPECS / f"{key}.json", json.dumps(record, sort_keys=True) + "\n")
     if digest not in records:
-        _write_text(out / SPECS / f"{digest}.json", json.dumps(_record(spec), sort_keys=True)
+        write_text(out / SPECS / f"{digest}.json", json.dumps(_record(spec), sort_keys=True)
                     + "\n")
     if not (out / MANIFEST).exists():
-        _write_text(out / MANIFEST, text)
+        write_text(out / MANIFEST, text)
     (out / CELLS).mkdir(exist_ok=True)
 
 
