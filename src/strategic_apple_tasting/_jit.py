@@ -1,12 +1,19 @@
 """Numba set-up shared by every compiled part of the package.
 
-Two jobs:
+Three jobs:
 
 * **Caching keyed on the whole package.** The simulation kernel inlines the learner, context and
   agent code of other modules. Numba stamps a cache entry with the source of the *one* file that
   defines the function, so editing a learner would leave a stale kernel in the cache and silently
   run old code. We register a cache locator that stamps every function of this package with a
   hash of the source of every compiled layer (game, learners, engine) instead.
+* **No stale kernel for code outside the package.** A learner defined in a user's own file
+  reaches the package's compiled functions (the engine's loop inlines its kernels), whose cache
+  entries are stamped with the package's source only: edited, that learner would still run its
+  old code from the cache. Every compiled function of the package therefore keys its cache
+  entries also on a hash of the source of each class defined outside the package that its
+  signature names (:func:`external_stamp`): an edit there compiles anew, and the package's
+  own entries keep their keys.
 * **Dispatch on a state's type.** Compiled code calls ``learner_policy(state, ...)`` and the
   implementation is chosen, at compile time, by the class of the namedtuple ``state``. Modules
   register their implementations in tables (dicts), so the engine never names a learner.
@@ -17,8 +24,10 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numba
 from numba.core import caching, types
@@ -128,13 +137,89 @@ def _install_locator() -> None:
 
 _install_locator()
 
+_STAMPS: dict[type, str | None] = {}
+
+
+def _source_files(module_name: str) -> list[Path]:
+    """The files whose code a module outside the package may call: every ``.py`` file of its
+    top-level package, or the module's own file when it is not in a package."""
+    top = sys.modules.get(module_name.partition(".")[0])
+    file = getattr(top, "__file__", None)
+    if file is not None and Path(file).name == "__init__.py":
+        return sorted(Path(file).parent.rglob("*.py"))
+    file = getattr(sys.modules.get(module_name), "__file__", None)
+    return [Path(file)] if file else []
+
+
+def external_stamp(cls: type) -> str | None:
+    """A hash of the source that the compiled code of ``cls`` (a learner's state class, an
+    agent model...) may reach, if ``cls`` is defined outside this package; None otherwise.
+
+    Computed once a process: a process runs the code it imported, so this is the source of
+    the code it runs.
+
+    Examples
+    --------
+    >>> from strategic_apple_tasting.learners.baselines import FixedPolicyState
+    >>> external_stamp(FixedPolicyState) is None
+    True
+    """
+    if cls not in _STAMPS:
+        file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+        if file is None or Path(file).resolve().is_relative_to(_PACKAGE_DIR):
+            _STAMPS[cls] = None
+        else:
+            digest = hashlib.sha256(cls.__module__.encode())
+            for path in _source_files(cls.__module__):
+                digest.update(str(path).encode())
+                digest.update(path.read_bytes())
+            _STAMPS[cls] = digest.hexdigest()
+    return _STAMPS[cls]
+
+
+def _classes(typ: Any) -> Iterator[type]:
+    """The Python classes behind the namedtuple types within a numba type (tuples nest)."""
+    if isinstance(typ, types.BaseNamedTuple):
+        yield typ.instance_class
+    if isinstance(typ, types.BaseTuple):
+        for inner in typ.types:
+            yield from _classes(inner)
+
+
+class _StampedCache(caching.FunctionCache):
+    """numba's function cache, with each entry's key extended by :func:`external_stamp` of the
+    classes outside the package that its signature names (unchanged for the package's own).
+
+    numba keys an entry on the signature, the machine and the function's own bytecode: the
+    code a state class leads to (through the dispatch tables below) is not part of it.
+    ``Cache._index_key`` is the hook; ``tests/engine/test_cache.py`` checks that numba still
+    calls it.
+    """
+
+    def _index_key(self, sig: Any, codegen: Any) -> tuple:
+        key = super()._index_key(sig, codegen)
+        args = sig.args if hasattr(sig, "args") else sig
+        stamps = sorted({stamp for typ in args for cls in _classes(typ)
+                         if (stamp := external_stamp(cls)) is not None})
+        return (*key, tuple(stamps)) if stamps else key
+
+
 #: Options for every compiled function of the package.
 JIT = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy", "inline": "always"}
 
 
-def njit(func: Callable) -> Callable:
-    """Compile ``func`` with the package's options (cached, releases the GIL, strict IEEE math)."""
-    return numba.njit(**JIT)(func)
+def njit(func: Callable | None = None, **overrides: Any) -> Any:
+    """Compile ``func`` with the package's options (cached, releases the GIL, strict IEEE
+    math), some overridden (``@njit(inline="never")``); its cache keys include the source of
+    classes outside the package that it is compiled for (see :class:`_StampedCache`)."""
+    if func is None:
+        return lambda f: njit(f, **overrides)
+    options = {**JIT, **overrides}
+    cache = options.pop("cache")
+    dispatcher = numba.njit(**options)(func)
+    if cache:  # what Dispatcher.enable_caching does, with the stamped keys
+        dispatcher._cache = _StampedCache(dispatcher.py_func)
+    return dispatcher
 
 
 def state_class(state_type: types.Type) -> type | None:

@@ -28,3 +28,95 @@ def test_second_process_loads_the_kernel_from_the_cache(tmp_path):
     assert first["misses"] == 1 and first["hits"] == 0
     assert second["misses"] == 0 and second["hits"] == 1
     assert any(tmp_path.rglob("*.nbi"))
+
+
+LEARNER = '''
+from typing import NamedTuple
+
+import numpy as np
+
+from strategic_apple_tasting._jit import njit
+from strategic_apple_tasting.learners import Learner, LearnerKernels
+
+
+class FixedThresholdState(NamedTuple):
+    beta: np.ndarray
+
+
+@njit
+def _policy(state, rng, beta):
+    for i in range(beta.shape[0]):
+        beta[i] = 0.0
+    return THRESHOLD
+
+
+@njit
+def _update(state, rng, beta, threshold, x, accepted, reward, observed):
+    return False
+
+
+@njit
+def _estimate(state, out):
+    return False
+
+
+class FixedThreshold(Learner):
+    name = "fixed-threshold"
+    kernels = LearnerKernels(FixedThresholdState, _policy, _update, _estimate)
+
+    def __init__(self, feedback=None):
+        self.feedback = feedback
+
+    def _init_state(self, d):
+        return FixedThresholdState(beta=np.zeros(d))
+'''
+
+OUTSIDE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from mine.learner import FixedThreshold
+from strategic_apple_tasting import Game, simulate
+from strategic_apple_tasting.engine.kernel import run_rounds
+table = simulate(Game(dimension=2), [FixedThreshold()], 200, seeds=1)
+print(json.dumps({"accepted": table.column("accepted")[-1].as_py(),
+                  "misses": sum(run_rounds.stats.cache_misses.values())}))
+"""
+
+
+def test_an_edited_learner_outside_the_package_never_runs_a_stale_kernel(tmp_path):
+    """A compiled learner in a user's own package: edited (here, in a helper module it imports,
+    which its own file's timestamp does not cover), the next process runs the new code.
+    Before, the engine's cached kernel kept the old code: `accepted` stayed at 200."""
+    package = tmp_path / "src" / "mine"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "constants.py").write_text("THRESHOLD = -1.0  # accept everyone\n")
+    (package / "learner.py").write_text("from .constants import THRESHOLD\n" + LEARNER)
+    env = {**os.environ, "SAT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run() -> dict:
+        out = subprocess.run([sys.executable, "-c", OUTSIDE, str(tmp_path / "src")], env=env,
+                             capture_output=True, text=True, check=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+    first = run()
+    assert first == {"accepted": 200, "misses": 1}
+    assert run() == {"accepted": 200, "misses": 0}  # unchanged: the cache serves it
+    (package / "constants.py").write_text("THRESHOLD = 1.0  # reject everyone\n")
+    assert run() == {"accepted": 0, "misses": 1}  # edited: compiled anew, new behaviour
+
+
+def test_numba_still_keys_its_cache_through_index_key():
+    """The stamped keys rest on numba calling ``Cache._index_key(sig, codegen)`` for every
+    load and save (numba.core.caching); this fails loudly if an upgrade changes that."""
+    import inspect
+
+    from numba.core import caching
+
+    from strategic_apple_tasting._jit import _StampedCache
+
+    assert issubclass(_StampedCache, caching.FunctionCache)
+    assert list(inspect.signature(caching.Cache._index_key).parameters) == ["self", "sig",
+                                                                             "codegen"]
+    for method in (caching.Cache._load_overload, caching.Cache._save_overload):
+        assert "self._index_key(sig, " in inspect.getsource(method), method.__name__

@@ -46,12 +46,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numba
 import numpy as np
 from numba.core import types
 from numba.extending import overload
 
-from .._jit import JIT, njit, state_class
+from .._jit import njit, state_class
 from .agents import (
     EllipsoidalCost,
     HeterogeneousBudgets,
@@ -90,15 +89,15 @@ _GRAD, _U, _Z, _BEST, _HN, _CAND, _GN, _TRIAL, _HTRIAL, _ZT, _GX = range(SCRATCH
 # The search is compiled as separate functions, not inlined into its callers: inlined, the rule
 # would be copied into every call site (slow to compile). Like the engine's loop they run
 # without the NRT (they allocate nothing), so the engine can call them without reference counts.
-_OUTLINED = {**JIT, "inline": "never", "_nrt": False}
+_OUTLINED = {"inline": "never", "_nrt": False}
 
 
-@numba.njit(**_OUTLINED)
+@njit(**_OUTLINED)
 def _g(rule, z, grad, need_grad):
     return rule_value(rule, z, grad, need_grad)
 
 
-@numba.njit(**_OUTLINED)
+@njit(**_OUTLINED)
 def rule_accepts(rule, z, grad):
     """Whether a general rule accepts z: g(z) ≥ 0 (``grad`` is scratch of length d)."""
     return _g(rule, z, grad, False) >= 0.0
@@ -183,12 +182,12 @@ def _metric_cost_overload(metric, v, work):
     return None
 
 
-@numba.njit(**_OUTLINED)
+@njit(**_OUTLINED)
 def _apex_cost(metric, x, work):
     return metric_cost(metric, x, work)
 
 
-@numba.njit(**_OUTLINED)
+@njit(**_OUTLINED)
 def _unit_direction(metric, h, u):
     """u = M h / ‖h‖_M and h ← h / ‖h‖_M (so u has unit cost); returns ‖h‖_M (0: no direction)."""
     apply_metric(metric, h, u)
@@ -210,7 +209,7 @@ def _point(x, t, u, z):
         z[i] = x[i] + t * u[i]
 
 
-@numba.njit(**_OUTLINED)
+@njit(**_OUTLINED)
 def _first_sample(rule, x, u, limit, samples, z, grad):
     """The first k in 1..samples with g(x + (k/samples)·limit·u) ≥ 0; samples + 1 if none."""
     for k in range(1, samples + 1):
@@ -220,7 +219,7 @@ def _first_sample(rule, x, u, limit, samples, z, grad):
     return samples + 1
 
 
-@numba.njit(**_OUTLINED)
+@njit(**_OUTLINED)
 def _crossing(rule, x, u, limit, samples, z, grad):
     """The first t in (0, limit] found with g(x + t·u) ≥ 0, and z = x + t·u; ∞ if none.
 
@@ -268,7 +267,7 @@ def _crossing(rule, x, u, limit, samples, z, grad):
     return hi
 
 
-@numba.njit(**_OUTLINED)
+@njit(**_OUTLINED)
 def _descend(rule, metric, x, t, work):
     """KKT iteration from the crossing t along work[_U] (covector work[_HN]); returns the final
     cost t, with work[_U] its direction and work[_Z] its landing point."""
@@ -323,7 +322,7 @@ def _descend(rule, metric, x, t, work):
     return t
 
 
-@numba.njit(**_OUTLINED)
+@njit(**_OUTLINED)
 def _probe_direction(k, hn):
     """Covector k of a fixed set, uniform in the cube [−1, 1]^d (splitmix64 of k·d + i)."""
     d = hn.shape[0]
@@ -335,7 +334,7 @@ def _probe_direction(k, hn):
         hn[i] = float(z >> np.uint64(11)) * (2.0 / 9007199254740992.0) - 1.0
 
 
-@numba.njit(**_OUTLINED)
+@njit(**_OUTLINED)
 def _improve(rule, metric, x, limit, best_t, work):
     """Descend from the current start (work[_U], work[_HN]); keep it in work[_BEST] if cheaper."""
     t = _crossing(rule, x, work[_U], limit, SAMPLES, work[_Z], work[_GRAD])
@@ -351,7 +350,7 @@ def _improve(rule, metric, x, limit, best_t, work):
     return best_t
 
 
-@numba.njit(**_OUTLINED)
+@njit(**_OUTLINED)
 def minimal_move(rule, metric, budget, beta, x, out, work):
     """The cheapest move onto {g ≥ 0} if it costs at most ``budget``; returns its cost (∞: stay).
 
