@@ -167,6 +167,13 @@ class Learner:
                 RULES[kernels.state] = kernels.rule
                 _LINEAR[kernels.state] = kernels.linear or never_linear
 
+    @classmethod
+    def check_configurations(cls) -> list[Learner]:
+        """The instances the public checks (:mod:`strategic_apple_tasting.checks`) run this
+        learner in: by default one, with default hyperparameters; a learner whose options take
+        other code paths gives one instance for each."""
+        return [cls()]
+
     # -- hyperparameters -------------------------------------------------------------------
     @classmethod
     def _param_names(cls) -> list[str]:

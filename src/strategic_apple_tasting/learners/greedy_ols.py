@@ -96,6 +96,10 @@ class SAOLS(_GreedyOLS):
     """
 
     name = "sa-ols"
+
+    @classmethod
+    def check_configurations(cls) -> list[Learner]:
+        return [cls(), cls(accept_when_locked=True)]
     _shift = True
     _clean_only = True
 

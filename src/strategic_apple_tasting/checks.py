@@ -1,0 +1,310 @@
+"""Public checks for learners, in the manner of scikit-learn's ``check_estimator``.
+
+A learner written outside the package (or inside it) passes when it keeps the protocol's
+promises: the compiled engine gives, bit for bit, what a round-by-round loop through the
+per-round API gives; the same seed gives the same trace; ``reset`` clears everything; a
+strategy-aware learner never learns from a point an agent moved; it pickles and continues where
+it stood; its hyperparameters round-trip; bad input is one clear ``ValueError``.
+
+* :func:`check_learner` runs every check on an instance (both feedback modes) and raises
+  ``AssertionError`` naming the check that failed;
+* :func:`learner_checks` yields each (instance, check) pair;
+* :func:`parametrize_with_checks` is a pytest decorator over those pairs: one test each.
+
+Each check takes a learner instance and uses clones of it (the instance is not changed), so
+learners with parameters are checked as configured. The round-by-round loop, :func:`replay`, is
+the slow, obviously-correct reference the engine is held to.
+
+Examples
+--------
+>>> from strategic_apple_tasting.checks import check_learner
+>>> from strategic_apple_tasting.learners import AcceptAll
+>>> check_learner(AcceptAll(), checks=["check_params_round_trip", "check_bad_input"])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import pickle
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from .engine import run_one, simulate
+from .engine.grid import recording_grid
+from .game import FEEDBACK, BoundedRatioMixture, Game
+from .learners import Learner
+
+#: Rounds of the checks' runs: enough for every learner to leave its first phase.
+HORIZON = 400
+
+
+# -- the reference: a user's round-by-round loop ---------------------------------------------
+
+def replay(game: Game, learner: Learner, seed: int, horizon: int) -> dict[str, Any]:
+    """Play the game round by round through the per-round API, as a user would.
+
+    Returns per-round arrays (``accepted``, ``moved``, ``used``, ``regret`` and ``realized``
+    increments, ``threshold``) and the run ``learner``. The engine must give the same totals at
+    every recorded round (:func:`totals_at_grid`).
+    """
+    inst = game.instance(seed)
+    lr = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"])
+    out: dict[str, list] = {k: [] for k in ("accepted", "moved", "used", "regret", "realized",
+                                             "threshold")}
+    for _ in range(horizon):
+        rule = lr.policy()
+        x = inst.next_context()
+        x_obs, moved = inst.next_response(rule, x)
+        a = lr.act(x_obs)
+        r1, rew0 = inst.next_rewards(x)
+        gap = inst.gap(x)
+        best = gap >= 0
+        out["regret"].append(abs(gap) if a != best else 0.0)
+        out["realized"].append((r1 if best else rew0) - (r1 if a else rew0))
+        observed = a or game.feedback == "bandit"
+        used = lr.update(x_obs, a, (r1 if a else rew0) if observed else None)
+        out["accepted"].append(a)
+        out["moved"].append(moved)
+        out["used"].append(used)
+        out["threshold"].append(rule.threshold)
+    res: dict[str, Any] = {k: np.array(v) for k, v in out.items()}
+    res["learner"] = lr
+    return res
+
+
+def totals_at_grid(per_round: dict[str, np.ndarray], horizon: int, per_decade: int = 20,
+                   grid: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Cumulative totals of a :func:`replay` at the engine's recorded rounds (summed in order):
+    the log-spaced grid, or ``grid`` (the rounds of an engine table, with milestones)."""
+    grid = recording_grid(horizon, per_decade) if grid is None else np.asarray(grid)
+    out = {}
+    for key in ("regret", "realized"):
+        acc, cum = 0.0, []
+        for v in per_round[key]:
+            acc += v  # same left-to-right order as the engine
+            cum.append(acc)
+        out[key] = np.array(cum)[grid - 1]
+    for key in ("accepted", "moved", "used"):
+        out[key] = np.cumsum(per_round[key].astype(np.int64))[grid - 1]
+    used, moved, accepted = per_round["used"], per_round["moved"], per_round["accepted"]
+    out["gamed_as_clean"] = np.cumsum((used & moved).astype(np.int64))[grid - 1]
+    out["clean"] = np.cumsum((used & accepted).astype(np.int64))[grid - 1]
+    return out
+
+
+def tables_identical(a: Any, b: Any) -> bool:
+    """Same columns and bit-identical values (NaN equal to NaN) in two results tables."""
+    if a.schema != b.schema or a.num_rows != b.num_rows:
+        return False
+    for name in a.column_names:
+        x, y = a.column(name).to_numpy(), b.column(name).to_numpy()
+        if x.dtype.kind == "f":
+            if not np.array_equal(x.view(np.int64), y.view(np.int64)):
+                return False
+        elif not np.array_equal(x, y):
+            return False
+    return True
+
+
+@contextlib.contextmanager
+def _raises(exc: type[BaseException], match: str) -> Iterator[None]:
+    """Like ``pytest.raises`` (the checks do not need pytest)."""
+    try:
+        yield
+    except exc as error:
+        assert re.search(match, str(error)), f"{exc.__name__} {str(error)!r} ≠ /{match}/"
+    else:
+        raise AssertionError(f"did not raise {exc.__name__} matching /{match}/")
+
+
+def _game(feedback: str, **kw: Any) -> Game:
+    return Game(dimension=3, delta=0.2, feedback=feedback, **kw)
+
+
+# -- the checks --------------------------------------------------------------------------------
+
+def check_engine_matches_per_round_api(learner: Learner, feedback: str) -> None:
+    """The compiled engine and a user's round-by-round loop give identical results."""
+    game = _game(feedback, r0=0.1 if feedback == "apple" else 0.0)
+    rep = replay(game, learner.clone(), seed=5, horizon=HORIZON)
+    table = simulate(game, [learner.clone()], HORIZON, seeds=[5]).to_pydict()
+    want = totals_at_grid(rep, HORIZON, grid=np.asarray(table["t"]))
+    for column, key in (("accepted", "accepted"), ("moved", "moved"), ("learned", "used"),
+                        ("clean", "clean"), ("gamed_as_clean", "gamed_as_clean"),
+                        ("regret", "regret"), ("realized_regret", "realized")):
+        assert np.array_equal(table[column], want[key]), f"{column} differs"  # bit for bit
+    bound, _, _ = run_one(game, learner.clone(), 5, recording_grid(HORIZON))
+    est_engine, est_loop = bound.estimate(), rep["learner"].estimate()
+    assert (est_engine is None) == (est_loop is None), "one path has an estimate"
+    if est_engine is not None:
+        assert np.array_equal(est_engine, est_loop), "estimates differ"
+
+
+def check_same_seed_same_trace(learner: Learner, feedback: str) -> None:
+    """Two runs on the same seeds give bit-identical tables."""
+    game = _game(feedback)
+    a = simulate(game, [learner.clone()], HORIZON, seeds=[3, 4])
+    b = simulate(game, [learner.clone()], HORIZON, seeds=[3, 4])
+    assert tables_identical(a, b), "the same seeds gave different tables"
+
+
+def check_reset_clears_state(learner: Learner, feedback: str) -> None:
+    """Reusing a learner object: ``reset`` wipes what the first run learned."""
+    game = _game(feedback)
+    lr = learner.clone().bind(game.instance(1), HORIZON)
+    first = replay(game, lr, seed=1, horizon=150)
+    again = replay(game, first["learner"], seed=1, horizon=150)
+    for key in ("accepted", "used", "threshold"):
+        assert np.array_equal(first[key], again[key]), f"{key} differs after reset"
+
+
+def check_never_uses_gamed_point_as_clean(learner: Learner, feedback: str) -> None:
+    """A strategy-aware learner never learns from a moved point, in any setting; any learner's
+    count of gamed points learned from is bounded by the moved and the clean ones."""
+    aware = type(learner).strategy_aware
+    # Each context model costs a compilation of the engine loop: a learner unaware of gaming
+    # is checked for the bookkeeping bound only, on the default model.
+    for contexts in (None, BoundedRatioMixture(c0=0.3)) if aware else (None,):
+        for truthful in (0.0, 0.5):
+            kw: dict[str, Any] = {"truthful": truthful}
+            if contexts is not None:
+                kw["contexts"] = contexts
+            for delta in (0.05, 0.5):
+                game = Game(dimension=3, delta=delta, feedback=feedback, **kw)
+                t = simulate(game, [learner.clone()], 2000, seeds=2).to_pydict()
+                gamed = np.array(t["gamed_as_clean"])
+                assert np.all(gamed <= np.minimum(t["moved"], t["clean"])), "bookkeeping"
+                if aware:
+                    assert not gamed.any(), f"learned from a gamed point: {contexts}, " \
+                                            f"truthful={truthful}, delta={delta}"
+
+
+def check_pickles(learner: Learner, feedback: str) -> None:
+    """A learner pickles, before and after ``reset``, and a revived one continues exactly."""
+    inst = _game(feedback).instance(2)
+    lr = learner.clone().bind(inst, HORIZON)
+    clone = pickle.loads(pickle.dumps(lr))
+    assert clone.get_params().keys() == lr.get_params().keys()
+    lr.reset(3, np.random.default_rng(0))
+    x = np.array([0.3, -0.2, 0.1])
+    for _ in range(10):
+        a = lr.act(x)
+        lr.update(x, a, 0.5 if a else None)
+    revived = pickle.loads(pickle.dumps(lr))
+    for _ in range(20):
+        assert revived.policy() == lr.policy(), "a revived learner publishes another rule"
+        a = lr.act(x)
+        assert revived.act(x) == a
+        lr.update(x, a, 0.4 if a else None)
+        revived.update(x, a, 0.4 if a else None)
+
+
+def check_params_round_trip(learner: Learner, feedback: str) -> None:
+    """``get_params`` gives what the constructor took; ``clone`` refuses unknown names."""
+    params = learner.get_params()
+    assert learner.clone().get_params() == params
+    assert type(learner)(**params).get_params() == params
+    with _raises(ValueError, f"{re.escape(learner.name)} has no parameter 'nonsense'"):
+        learner.clone(nonsense=1)
+
+
+def check_bad_input(learner: Learner, feedback: str) -> None:
+    """Bad calls of the per-round API are one clear error."""
+    lr = learner.clone().bind(_game(feedback).instance(0), HORIZON)
+    with _raises(RuntimeError, "reset"):
+        lr.policy()
+    lr.reset(3, np.random.default_rng(0))
+    with _raises(ValueError, r"x_obs must have shape \(3,\), got shape \(2,\)"):
+        lr.act([1.0, 2.0])
+    with _raises(ValueError, "x_obs must be finite"):
+        lr.act([1.0, np.nan, 0.0])
+    with _raises(ValueError, "reward must be a finite number, got nan"):
+        lr.update([0.0, 0.0, 0.0], True, float("nan"))
+    with _raises(ValueError, "accepted must be True or False"):
+        lr.update([0.0, 0.0, 0.0], "no", None)
+    if feedback == "apple":
+        with _raises(ValueError, "reward must be None when accepted is False"):
+            lr.update([0.0, 0.0, 0.0], False, 1.0)
+    with _raises(ValueError, "d must be an integer >= 1"):
+        lr.reset(0)
+
+
+#: Every check, in the order :func:`check_learner` runs them.
+CHECKS: tuple[Callable[[Learner, str], None], ...] = (
+    check_params_round_trip, check_bad_input, check_pickles, check_reset_clears_state,
+    check_same_seed_same_trace, check_engine_matches_per_round_api,
+    check_never_uses_gamed_point_as_clean)
+
+
+def _selected(checks: Sequence[str] | None) -> tuple[Callable[[Learner, str], None], ...]:
+    if checks is None:
+        return CHECKS
+    by_name = {c.__name__: c for c in CHECKS}
+    unknown = [c for c in checks if c not in by_name]
+    if unknown:
+        raise ValueError(f"checks must be among {', '.join(by_name)}, got {unknown[0]!r}")
+    return tuple(by_name[c] for c in checks)
+
+
+def learner_checks(learner: Learner, *, feedback: Iterable[str] = FEEDBACK,
+                   checks: Sequence[str] | None = None
+                   ) -> Iterator[tuple[Learner, Callable[[], None], str]]:
+    """Each check of ``learner`` as (the learner, a call that runs it, its name with the
+    feedback mode)."""
+    if not isinstance(learner, Learner):
+        raise ValueError(f"learner must be a Learner instance, got {learner!r}")
+    for mode in feedback:
+        if mode not in FEEDBACK:
+            raise ValueError(f"feedback must be among {', '.join(FEEDBACK)}, got {mode!r}")
+        for check in _selected(checks):
+            yield learner, (lambda c=check, m=mode: c(learner, m)), f"{check.__name__}[{mode}]"
+
+
+def check_learner(learner: Learner, *, feedback: Iterable[str] = FEEDBACK,
+                  checks: Sequence[str] | None = None) -> None:
+    """Run every check (or the named ``checks``) on ``learner`` in each feedback mode.
+
+    Raises
+    ------
+    AssertionError
+        Naming the learner and the check that failed, with the reason.
+    ValueError
+        ``learner`` is not a :class:`~strategic_apple_tasting.learners.Learner`, or a check or
+        feedback mode is unknown.
+    """
+    for lr, run, name in learner_checks(learner, feedback=feedback, checks=checks):
+        try:
+            run()
+        except AssertionError as exc:
+            raise AssertionError(f"{lr!r} fails {name}: {exc}") from exc
+
+
+def parametrize_with_checks(learners: Sequence[Learner], *,
+                            feedback: Iterable[str] = FEEDBACK) -> Any:
+    """A pytest decorator: one test per learner × check × feedback mode, taking ``learner``
+    and ``check`` (call ``check(learner)``), as scikit-learn's ``parametrize_with_checks``.
+
+    Examples
+    --------
+    ::
+
+        from strategic_apple_tasting.checks import parametrize_with_checks
+
+        @parametrize_with_checks([MyLearner(), MyLearner(step=0.5)])
+        def test_my_learner(learner, check):
+            check(learner)
+    """
+    import pytest  # only the test's process needs pytest
+
+    modes = tuple(feedback)
+    cases = []
+    for learner in learners:
+        for _, _, name in learner_checks(learner, feedback=modes):
+            check_name, mode = name[:-1].split("[")
+            check = next(c for c in CHECKS if c.__name__ == check_name)
+            cases.append(pytest.param(learner, (lambda lr, c=check, m=mode: c(lr, m)),
+                                      id=f"{learner!r}-{name}"))
+    return pytest.mark.parametrize("learner, check", cases)
