@@ -47,7 +47,7 @@ def test_demo_writes_results_figure_and_summary(tmp_path):
 
 @pytest.mark.parametrize("argv, message", [
     (["run", "--learner", "nope", "-d", "2", "-T", "5", "-o", "x"],
-     "argument --learner/-l: invalid choice: 'nope'"),
+     "argument --learner/-l: learner must be one of sa-ols"),
     (["run", "--learner", "sa-ols", "-d", "2", "-T", "5"], "the following arguments are "
      "required: --out/-o"),
     (["run", "--learner", "sa-ols", "-d", "0", "-T", "5", "-o", "x"],

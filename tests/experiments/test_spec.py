@@ -94,7 +94,7 @@ BAD = [
     ({**GOOD, "game": {"dimension": 2, "cost": [[1.0, 2.0]]}},
      "game.cost[0]: cost applies only to agents = ellipsoid"),
     (_with("learners", []), "learners must be a non-empty array of tables"),
-    (_with("learners[0].name", "sa-olz"), 'learners[0].name must be one of accept-all'),
+    (_with("learners[0].name", "sa-olz"), "learners[0].name: learner must be one of sa-ols"),
     (_with("learners[1].speed", 3), "learners[1].speed is not a parameter of etc; allowed:"),
     (_with("learners[1].exploration_rounds", -5), "learners[1] (etc): exploration_rounds"),
     (_with("learners[0].label", 3), "learners[0].label must be a string, got 3"),

@@ -20,15 +20,16 @@ def test_learner_conformance(learner, check):
 
 def test_check_learner_names_the_check_that_fails():
     """The control: a learner that breaks a promise fails, and the message says which."""
-    class Forgetful(AcceptAll):
-        name = "forgetful"
+    class Doubling(AcceptAll):
+        name = "doubling"
 
-        def get_params(self):  # loses its hyperparameter
-            return {}
+        def __init__(self, feedback=None, scale=1.0):
+            super().__init__(feedback)
+            self.scale = 2 * scale  # not stored as given: a clone is not the same learner
 
     with pytest.raises(AssertionError, match=r"fails check_params_round_trip\[apple\]"):
-        check_learner(Forgetful(feedback="apple"), checks=["check_params_round_trip"],
-                      feedback=["apple"])
+        check_learner(Doubling(), checks=["check_params_round_trip"], feedback=["apple"])
+    check_learner(AcceptAll(), checks=["check_params_round_trip"], feedback=["apple"])
 
 
 def test_check_learner_refuses_what_is_not_a_learner():

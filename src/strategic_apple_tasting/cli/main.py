@@ -41,7 +41,7 @@ from ..experiments.sweep import (
     terminate_workers,
 )
 from ..game import FEEDBACK, Game
-from ..learners import LEARNERS, make_learner
+from ..learners import LEARNERS, learner_class, make_learner
 from ..reports.figures import swept_settings
 from ..reports.html import write_claims_page, write_report
 from ..reports.load import load_results
@@ -78,6 +78,15 @@ def _int_in(name: str, low: int, high: int | None = None, shown: str | None = No
 
 def _positive_int(name: str):
     return _int_in(name, 1)
+
+
+def _learner(text: str) -> str:
+    """``--learner``: a registry name or an import path, resolved (imported) at once."""
+    try:
+        learner_class(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _gib(name: str):
@@ -174,8 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="simulate learners and write results as Parquet",
                          description="Simulate learners on one game over several seeds.")
-    run.add_argument("--learner", "-l", action="append", choices=sorted(LEARNERS),
-                     required=True, help="learner to run (repeat to compare on the same seeds)")
+    run.add_argument("--learner", "-l", action="append", type=_learner, required=True,
+                     metavar="NAME", help="learner to run (repeat to compare on the same "
+                     f"seeds): one of {', '.join(sorted(LEARNERS))}, or an import path "
+                     "package.module:Class")
     _add_game_flags(run)
     _add_run_flags(run, horizon=None, seeds=8)
     run.add_argument("--out", "-o", type=Path, required=True, help="directory for results")

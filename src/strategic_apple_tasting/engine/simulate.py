@@ -156,6 +156,11 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
                     ([learners] if isinstance(learners, Learner | str) else learners)]
     if not learner_list:
         raise ValueError("learners must not be empty")
+    for lr in learner_list:
+        if not isinstance(lr, Learner) or getattr(type(lr), "kernels", None) is None:
+            raise ValueError(f"learners must be compiled learners (a Learner with "
+                             f"LearnerKernels) or their names, got {lr!r}: the engine runs "
+                             "compiled learners only for now")
     names = [lr.name for lr in learner_list]
     seed_list = _seeds(seeds)
     horizon = check_horizon(horizon)

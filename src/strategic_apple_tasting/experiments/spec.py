@@ -50,7 +50,7 @@ import numpy as np
 
 from ..engine import MAX_HORIZON, MAX_PER_DECADE, MAX_SEED, memory_needed, physical_memory
 from ..game import Game
-from ..learners import LEARNERS, Learner
+from ..learners import Learner, learner_class
 from .settings import GAME_SETTINGS, cost_matrix, game_from_settings
 
 TOP_KEYS = ("horizon", "seeds", "seeds_per_cell", "per_decade", "game", "learners")
@@ -85,7 +85,7 @@ class Cell:
         return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
     def build(self) -> tuple[Game, Learner]:
-        return game_from_settings(self.game), LEARNERS[self.learner](**self.params)
+        return game_from_settings(self.game), learner_class(self.learner)(**self.params)
 
 
 @dataclass(frozen=True)
@@ -202,13 +202,14 @@ def _check_learner(i: int, entry: Any) -> tuple[str, str | None, dict[str, list[
         raise SpecError(f"{path} must be a table ([[learners]]), got {_show(entry)}")
     entry = dict(entry)
     name = entry.pop("name", None)
-    if name not in LEARNERS:
-        raise SpecError(f"{path}.name must be one of {', '.join(sorted(LEARNERS))}, "
-                        f"got {_show(name)}")
+    try:
+        cls = learner_class(name)
+    except ValueError as exc:
+        raise SpecError(f"{path}.name: {exc}") from None
     label = entry.pop("label", None)
     if label is not None and not isinstance(label, str):
         raise SpecError(f"{path}.label must be a string, got {_show(label)}")
-    allowed = LEARNERS[name]._param_names()
+    allowed = cls._param_names()
     params = {}
     for key, raw in entry.items():
         if key not in allowed:
@@ -348,7 +349,7 @@ def check_spec(raw: dict[str, Any], *, max_cells: int | None = MAX_CELLS) -> Spe
         for (i, (name, _, _)), horizon in itertools.product(enumerate(learners), horizons):
             for params, tag in labelled[i]:
                 try:  # binding and resetting checks every parameter, without compiling
-                    learner = LEARNERS[name](**params)
+                    learner = learner_class(name)(**params)
                     # A cell's memory first: resetting allocates the learner's state.
                     need = memory_needed(game, [learner], horizon, len(batches[0]), 1,
                                          per_decade)

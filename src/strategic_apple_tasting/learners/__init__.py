@@ -1,4 +1,14 @@
-"""Learners (DESIGN §3) behind one protocol, and the registry mapping names to classes."""
+"""Learners (DESIGN §3) behind one protocol, and the registry mapping names to classes.
+
+A learner is named by its registry name (``"sa-ols"``), by a name another installed package
+registers under the entry-point group :data:`ENTRY_POINTS`, or by its import path
+(``"package.module:Class"``): :func:`learner_class` resolves all three, so a learner written
+outside this package runs from ``sat run``, ``sat sweep`` (spawned workers import it by name)
+and the reports.
+"""
+
+import importlib
+from importlib import metadata
 
 from .base import Learner, LearnerKernels
 from .baselines import AcceptAll, Oracle, RejectAll
@@ -17,21 +27,67 @@ LEARNERS: dict[str, type[Learner]] = {
 }
 
 
+#: Entry-point group under which other packages register learners by name.
+ENTRY_POINTS = "strategic_apple_tasting.learners"
+
+
+def _allowed() -> str:
+    return (f"one of {', '.join(LEARNERS)}, a learner installed under the entry-point group "
+            f"{ENTRY_POINTS!r}, or an import path package.module:Class")
+
+
+def _checked(name: str, cls: object) -> type[Learner]:
+    if not (isinstance(cls, type) and issubclass(cls, Learner)):
+        raise ValueError(f"learner {name!r} is {cls!r}, not a Learner subclass")
+    if getattr(cls, "kernels", None) is None:
+        raise ValueError(f"learner {name!r} has no compiled kernels (LearnerKernels): the "
+                         "engine runs compiled learners only for now")
+    return cls
+
+
+def learner_class(name: str) -> type[Learner]:
+    """The learner class called ``name``: a registry name (:data:`LEARNERS`), a name registered
+    by another package under :data:`ENTRY_POINTS`, or an import path ``package.module:Class``.
+
+    ``ValueError`` in one line if it cannot be found, imported, or is not a compiled learner.
+
+    Examples
+    --------
+    >>> learner_class("sa-ols") is learner_class("strategic_apple_tasting.learners:SAOLS")
+    True
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"learner must be {_allowed()}, got {name!r}")
+    if name in LEARNERS:
+        return LEARNERS[name]
+    if ":" in name:
+        module, _, attr = name.partition(":")
+        try:
+            found = importlib.import_module(module)
+        except ImportError as exc:
+            raise ValueError(f"learner {name!r}: cannot import {module!r} ({exc})") from None
+        for part in attr.split("."):
+            if not hasattr(found, part):
+                raise ValueError(f"learner {name!r}: {module!r} has no {attr!r}") from None
+            found = getattr(found, part)
+        return _checked(name, found)
+    for entry in metadata.entry_points(group=ENTRY_POINTS):
+        if entry.name == name:
+            return _checked(name, entry.load())
+    raise ValueError(f"learner must be {_allowed()}, got {name!r}")
+
+
 def make_learner(name: str, **params) -> Learner:
-    """Build a registered learner by name (``ValueError`` naming the choices if unknown).
+    """Build a learner by name (:func:`learner_class`) with the given hyperparameters.
 
     Examples
     --------
     >>> make_learner("sa-ols", delta=0.2)
     SAOLS(delta=0.2, r0=None, feedback=None, agents=None, accept_when_locked=False)
     """
-    try:
-        cls = LEARNERS[name]
-    except KeyError:
-        raise ValueError(f"learner must be one of {', '.join(LEARNERS)}, got {name!r}") from None
-    return cls(**params)
+    return learner_class(name)(**params)
 
 
-__all__ = ["LEARNERS", "SAOLS", "AcceptAll", "EpsilonGreedy", "Exp3PSAE", "Exp3SAE",
+__all__ = ["ENTRY_POINTS", "LEARNERS", "SAOLS", "AcceptAll", "EpsilonGreedy", "Exp3PSAE", "Exp3SAE",
            "ExploreThenCommit", "Learner", "LearnerKernels", "LinTS", "LinUCB", "NaiveGreedyOLS",
-           "Oracle", "RejectAll", "ShiftedOLS", "UnknownHorizon", "make_learner"]
+           "Oracle", "RejectAll", "ShiftedOLS", "UnknownHorizon", "learner_class", "make_learner"]

@@ -30,7 +30,7 @@ from matplotlib.figure import Figure
 
 from .. import theory
 from ..engine.simulate import RESULT_COLUMNS
-from ..learners import LEARNERS
+from ..learners import LEARNERS, learner_class
 from ..metrics import Estimate, exponent_across, exponent_along, mean_ci, regret_curves
 
 #: Most panels in one figure of final regret against a setting.
@@ -114,6 +114,12 @@ def learner_name(label: str, names: Mapping[str, str] | None = None) -> str | No
     for name in (label, label.split("(", 1)[0]):
         if name in LEARNERS:
             return name
+        if ":" in name:  # an import path (package.module:Class)
+            try:
+                learner_class(name)
+            except ValueError:
+                continue
+            return name
     return None
 
 
@@ -127,7 +133,7 @@ def tuned_to_horizon(label: str, names: Mapping[str, str] | None = None) -> bool
     (True, False)
     """
     name = learner_name(label, names)
-    return name is not None and "horizon" in LEARNERS[name]._param_names()
+    return name is not None and "horizon" in learner_class(name)._param_names()
 
 
 def theorem_text(label: str, d: int | None, names: Mapping[str, str] | None = None) -> str:
@@ -228,7 +234,8 @@ def outside_theorem(rows: pa.Table, label: str, names: Mapping[str, str] | None 
     # nothing when some do not: regret linear in the truthful share); the oracle's regret 0
     # needs lazy agents with δ > 0 too.
     assumptions = ORACLE_ASSUMPTIONS if name == "oracle" else (
-        {"truthful": ORACLE_ASSUMPTIONS["truthful"]} if LEARNERS[name].strategy_aware else {})
+        {"truthful": ORACLE_ASSUMPTIONS["truthful"]} if learner_class(name).strategy_aware
+        else {})
     for setting, (holds, needed) in assumptions.items():
         if setting not in rows.column_names:
             continue
@@ -275,7 +282,7 @@ def labels(table: pa.Table) -> list[str]:
 
     def rank(label: str) -> tuple[int, str]:
         name = learner_name(label)
-        return (order.index(name) if name is not None else len(order), label)
+        return (order.index(name) if name in order else len(order), label)
     return sorted(found, key=rank)
 
 
