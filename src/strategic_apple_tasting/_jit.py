@@ -21,7 +21,9 @@ Three jobs:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import marshal
 import os
 import shutil
 import sys
@@ -138,6 +140,14 @@ def _install_locator() -> None:
 _install_locator()
 
 _STAMPS: dict[type, str | None] = {}
+_KERNEL_CODE: dict[type, list[Any]] = {}
+
+
+def note_kernels(cls: type, functions: list[Any]) -> None:
+    """Record the compiled functions that serve a state class (the learners' base class does):
+    for a class whose module has no file (a notebook, ``python -c``), their code is what
+    :func:`external_stamp` hashes."""
+    _KERNEL_CODE[cls] = [f for f in functions if f is not None]
 
 
 def _source_files(module_name: str) -> list[Path]:
@@ -154,6 +164,8 @@ def _source_files(module_name: str) -> list[Path]:
 def external_stamp(cls: type) -> str | None:
     """A hash of the source that the compiled code of ``cls`` (a learner's state class, an
     agent model...) may reach, if ``cls`` is defined outside this package; None otherwise.
+    Defined in a module without a file (a notebook), the code of the compiled functions
+    registered for it (:func:`note_kernels`) stands for its source.
 
     Computed once a process: a process runs the code it imported, so this is the source of
     the code it runs.
@@ -166,7 +178,12 @@ def external_stamp(cls: type) -> str | None:
     """
     if cls not in _STAMPS:
         file = getattr(sys.modules.get(cls.__module__), "__file__", None)
-        if file is None or Path(file).resolve().is_relative_to(_PACKAGE_DIR):
+        if file is None:  # a notebook, `python -c`: no file, but the kernels' code
+            digest = hashlib.sha256(f"{cls.__module__}.{cls.__qualname__}".encode())
+            for function in _KERNEL_CODE.get(cls, []):
+                digest.update(marshal.dumps(getattr(function, "py_func", function).__code__))
+            _STAMPS[cls] = digest.hexdigest()
+        elif Path(file).resolve().is_relative_to(_PACKAGE_DIR):
             _STAMPS[cls] = None
         else:
             digest = hashlib.sha256(cls.__module__.encode())
@@ -187,21 +204,65 @@ def _classes(typ: Any) -> Iterator[type]:
 
 
 class _StampedCache(caching.FunctionCache):
-    """numba's function cache, with each entry's key extended by :func:`external_stamp` of the
-    classes outside the package that its signature names (unchanged for the package's own).
+    """numba's function cache, with the entries of a signature that names classes outside the
+    package (:func:`external_stamp`) kept apart: in an index file of their own, named by the
+    hash of those classes' source, and keyed by it too.
 
-    numba keys an entry on the signature, the machine and the function's own bytecode: the
-    code a state class leads to (through the dispatch tables below) is not part of it.
-    ``Cache._index_key`` is the hook; ``tests/engine/test_cache.py`` checks that numba still
-    calls it.
+    numba keys an entry on the signature, the machine and the function's own bytecode, so the
+    code a state class leads to (through the dispatch tables below) is not part of it: an edited
+    learner outside the package would run its old kernel. And an index pickles the classes its
+    keys name: one shared with a project whose module is not importable here could not even be
+    read. Apart, neither can happen: a changed source is another file, and a file is read only
+    by a process that compiles for those very classes. An index that cannot be read anyway is a
+    cache miss (and is rewritten), never an error.
+
+    numba's ``Cache._index_key`` and ``_cache_file`` are the hooks (the one use of
+    ``numba.core.caching`` internals); ``tests/engine/test_cache.py`` checks that they hold.
     """
+
+    def _stamps(self, sig: Any) -> tuple[str, ...]:
+        args = sig.args if hasattr(sig, "args") else sig
+        return tuple(sorted({stamp for typ in args for cls in _classes(typ)
+                             if (stamp := external_stamp(cls)) is not None}))
 
     def _index_key(self, sig: Any, codegen: Any) -> tuple:
         key = super()._index_key(sig, codegen)
-        args = sig.args if hasattr(sig, "args") else sig
-        stamps = sorted({stamp for typ in args for cls in _classes(typ)
-                         if (stamp := external_stamp(cls)) is not None})
-        return (*key, tuple(stamps)) if stamps else key
+        stamps = self._stamps(sig)
+        return (*key, stamps) if stamps else key
+
+    @contextlib.contextmanager
+    def _file_for(self, sig: Any) -> Iterator[None]:
+        """Point ``_cache_file`` at the index of ``sig``'s outside classes, if it names any
+        (numba holds its compiler lock around loads and saves: no other thread sees it)."""
+        stamps = self._stamps(sig)
+        if not stamps:
+            yield
+            return
+        own = self._cache_file
+        tag = hashlib.sha256("".join(stamps).encode()).hexdigest()[:16]
+        self._cache_file = caching.IndexDataCacheFile(
+            cache_path=self._cache_path, filename_base=f"{self._impl.filename_base}-x{tag}",
+            source_stamp=self._impl.locator.get_source_stamp())
+        try:
+            yield
+        finally:
+            self._cache_file = own
+
+    def load_overload(self, sig: Any, target_context: Any) -> Any:
+        with self._file_for(sig):
+            try:
+                return super().load_overload(sig, target_context)
+            except Exception:  # an unreadable index (a class gone...): compile instead
+                return None
+
+    def save_overload(self, sig: Any, data: Any) -> None:
+        with self._file_for(sig):
+            try:
+                super().save_overload(sig, data)
+            except Exception:  # the index could not be read: start it afresh
+                with contextlib.suppress(Exception):
+                    self._cache_file.flush()
+                    super().save_overload(sig, data)
 
 
 #: Options for every compiled function of the package.
@@ -218,7 +279,10 @@ def njit(func: Callable | None = None, **overrides: Any) -> Any:
     cache = options.pop("cache")
     dispatcher = numba.njit(**options)(func)
     if cache:  # what Dispatcher.enable_caching does, with the stamped keys
-        dispatcher._cache = _StampedCache(dispatcher.py_func)
+        try:
+            dispatcher._cache = _StampedCache(dispatcher.py_func)
+        except RuntimeError:  # no file to cache beside (`python -c`): compiled each process
+            pass
     return dispatcher
 
 

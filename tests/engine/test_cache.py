@@ -104,6 +104,10 @@ def test_an_edited_learner_outside_the_package_never_runs_a_stale_kernel(tmp_pat
     assert run() == {"accepted": 200, "misses": 0}  # unchanged: the cache serves it
     (package / "constants.py").write_text("THRESHOLD = 1.0  # reject everyone\n")
     assert run() == {"accepted": 0, "misses": 1}  # edited: compiled anew, new behaviour
+    # The same cache, from a process that cannot import `mine` (another project): the
+    # package's own index must not name its classes, or it could not be read at all.
+    other = _run(tmp_path / "cache")  # check=True: it exits 0
+    assert other == {"hits": 0, "misses": 1}
 
 
 def test_numba_still_keys_its_cache_through_index_key():
@@ -120,3 +124,25 @@ def test_numba_still_keys_its_cache_through_index_key():
                                                                              "codegen"]
     for method in (caching.Cache._load_overload, caching.Cache._save_overload):
         assert "self._index_key(sig, " in inspect.getsource(method), method.__name__
+        assert "self._cache_file." in inspect.getsource(method), method.__name__
+    assert list(inspect.signature(caching.IndexDataCacheFile).parameters) == [
+        "cache_path", "filename_base", "source_stamp"]
+    assert "self._cache_file = " in inspect.getsource(caching.Cache.__init__)
+
+
+def test_a_learner_defined_without_a_file_never_runs_a_stale_kernel(tmp_path):
+    """As in a notebook (here `python -c`, whose module has no file): the kernels' own code
+    stands for the source, so a changed definition compiles anew."""
+    env = {**os.environ, "SAT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run(threshold: float) -> dict:
+        code = (f"THRESHOLD = {threshold}\n" + LEARNER + OUTSIDE.replace(
+            "from mine.learner import FixedThreshold\n", ""))
+        out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env,
+                             capture_output=True, text=True, check=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+    # Classes of `__main__` are pickled by value in numba's index, so such a learner is
+    # compiled in each process: never a hit, but never stale either.
+    assert run(-1.0) == {"accepted": 200, "misses": 1}
+    assert run(1.0) == {"accepted": 0, "misses": 1}

@@ -31,7 +31,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from numba.extending import overload
 
-from .._jit import njit, state_class
+from .._jit import njit, note_kernels, state_class
 from ..game.agents import RESPOND, LazyBestResponse
 from ..game.best_response import check_supported
 from ..game.game import FEEDBACK, _finite
@@ -160,6 +160,8 @@ class Learner:
         super().__init_subclass__(**kwargs)
         kernels = cls.__dict__.get("kernels")
         if kernels is not None:
+            note_kernels(kernels.state, [kernels.policy, kernels.update, kernels.estimate,
+                                         kernels.rule, kernels.linear])
             _POLICY[kernels.state] = kernels.policy
             _UPDATE[kernels.state] = kernels.update
             _ESTIMATE[kernels.state] = kernels.estimate
