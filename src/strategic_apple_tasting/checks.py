@@ -25,6 +25,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import functools
 import pickle
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -249,18 +250,25 @@ def _selected(checks: Sequence[str] | None) -> tuple[Callable[[Learner, str], No
     return tuple(by_name[c] for c in checks)
 
 
-def learner_checks(learner: Learner, *, feedback: Iterable[str] = FEEDBACK,
-                   checks: Sequence[str] | None = None
-                   ) -> Iterator[tuple[Learner, Callable[[], None], str]]:
-    """Each check of ``learner`` as (the learner, a call that runs it, its name with the
-    feedback mode)."""
+def _cases(learner: Learner, feedback: Iterable[str], checks: Sequence[str] | None
+           ) -> Iterator[tuple[Callable[[Learner, str], None], str]]:
+    """(check, feedback mode) pairs for ``learner``, after checking the arguments."""
     if not isinstance(learner, Learner):
         raise ValueError(f"learner must be a Learner instance, got {learner!r}")
     for mode in feedback:
         if mode not in FEEDBACK:
             raise ValueError(f"feedback must be among {', '.join(FEEDBACK)}, got {mode!r}")
         for check in _selected(checks):
-            yield learner, (lambda c=check, m=mode: c(learner, m)), f"{check.__name__}[{mode}]"
+            yield check, mode
+
+
+def learner_checks(learner: Learner, *, feedback: Iterable[str] = FEEDBACK,
+                   checks: Sequence[str] | None = None
+                   ) -> Iterator[tuple[Learner, Callable[[], None], str]]:
+    """Each check of ``learner`` as (the learner, a call that runs it, its name with the
+    feedback mode)."""
+    for check, mode in _cases(learner, feedback, checks):
+        yield learner, functools.partial(check, learner, mode), f"{check.__name__}[{mode}]"
 
 
 def check_learner(learner: Learner, *, feedback: Iterable[str] = FEEDBACK,
@@ -300,11 +308,7 @@ def parametrize_with_checks(learners: Sequence[Learner], *,
     import pytest  # only the test's process needs pytest
 
     modes = tuple(feedback)
-    cases = []
-    for learner in learners:
-        for _, _, name in learner_checks(learner, feedback=modes):
-            check_name, mode = name[:-1].split("[")
-            check = next(c for c in CHECKS if c.__name__ == check_name)
-            cases.append(pytest.param(learner, (lambda lr, c=check, m=mode: c(lr, m)),
-                                      id=f"{learner!r}-{name}"))
+    cases = [pytest.param(learner, functools.partial(check, feedback=mode),
+                          id=f"{learner!r}-{check.__name__}[{mode}]")
+             for learner in learners for check, mode in _cases(learner, modes, None)]
     return pytest.mark.parametrize("learner, check", cases)

@@ -413,6 +413,11 @@ class _ClientExecutor:
         self.client.close()
 
 
+def _say(message: str) -> None:
+    """A warning from a sweep (a damaged cell recomputed, a stray file ignored): one line."""
+    print(f"sat: {message}", file=sys.stderr, flush=True)
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec, max_cells=args.max_cells)
     prepare_out(args.out, force=True)  # a sweep resumes: its own results are no obstacle
@@ -424,8 +429,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         try:
             state = run_sweep(spec, args.out, workers=args.workers, extend=args.extend,
                               executor=None if dask is None else dask.executor,
-                              progress=progress,
-                              warn=lambda m: print(f"sat: {m}", file=sys.stderr, flush=True))
+                              progress=progress, warn=_say)
         except KeyboardInterrupt:
             print(f"sat: interrupted; finished cells are kept in {args.out}: rerun the same "
                   "command to resume", file=sys.stderr)
@@ -448,17 +452,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     print(f"reproduce ({size}): {len(parts)} sweeps, {total:,} agent-rounds, "
           f"{args.workers} worker(s) -> {out}", flush=True)
     start = time.perf_counter()
-
-    def say(message: str) -> None:
-        print(f"sat: {message}", file=sys.stderr, flush=True)
-
     # One pool for every part: its workers keep the compiled kernels they have loaded.
     with default_executor(args.workers) as pool:
         for name, spec in parts.items():
             print(f"-- {name}: {len(spec.cells)} cells", flush=True)
             with _progress_display(len(spec.cells)) as progress:
                 try:
-                    run_sweep(spec, out / name, executor=pool, progress=progress, warn=say)
+                    run_sweep(spec, out / name, executor=pool, progress=progress, warn=_say)
                 except SpecError:
                     raise ValueError(f"{out / name} holds results of other sweeps than this "
                                      f"version's bundled {name!r} part: use another --out, or "
@@ -477,7 +477,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     print("writing the reports ...", flush=True)
     links = {}
     for name in parts:
-        page = write_report(load(out / name, warn=say), out / name / "report",
+        page = write_report(load(out / name, warn=_say), out / name / "report",
                             title=f"reproduce ({size}): {name}",
                             learners=_spec_learners(out / name))
         links[name] = str(page.relative_to(out))
@@ -489,11 +489,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     print(f"table: {out / 'claims.md'}")
     print(f"report: {index}")
     return 0
-
-
-def _say(message: str) -> None:
-    """A warning from a sweep (a damaged cell recomputed, a stray file ignored): one line."""
-    print(f"sat: {message}", file=sys.stderr, flush=True)
 
 
 def cmd_results(args: argparse.Namespace) -> int:

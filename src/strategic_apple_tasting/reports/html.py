@@ -271,9 +271,10 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
     notes.append("Theorem exponents: E[regret] = Õ(T<sup>exponent</sup>) as the paper states "
                  "it; “—”: no theorem (baselines). A caveat marks runs outside a theorem's "
                  "assumptions (the unknown-horizon learner before its switching time τ*, the "
-                 "oracle when not every agent games): there the theorem's exponent is no "
-                 "yardstick for the fitted one. An exponent is “undefined” when there is "
-                 "nothing positive to fit (regret 0) or too few points. Fitted exponents are "
+                 "oracle or any strategy-aware learner when not every agent games): there "
+                 "the theorem's exponent is no yardstick for the fitted one. An exponent is "
+                 "“undefined” when there is nothing positive to fit (regret 0) or too few "
+                 "points. Fitted exponents are "
                  "least-squares slopes of log mean regret on log t; their 95% intervals come "
                  "from resampling whole seeds (points along one run are dependent, so a "
                  "regression's standard error is no interval).")
