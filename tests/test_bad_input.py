@@ -39,7 +39,7 @@ CLI: list[tuple[list[str], str]] = [
     (["run", "-l", "strategic_apple_tasting.learners:Nothing", "-d", "2", "-T", "5", *OUT],
      "'strategic_apple_tasting.learners' has no 'Nothing'"),
     (["run", "-l", "strategic_apple_tasting.learners:Learner", "-d", "2", "-T", "5", *OUT],
-     "has no compiled kernels (LearnerKernels)"),
+     "(Learner) has no name: a learner class sets name"),
     (["run", "-l", "strategic_apple_tasting:Game", "-d", "2", "-T", "5", *OUT],
      "not a Learner subclass"),
     (["run", "-l", "sa-ols", "-T", "5", *OUT], "required: --dimension"),

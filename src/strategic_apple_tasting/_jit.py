@@ -2,11 +2,15 @@
 
 Three jobs:
 
-* **Caching keyed on the whole package.** The simulation kernel inlines the learner, context and
-  agent code of other modules. Numba stamps a cache entry with the source of the *one* file that
-  defines the function, so editing a learner would leave a stale kernel in the cache and silently
-  run old code. We register a cache locator that stamps every function of this package with a
-  hash of the source of every compiled layer (game, learners, engine) instead.
+* **Caching keyed on what a function can reach, and no more.** The simulation kernel inlines
+  the learner, context and agent code of other modules. Numba stamps a cache entry with the
+  source of the *one* file that defines the function, so editing a learner would leave a stale
+  kernel in the cache and silently run old code. We register a cache locator that stamps each
+  function of this package with the source of its file and of every file of the package that
+  file imports (:func:`source_stamp`), and key each entry also on the source behind each class
+  its signature names (:func:`class_stamp`: a learner's state class leads to that learner's
+  kernels). Editing one learner recompiles that learner's kernels and the engine's loop for
+  that learner; the other learners' entries stay valid.
 * **No stale kernel for code outside the package.** A learner defined in a user's own file
   reaches the package's compiled functions (the engine's loop inlines its kernels), whose cache
   entries are stamped with the package's source only: edited, that learner would still run its
@@ -21,6 +25,7 @@ Three jobs:
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import hashlib
 import marshal
@@ -37,23 +42,70 @@ from numba.core import caching, types
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
-#: The layers whose code compiled functions can reach; editing a report or the CLI does not
-#: invalidate compiled kernels.
-_COMPILED_LAYERS = ("_jit.py", "game", "learners", "engine")
+def _module_file(parts: tuple[str, ...]) -> Path | None:
+    """The file of the package's module ``a.b.c`` (a module or a subpackage), if it exists."""
+    if not parts or parts[0] != _PACKAGE_DIR.name:
+        return None
+    base = _PACKAGE_DIR.joinpath(*parts[1:])
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
 
 
-def _package_stamp() -> bytes:
-    digest = hashlib.sha256()
-    paths = [p for layer in _COMPILED_LAYERS for p in
-             ([_PACKAGE_DIR / layer] if layer.endswith(".py")
-              else sorted((_PACKAGE_DIR / layer).rglob("*.py")))]
-    for path in paths:
-        digest.update(path.relative_to(_PACKAGE_DIR).as_posix().encode())
-        digest.update(path.read_bytes())
-    return digest.digest()
+def _imports(path: Path) -> set[Path]:
+    """The package's files that ``path`` imports, read from its import statements.
+
+    A module imported from a package counts, not the package's ``__init__`` (importing
+    ``learners.base`` runs ``learners/__init__.py``, but the code reached is ``base``'s);
+    ``from pkg import name`` counts ``pkg/name.py`` when ``name`` is a module, else ``pkg``.
+    """
+    parts = path.relative_to(_PACKAGE_DIR.parent).with_suffix("").parts
+    package = parts[:-1]  # a module's package; ``pkg/__init__``'s is ``pkg`` too
+    found: set[Path] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if (file := _module_file(tuple(alias.name.split(".")))) is not None:
+                    found.add(file)
+        elif isinstance(node, ast.ImportFrom):
+            target = (package[:len(package) - node.level + 1] if node.level else ())
+            target += tuple(node.module.split(".")) if node.module else ()
+            for alias in node.names:
+                file = _module_file((*target, alias.name)) or _module_file(target)
+                if file is not None:
+                    found.add(file)
+    found.discard(path)
+    return found
 
 
-_STAMP = _package_stamp()
+_CLOSURE_STAMPS: dict[Path, str] = {}
+
+
+def source_stamp(path: str | Path) -> str:
+    """A hash of the source of a file of the package and of every file of the package it
+    imports, directly or not: everything a compiled function defined there can inline.
+
+    A compiled function's cache entries are stamped with it, so editing one learner's file
+    recompiles what imports that file and nothing else (the engine's loop, which reaches a
+    learner only through the class of its state, is keyed on that class:
+    :func:`class_stamp`). Computed once a process, from the files as they are then.
+    """
+    start = Path(path).resolve()
+    if start not in _CLOSURE_STAMPS:
+        seen: set[Path] = set()
+        todo = [start]
+        while todo:
+            file = todo.pop()
+            if file not in seen:
+                seen.add(file)
+                todo.extend(_imports(file))
+        digest = hashlib.sha256()
+        for file in sorted(seen | {_PACKAGE_DIR / "_jit.py"}):
+            digest.update(file.relative_to(_PACKAGE_DIR).as_posix().encode())
+            digest.update(file.read_bytes())
+        _CLOSURE_STAMPS[start] = digest.hexdigest()
+    return _CLOSURE_STAMPS[start]
 
 
 def cache_root() -> Path:
@@ -70,33 +122,31 @@ def cache_root() -> Path:
 
 
 _PRUNED = False
-_KEEP_VERSIONS = 4
+
+
+#: The directory (under ``cache_root()/numba``) of this layout of the cache; the others are
+#: earlier layouts, deleted once a process.
+_LAYOUT = "by-module"
 
 
 def _stamped_root() -> Path:
-    """The cache directory of this version of the compiled layers.
-
-    Each version gets its own directory, so numba never reads an index written by other code
-    (an index naming a class that no longer exists would crash on loading). Directories of all
-    but the few most recently used versions are deleted, once per process.
-    """
+    """The directory holding the package's cache entries (each stamped by its own sources)."""
     global _PRUNED
     base = cache_root() / "numba"
-    here = base / _STAMP.hex()[:16]
+    here = base / _LAYOUT
     if not _PRUNED:
         _PRUNED = True
         try:
-            others = sorted((p for p in base.iterdir() if p.is_dir() and p != here),
-                            key=lambda p: p.stat().st_mtime, reverse=True)
+            others = [p for p in base.iterdir() if p.is_dir() and p != here]
         except OSError:
             others = []
-        for old in others[_KEEP_VERSIONS - 1:]:
+        for old in others:  # a whole-package stamp per directory, before this layout
             shutil.rmtree(old, ignore_errors=True)
     return here
 
 
 class _PackageCacheLocator(caching._CacheLocator):
-    """Locate cache files for this package's functions, stamped with the compiled layers' hash."""
+    """Locate cache files for this package's functions, stamped with :func:`source_stamp`."""
 
     def __init__(self, py_func: Callable, py_file: str) -> None:
         self._py_file = py_file
@@ -107,8 +157,8 @@ class _PackageCacheLocator(caching._CacheLocator):
     def get_cache_path(self) -> str:
         return self._cache_path
 
-    def get_source_stamp(self) -> bytes:
-        return _STAMP
+    def get_source_stamp(self) -> str:
+        return source_stamp(self._py_file)
 
     def get_disambiguator(self) -> str:
         return str(self._lineno)
@@ -194,6 +244,39 @@ def external_stamp(cls: type) -> str | None:
     return _STAMPS[cls]
 
 
+_CLASS_STAMPS: dict[type, str] = {}
+
+
+def class_stamp(cls: type) -> str:
+    """A hash of the source that compiled code specialized for ``cls`` reaches through it: for
+    a class of the package (a learner's state, an agent or context model), the
+    :func:`source_stamp` of its module and of the modules of the compiled functions registered
+    for it (:func:`note_kernels`); for a class outside the package, :func:`external_stamp`.
+
+    The engine's loop is compiled once per learner state class, and reaches the learner's
+    code only through dispatch tables keyed by that class: its cache entries are keyed on
+    this stamp, so editing one learner's kernels recompiles the loop for that learner only.
+
+    Examples
+    --------
+    >>> from strategic_apple_tasting.learners.baselines import FixedPolicyState
+    >>> len(class_stamp(FixedPolicyState))
+    64
+    """
+    outside = external_stamp(cls)
+    if outside is not None:
+        return outside
+    if cls not in _CLASS_STAMPS:
+        files = {sys.modules[cls.__module__].__file__}
+        files |= {sys.modules[getattr(f, "py_func", f).__module__].__file__
+                  for f in _KERNEL_CODE.get(cls, [])}
+        digest = hashlib.sha256()
+        for file in sorted(files):
+            digest.update(source_stamp(file).encode())
+        _CLASS_STAMPS[cls] = digest.hexdigest()
+    return _CLASS_STAMPS[cls]
+
+
 def _classes(typ: Any) -> Iterator[type]:
     """The Python classes behind the namedtuple types within a numba type (tuples nest)."""
     if isinstance(typ, types.BaseNamedTuple):
@@ -227,7 +310,8 @@ class _StampedCache(caching.FunctionCache):
 
     def _index_key(self, sig: Any, codegen: Any) -> tuple:
         key = super()._index_key(sig, codegen)
-        stamps = self._stamps(sig)
+        args = sig.args if hasattr(sig, "args") else sig
+        stamps = tuple(sorted({class_stamp(cls) for typ in args for cls in _classes(typ)}))
         return (*key, stamps) if stamps else key
 
     @contextlib.contextmanager

@@ -1,8 +1,9 @@
 """Public checks for learners, in the manner of scikit-learn's ``check_estimator``.
 
-A learner written outside the package (or inside it) passes when it keeps the protocol's
-promises: the compiled engine gives, bit for bit, what a round-by-round loop through the
-per-round API gives; the same seed gives the same trace; ``reset`` clears everything; a
+A learner written outside the package (or inside it), compiled or plain Python, passes when it
+keeps the protocol's promises: the engine gives, bit for bit, what a round-by-round loop
+through the per-round API gives (and a compiled learner gives the same table on the compiled and
+the reference path); the same seed gives the same trace; ``reset`` clears everything; a
 strategy-aware learner never learns from a point an agent moved; it pickles and continues where
 it stood; its hyperparameters round-trip; bad input is one clear ``ValueError``.
 
@@ -12,8 +13,9 @@ it stood; its hyperparameters round-trip; bad input is one clear ``ValueError``.
 * :func:`parametrize_with_checks` is a pytest decorator over those pairs: one test each.
 
 Each check takes a learner instance and uses clones of it (the instance is not changed), so
-learners with parameters are checked as configured. The round-by-round loop, :func:`replay`, is
-the slow, obviously-correct reference the engine is held to.
+learners with parameters are checked as configured. The round-by-round loop, :func:`replay`
+(the engine's reference loop, :func:`~strategic_apple_tasting.engine.play`, kept round by
+round), is the slow, obviously-correct reference the engine is held to.
 
 Examples
 --------
@@ -33,9 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from .engine import run_one, simulate
+from .engine import play, run_one, run_reference, simulate
 from .engine.grid import recording_grid
-from .game import FEEDBACK, BoundedRatioMixture, Game
+from .game import FEEDBACK, BoundedRatioMixture, Game, GeneralRule, LinearThreshold
 from .learners import Learner
 
 #: Rounds of the checks' runs: enough for every learner to leave its first phase.
@@ -53,25 +55,10 @@ def replay(game: Game, learner: Learner, seed: int, horizon: int) -> dict[str, A
     """
     inst = game.instance(seed)
     lr = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"])
-    out: dict[str, list] = {k: [] for k in ("accepted", "moved", "used", "regret", "realized",
-                                             "threshold")}
-    for _ in range(horizon):
-        rule = lr.policy()
-        x = inst.next_context()
-        x_obs, moved = inst.next_response(rule, x)
-        a = lr.act(x_obs)
-        r1, rew0 = inst.next_rewards(x)
-        gap = inst.gap(x)
-        best = gap >= 0
-        out["regret"].append(abs(gap) if a != best else 0.0)
-        out["realized"].append((r1 if best else rew0) - (r1 if a else rew0))
-        observed = a or game.feedback == "bandit"
-        used = lr.update(x_obs, a, (r1 if a else rew0) if observed else None)
-        out["accepted"].append(a)
-        out["moved"].append(moved)
-        out["used"].append(used)
-        out["threshold"].append(rule.threshold)
-    res: dict[str, Any] = {k: np.array(v) for k, v in out.items()}
+    rounds = list(play(inst, lr, horizon))
+    res: dict[str, Any] = {key: np.array([getattr(r, key) for r in rounds])
+                           for key in ("accepted", "moved", "used", "regret", "realized",
+                                       "threshold")}
     res["learner"] = lr
     return res
 
@@ -127,8 +114,12 @@ def _game(feedback: str, **kw: Any) -> Game:
 
 # -- the checks --------------------------------------------------------------------------------
 
+def _compiled(learner: Learner) -> bool:
+    return type(learner).kernels is not None
+
+
 def check_engine_matches_per_round_api(learner: Learner, feedback: str) -> None:
-    """The compiled engine and a user's round-by-round loop give identical results."""
+    """The engine and a user's round-by-round loop give identical results."""
     game = _game(feedback, r0=0.1 if feedback == "apple" else 0.0)
     rep = replay(game, learner.clone(), seed=5, horizon=HORIZON)
     table = simulate(game, [learner.clone()], HORIZON, seeds=[5]).to_pydict()
@@ -137,11 +128,25 @@ def check_engine_matches_per_round_api(learner: Learner, feedback: str) -> None:
                         ("clean", "clean"), ("gamed_as_clean", "gamed_as_clean"),
                         ("regret", "regret"), ("realized_regret", "realized")):
         assert np.array_equal(table[column], want[key]), f"{column} differs"  # bit for bit
-    bound, _, _ = run_one(game, learner.clone(), 5, recording_grid(HORIZON))
+    run = run_one if _compiled(learner) else run_reference
+    bound, _, _ = run(game, learner.clone(), 5, recording_grid(HORIZON))
     est_engine, est_loop = bound.estimate(), rep["learner"].estimate()
     assert (est_engine is None) == (est_loop is None), "one path has an estimate"
     if est_engine is not None:
         assert np.array_equal(est_engine, est_loop), "estimates differ"
+
+
+def check_compiled_matches_reference(learner: Learner, feedback: str) -> None:
+    """A compiled learner gives bit-identical tables on the compiled path and on the Python
+    reference path, agents that move included (its learned state too)."""
+    game = _game(feedback, r0=0.1 if feedback == "apple" else 0.0, truthful=0.3)
+    a = simulate(game, [learner.clone()], HORIZON, seeds=[6, 7], engine="compiled")
+    b = simulate(game, [learner.clone()], HORIZON, seeds=[6, 7], engine="reference")
+    for name in a.column_names:
+        assert tables_identical(a.select([name]), b.select([name])), f"{name} differs"
+
+
+check_compiled_matches_reference.compiled_only = True  # type: ignore[attr-defined]
 
 
 def check_same_seed_same_trace(learner: Learner, feedback: str) -> None:
@@ -166,6 +171,8 @@ def check_never_uses_gamed_point_as_clean(learner: Learner, feedback: str) -> No
     """A strategy-aware learner never learns from a moved point, in any setting; any learner's
     count of gamed points learned from is bounded by the moved and the clean ones."""
     aware = type(learner).strategy_aware
+    # A plain-Python learner runs on the (slower) reference loop: shorter runs.
+    horizon = 2000 if _compiled(learner) else 500
     # Each context model costs a compilation of the engine loop: a learner unaware of gaming
     # is checked for the bookkeeping bound only, on the default model.
     for contexts in (None, BoundedRatioMixture(c0=0.3)) if aware else (None,):
@@ -175,7 +182,7 @@ def check_never_uses_gamed_point_as_clean(learner: Learner, feedback: str) -> No
                 kw["contexts"] = contexts
             for delta in (0.05, 0.5):
                 game = Game(dimension=3, delta=delta, feedback=feedback, **kw)
-                t = simulate(game, [learner.clone()], 2000, seeds=2).to_pydict()
+                t = simulate(game, [learner.clone()], horizon, seeds=2).to_pydict()
                 gamed = np.array(t["gamed_as_clean"])
                 assert np.all(gamed <= np.minimum(t["moved"], t["clean"])), "bookkeeping"
                 if aware:
@@ -195,12 +202,28 @@ def check_pickles(learner: Learner, feedback: str) -> None:
         a = lr.act(x)
         lr.update(x, a, 0.5 if a else None)
     revived = pickle.loads(pickle.dumps(lr))
+    points = np.random.default_rng(1).uniform(-1, 1, size=(16, 3))
     for _ in range(20):
-        assert revived.policy() == lr.policy(), "a revived learner publishes another rule"
+        assert _same_rule(revived.policy(), lr.policy(), points), \
+            "a revived learner publishes another rule"
         a = lr.act(x)
         assert revived.act(x) == a
         lr.update(x, a, 0.4 if a else None)
         revived.update(x, a, 0.4 if a else None)
+
+
+def _same_rule(a: LinearThreshold | GeneralRule, b: LinearThreshold | GeneralRule,
+               points: np.ndarray) -> bool:
+    """Two published rules are the same: equal (compiled rules), or, for rules given by
+    Python functions (which cannot be compared), the same linear part and the same g on
+    ``points``."""
+    if a == b:
+        return True
+    if not (isinstance(a, GeneralRule) and isinstance(b, GeneralRule)
+            and a.function is not None and b.function is not None):
+        return False
+    return (np.array_equal(a.beta, b.beta) and a.threshold == b.threshold
+            and all(a.value(p) == b.value(p) for p in points))
 
 
 def check_params_round_trip(learner: Learner, feedback: str) -> None:
@@ -237,7 +260,7 @@ def check_bad_input(learner: Learner, feedback: str) -> None:
 CHECKS: tuple[Callable[[Learner, str], None], ...] = (
     check_params_round_trip, check_bad_input, check_pickles, check_reset_clears_state,
     check_same_seed_same_trace, check_engine_matches_per_round_api,
-    check_never_uses_gamed_point_as_clean)
+    check_compiled_matches_reference, check_never_uses_gamed_point_as_clean)
 
 
 def _selected(checks: Sequence[str] | None) -> tuple[Callable[[Learner, str], None], ...]:
@@ -259,6 +282,8 @@ def _cases(learner: Learner, feedback: Iterable[str], checks: Sequence[str] | No
         if mode not in FEEDBACK:
             raise ValueError(f"feedback must be among {', '.join(FEEDBACK)}, got {mode!r}")
         for check in _selected(checks):
+            if getattr(check, "compiled_only", False) and not _compiled(learner):
+                continue  # a plain-Python learner has no compiled path to compare
             yield check, mode
 
 

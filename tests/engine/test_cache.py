@@ -146,3 +146,47 @@ def test_a_learner_defined_without_a_file_never_runs_a_stale_kernel(tmp_path):
     # compiled in each process: never a hit, but never stale either.
     assert run(-1.0) == {"accepted": 200, "misses": 1}
     assert run(1.0) == {"accepted": 0, "misses": 1}
+
+
+INCREMENTAL = """
+import json, sys
+import strategic_apple_tasting
+from strategic_apple_tasting import Game, simulate
+from strategic_apple_tasting.engine.kernel import run_rounds
+assert strategic_apple_tasting.__file__.startswith(sys.argv[1]), strategic_apple_tasting.__file__
+simulate(Game(dimension=2), ["accept-all", "sa-ols"], 10, seeds=1)
+print(json.dumps({"hits": sum(run_rounds.stats.cache_hits.values()),
+                  "misses": sum(run_rounds.stats.cache_misses.values())}))
+"""
+
+
+def test_editing_one_learner_recompiles_only_what_depends_on_it(tmp_path):
+    """A copy of the package, edited file by file: the engine's loop is compiled anew for the
+    learner whose kernels changed, and served from the cache for the other one."""
+    import shutil
+    from pathlib import Path
+
+    import strategic_apple_tasting
+
+    copy = tmp_path / "src" / "strategic_apple_tasting"
+    shutil.copytree(Path(strategic_apple_tasting.__file__).parent, copy,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "SAT_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": str(tmp_path / "src")}
+
+    def run() -> dict:
+        out = subprocess.run([sys.executable, "-c", INCREMENTAL, str(copy)], env=env,
+                             capture_output=True, text=True, check=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+    def touch(name: str) -> None:
+        path = copy / name
+        path.write_text(path.read_text() + "\n# edited\n")
+
+    assert run() == {"hits": 0, "misses": 2}
+    touch("learners/phased_ols.py")  # SA-OLS's kernels (accept-all's are in baselines.py)
+    assert run() == {"hits": 1, "misses": 1}
+    touch("learners/greedy_ols.py")  # SA-OLS's Python class only: no compiled code
+    assert run() == {"hits": 2, "misses": 0}
+    touch("learners/baselines.py")  # accept-all's kernels: the other way round
+    assert run() == {"hits": 1, "misses": 1}

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -17,6 +19,41 @@ from strategic_apple_tasting.learners import SAOLS, learner_class, make_learner
 from tests.engine.test_cache import LEARNER
 
 OUTSIDE = "mine.learner:FixedThreshold"
+PLAIN_NAME = "mine.plain:PlainGreedy"
+#: A plain-Python learner as a user writes it: greedy least squares on every accepted point,
+#: with a little random exploration (so the learner's stream is used).
+PLAIN = textwrap.dedent("""
+    import numpy as np
+
+    from strategic_apple_tasting.game import LinearThreshold
+    from strategic_apple_tasting.learners import Learner
+
+
+    class PlainGreedy(Learner):
+        name = "plain-greedy"
+        strategy_aware = False
+
+        def __init__(self, ridge=1.0, explore=0.05, r0=None, feedback=None):
+            self.ridge, self.explore, self.r0, self.feedback = ridge, explore, r0, feedback
+
+        def _init_state(self, d):
+            self._gram, self._xy = self.ridge * np.eye(d), np.zeros(d)
+
+        def _publish(self):
+            if self._rng.random() < self.explore:
+                return LinearThreshold(beta=np.zeros(self._d), threshold=-1.0)  # accept all
+            return LinearThreshold(beta=self._estimate(), threshold=self.r0)
+
+        def _learn(self, rule, x_obs, accepted, reward):
+            if not accepted or reward is None:
+                return False
+            self._gram += np.outer(x_obs, x_obs)
+            self._xy += reward * x_obs
+            return True
+
+        def _estimate(self):
+            return np.linalg.solve(self._gram, self._xy)
+    """)
 
 
 @pytest.fixture
@@ -27,11 +64,12 @@ def outside(tmp_path, monkeypatch):
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "learner.py").write_text("THRESHOLD = -1.0\n" + LEARNER)
-    (package / "plain.py").write_text(textwrap.dedent("""
+    (package / "plain.py").write_text(PLAIN)
+    (package / "broken.py").write_text(textwrap.dedent("""
         from strategic_apple_tasting.learners import Learner
 
-        class PlainGreedy(Learner):
-            name = "plain"
+        class NoHooks(Learner):
+            name = "no-hooks"
         """))
     monkeypatch.syspath_prepend(str(tmp_path / "src"))
     path = os.pathsep.join([str(tmp_path / "src"), os.environ.get("PYTHONPATH", "")])
@@ -51,7 +89,9 @@ def test_an_import_path_resolves_to_the_class(outside):
     ("no_such_module:Thing", "cannot import 'no_such_module'"),
     ("mine.learner:Missing", "'mine.learner' has no 'Missing'"),
     ("mine.learner:np", "is <module 'numpy'"),
-    ("mine.plain:PlainGreedy", "has no compiled kernels (LearnerKernels)"),
+    ("mine.broken:NoHooks", "cannot import 'mine.broken' (TypeError: learner NoHooks must set "
+                            "kernels (a compiled learner) or define _publish and _learn"),
+    ("strategic_apple_tasting.learners:Learner", "(Learner) has no name"),
 ])
 def test_a_bad_learner_name_is_one_line(outside, name, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -60,7 +100,12 @@ def test_a_bad_learner_name_is_one_line(outside, name, message):
 
 def test_an_outside_learner_passes_the_public_checks(outside):
     check_learner(make_learner(OUTSIDE), checks=["check_params_round_trip", "check_bad_input",
-                                                 "check_engine_matches_per_round_api"])
+                                                 "check_engine_matches_per_round_api",
+                                                 "check_compiled_matches_reference"])
+
+
+def test_a_plain_python_learner_passes_every_public_check(outside):
+    check_learner(make_learner(PLAIN_NAME))
 
 
 def _sat(*argv: str, cwd) -> subprocess.CompletedProcess:
@@ -69,25 +114,31 @@ def _sat(*argv: str, cwd) -> subprocess.CompletedProcess:
 
 
 def test_sat_run_sweep_and_report_take_an_outside_learner(outside):
-    run = _sat("run", "-l", OUTSIDE, "-l", "oracle", "-d", "2", "-T", "300", "--seeds", "2",
-               "-o", "run", cwd=outside)
+    run = _sat("run", "-l", OUTSIDE, "-l", PLAIN_NAME, "-l", "oracle", "-d", "2", "-T", "300",
+               "--seeds", "2", "-o", "run", cwd=outside)
     assert run.returncode == 0, run.stderr
     table = pq.read_table(outside / "run" / "results.parquet")
-    assert set(table.column("learner").to_pylist()) == {"fixed-threshold", "oracle"}
+    assert set(table.column("learner").to_pylist()) == {"fixed-threshold", "plain-greedy",
+                                                        "oracle"}
+    plain = table.filter(pc.equal(table.column("learner"), "plain-greedy"))
+    assert plain.num_rows == table.num_rows // 3  # the same rows and columns as the others
+    assert np.all(np.isfinite(plain.column("theta_error").to_numpy()[5:]))
     (outside / "spec.toml").write_text(
         'horizon = 300\nseeds = 2\nseeds_per_cell = 1\n[game]\ndimension = 2\n'
-        f'[[learners]]\nname = "{OUTSIDE}"\n[[learners]]\nname = "oracle"\n')
+        f'[[learners]]\nname = "{OUTSIDE}"\n[[learners]]\nname = "{PLAIN_NAME}"\n'
+        '[[learners]]\nname = "oracle"\n')
     sweep = _sat("sweep", "spec.toml", "-o", "sweep", "--workers", "2", cwd=outside)
     assert sweep.returncode == 0, sweep.stderr  # spawned workers imported it by name
     report = _sat("report", "sweep", cwd=outside)
     assert report.returncode == 0, report.stderr
-    assert OUTSIDE in (outside / "sweep" / "report" / "index.html").read_text()
+    page = (outside / "sweep" / "report" / "index.html").read_text()
+    assert OUTSIDE in page and PLAIN_NAME in page
 
 
 def test_a_spec_names_an_outside_learner_and_its_parameters(outside):
     spec = check_spec({"horizon": 50, "game": {"dimension": 2},
                        "learners": [{"name": OUTSIDE, "feedback": "apple"}]})
     assert spec.cells[0].learner == OUTSIDE
-    with pytest.raises(ValueError, match=r"learners\[0\]\.name: learner 'mine.plain:Plain"):
+    with pytest.raises(ValueError, match=r"learners\[0\]\.name: learner 'mine.broken:NoHooks"):
         check_spec({"horizon": 50, "game": {"dimension": 2},
-                    "learners": [{"name": "mine.plain:PlainGreedy"}]})
+                    "learners": [{"name": "mine.broken:NoHooks"}]})

@@ -95,8 +95,13 @@ def test_etc_is_fitted_across_horizons_and_needs_three_of_them(sweep):
     assert F.fit_exponent(table, "oracle").shown() == "undefined: regret 0"
 
 
-def test_theorem_exponents_live_in_one_table():
+def test_theorem_exponents_live_on_the_learner_classes():
+    from strategic_apple_tasting.learners import LEARNERS, SAOLS
+
     rate = F.THEOREM_RATES
+    assert rate["sa-ols"] is SAOLS.theorem and set(rate) == {
+        name for name, cls in LEARNERS.items() if cls.theorem is not None}
+    assert F.theorem_of("sa-ols(delta=0.2)") is SAOLS.theorem
     assert rate["sa-ols"].exponent(5) == 0.5
     assert math.isclose(rate["etc"].exponent(5), 2 / 3)
     assert math.isclose(rate["exp3-sae"].exponent(1), 2 / 3)

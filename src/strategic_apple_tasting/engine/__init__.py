@@ -1,7 +1,10 @@
-"""The simulation engine: the compiled round loop and the seed-batched driver."""
+"""The simulation engine: the compiled round loop, its Python reference, and the seed-batched
+driver."""
 
 from .grid import MAX_PER_DECADE, recording_grid
+from .reference import play, run_reference
 from .simulate import (
+    ENGINES,
     MAX_HORIZON,
     MAX_SEED,
     RESULT_COLUMNS,
@@ -12,5 +15,6 @@ from .simulate import (
     simulate,
 )
 
-__all__ = ["MAX_HORIZON", "MAX_PER_DECADE", "MAX_SEED", "RESULT_COLUMNS", "check_horizon",
-           "memory_needed", "physical_memory", "recording_grid", "run_one", "simulate"]
+__all__ = ["ENGINES", "MAX_HORIZON", "MAX_PER_DECADE", "MAX_SEED", "RESULT_COLUMNS",
+           "check_horizon", "memory_needed", "physical_memory", "play", "recording_grid",
+           "run_one", "run_reference", "simulate"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -11,20 +12,25 @@ import numpy as np
 import pyarrow as pa
 
 from ..game.game import Game
-from ..learners import Learner, make_learner
+from ..learners import LEARNERS, Learner, make_learner
 from .grid import recording_grid
 from .kernel import FLOAT_COLUMNS, INT_COLUMNS, run_rounds
+from .reference import run_reference
 from .stackelberg import stackelberg_shortfall
 
 #: Columns every results table has, before the settings columns.
-RESULT_COLUMNS = ("learner", "seed", "t", "regret", "stackelberg_regret", "stackelberg_exact",
-                  "realized_regret", *INT_COLUMNS, "theta_error")
+RESULT_COLUMNS = ("learner", "learner_name", "learner_params", "seed", "t", "regret",
+                  "stackelberg_regret", "stackelberg_exact", "realized_regret", *INT_COLUMNS,
+                  "theta_error")
 
 #: The longest run: rounds are counted in int64, and at the engine's ~10⁷ rounds a second a
 #: run of 10¹² rounds already takes more than a day.
 MAX_HORIZON = 10**12
 #: Seeds are int64 columns of the results.
 MAX_SEED = 2**63 - 1
+
+#: The engine's paths: ``auto`` runs a compiled learner compiled and any other on the reference.
+ENGINES = ("auto", "compiled", "reference")
 
 
 def _as_learner(spec: Learner | str) -> Learner:
@@ -58,7 +64,8 @@ def _grid(game: Game, learner: Learner, horizon: int, per_decade: int) -> np.nda
 
 def run_one(game: Game, learner: Learner, seed: int, record_at: np.ndarray
             ) -> tuple[Learner, np.ndarray, np.ndarray]:
-    """Run one learner on one seed; returns the bound, run learner and the two output arrays."""
+    """Run one compiled learner on one seed with the compiled loop; returns the bound, run
+    learner and the two output arrays (:func:`.reference.run_reference` is its Python twin)."""
     inst = game.instance(seed)
     horizon = int(record_at[-1])
     bound = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"])
@@ -109,7 +116,8 @@ def _gib(n: float) -> str:
 def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, horizon: int,
              seeds: int | Iterable[int] = 1, *, threads: int = 1, per_decade: int = 20,
              max_memory: int | None = None,
-             progress: Callable[[int, int], None] | None = None) -> pa.Table:
+             progress: Callable[[int, int], None] | None = None,
+             engine: str = "auto") -> pa.Table:
     """Simulate ``learners`` on ``game`` for ``horizon`` rounds on each seed.
 
     Every learner meets the same agents and noise on a given seed (common random numbers), and a
@@ -119,7 +127,8 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
     ----------
     game : Game
     learners : learner, name, or a sequence of them
-        Unset ``delta``, ``r0`` and ``feedback`` are taken from the game.
+        Unset ``delta``, ``r0`` and ``feedback`` are taken from the game. Compiled learners and
+        plain-Python ones alike (:class:`~strategic_apple_tasting.learners.Learner`).
     horizon : int
         Rounds T per run.
     seeds : int or iterable of int
@@ -136,11 +145,16 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
     progress : callable, optional
         Called as ``progress(runs_done, runs_total)`` in the calling thread after each
         learner × seed run finishes.
+    engine : {"auto", "compiled", "reference"}
+        The compiled loop (:mod:`.kernel`) or the Python reference loop (:mod:`.reference`),
+        which give bit-identical tables for a compiled learner; ``auto`` runs each compiled
+        learner compiled and each plain-Python learner on the reference loop.
 
     Returns
     -------
     pyarrow.Table
-        One row per learner × seed × recorded round: ``learner, seed, t, regret,
+        One row per learner × seed × recorded round: ``learner`` (its label),
+        ``learner_name`` (:func:`learner_id`), ``learner_params`` (JSON), ``seed, t, regret,
         stackelberg_regret, stackelberg_exact, realized_regret, accepted, moved, clean,
         learned, gamed_as_clean, theta_error`` and one column per game setting plus ``horizon``.
         ``stackelberg_regret`` equals ``regret`` when ``stackelberg_exact``; otherwise it is a
@@ -156,12 +170,17 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
                     ([learners] if isinstance(learners, Learner | str) else learners)]
     if not learner_list:
         raise ValueError("learners must not be empty")
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     for lr in learner_list:
-        if not isinstance(lr, Learner) or getattr(type(lr), "kernels", None) is None:
-            raise ValueError(f"learners must be compiled learners (a Learner with "
-                             f"LearnerKernels) or their names, got {lr!r}: the engine runs "
-                             "compiled learners only for now")
+        if not isinstance(lr, Learner):
+            raise ValueError(f"learners must be Learner instances or their names, got {lr!r}")
+        if engine == "compiled" and type(lr).kernels is None:
+            raise ValueError(f"engine 'compiled' runs compiled learners only; {lr.name} is a "
+                             "plain-Python learner (use engine 'auto' or 'reference')")
+    compiled = [engine != "reference" and type(lr).kernels is not None for lr in learner_list]
     names = [lr.name for lr in learner_list]
+    identities = [(learner_id(lr), learner_params(lr)) for lr in learner_list]
     seed_list = _seeds(seeds)
     horizon = check_horizon(horizon)
     recording_grid(horizon, per_decade)  # checks per_decade
@@ -182,7 +201,8 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
         i, s = job
         # Keep the recorded rows only: a finished run's learner state is freed at once, so
         # the runs in flight bound the memory (as memory_needed assumes).
-        _, out_float, out_int = run_one(game, learner_list[i], s, grids[i])
+        path = run_one if compiled[i] else run_reference
+        _, out_float, out_int = path(game, learner_list[i], s, grids[i])
         return out_float, out_int
 
     def report(done: int) -> None:
@@ -205,7 +225,7 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
             outputs = [f.result() for f in futures]
             shortfalls = [f.result() for f in behind]
     by_seed = dict(zip(seed_list, shortfalls, strict=True))
-    return _table(game, horizon, names, jobs, grids, outputs, by_seed, everywhere)
+    return _table(game, horizon, names, identities, jobs, grids, outputs, by_seed, everywhere)
 
 
 def _label(names: list[str], index: int) -> str:
@@ -216,12 +236,28 @@ def _label(names: list[str], index: int) -> str:
     return f"{name}#{names[:index + 1].count(name)}"
 
 
-def _table(game: Game, horizon: int, names: list[str], jobs: list[tuple[int, int]],
-           grids: list[np.ndarray], outputs: list, shortfalls: dict[int, np.ndarray | None],
-           everywhere: np.ndarray) -> pa.Table:
+def learner_id(learner: Learner) -> str:
+    """The name that :func:`~strategic_apple_tasting.learners.learner_class` resolves to the
+    learner's class: its registry name, or its import path ``module:Class``."""
+    cls = type(learner)
+    if LEARNERS.get(cls.name) is cls:
+        return cls.name
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def learner_params(learner: Learner) -> str:
+    """The learner's hyperparameters as given (unset ones null), as a JSON object."""
+    return json.dumps(learner.get_params(), sort_keys=True, default=repr)
+
+
+def _table(game: Game, horizon: int, names: list[str], identities: list[tuple[str, str]],
+           jobs: list[tuple[int, int]], grids: list[np.ndarray], outputs: list,
+           shortfalls: dict[int, np.ndarray | None], everywhere: np.ndarray) -> pa.Table:
     lengths = [len(grids[i]) for i, _ in jobs]
     cols: dict[str, Any] = {
         "learner": np.repeat([_label(names, i) for i, _ in jobs], lengths),
+        "learner_name": np.repeat([identities[i][0] for i, _ in jobs], lengths),
+        "learner_params": np.repeat([identities[i][1] for i, _ in jobs], lengths),
         "seed": np.repeat([s for _, s in jobs], lengths).astype(np.int64),
         "t": np.concatenate([grids[i] for i, _ in jobs]),
     }

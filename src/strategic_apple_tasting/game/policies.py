@@ -10,16 +10,26 @@ of its state (LinUCB's optimistic rule is one). Such a learner registers, for it
 ``need_grad``); compiled code evaluates it through :func:`rule_value`, dispatched on the state's
 class, so the game evaluates a learner's rule without importing any learner. In Python the rule
 is a :class:`GeneralRule`, holding a copy of the state it was published from.
+
+A plain-Python learner publishes a general rule from a Python function g
+(:meth:`GeneralRule.from_function`): its state is a :class:`FunctionRuleState`, a handle into a
+table of Python functions, and its registered ``rule`` calls back into Python (numba's object
+mode) from the same compiled numerical best response that answers compiled rules. One search
+algorithm answers both.
 """
 
 from __future__ import annotations
 
 import copy
+import ctypes
+import itertools
 import math
+import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
+import numba
 import numpy as np
 from numba.extending import overload
 
@@ -115,6 +125,79 @@ def _rule_value_overload(rule, z, grad, need_grad):
     return None
 
 
+class FunctionRuleState(NamedTuple):
+    """The compiled side of a rule given by a Python function: a key of :data:`_FUNCTIONS`."""
+
+    handle: int
+
+
+#: Handle → (g, ∇g or None) of every live rule made by GeneralRule.from_function.
+_FUNCTIONS: dict[int, tuple[Callable, Callable | None]] = {}
+_HANDLES = itertools.count(1)
+#: Relative step of the central differences that stand in for a missing gradient.
+GRADIENT_STEP = 1e-6
+
+
+def _call_function(handle: int, z: np.ndarray, grad: np.ndarray, need_grad: bool) -> float:
+    """g(z) of a Python rule (and ∇g(z) into ``grad``), called from compiled code."""
+    g, dg = _FUNCTIONS[handle]
+    value = _checked_value(g, z)
+    if need_grad:
+        if dg is not None:
+            got = np.asarray(dg(z.copy()), dtype=float)
+            if got.shape != z.shape or not np.all(np.isfinite(got)):
+                raise ValueError(f"the rule's gradient must return {z.shape[0]} finite "
+                                 f"numbers, got {got!r}")
+            grad[:] = got
+        else:
+            probe = z.copy()
+            for i in range(z.shape[0]):
+                h = GRADIENT_STEP * max(1.0, abs(z[i]))
+                probe[i] = z[i] + h
+                up = _checked_value(g, probe)
+                probe[i] = z[i] - h
+                down = _checked_value(g, probe)
+                probe[i] = z[i]
+                grad[i] = (up - down) / (2.0 * h)
+    return value
+
+
+def _checked_value(g: Callable, z: np.ndarray) -> float:
+    value = g(z.copy())  # a copy: the search reuses its buffers, a rule may keep what it gets
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"the rule's function must return a number, got {value!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"the rule's function must return a finite number, got {value!r} "
+                         f"at {z.tolist()!r}")
+    return value
+
+
+@njit(_nrt=False, nogil=False, inline="never")  # object mode cannot be inlined
+def _function_rule(rule, z, grad, need_grad):
+    # Object mode for the call only: the search around it stays compiled. (Only arrays and
+    # plain scalars cross into object mode.)
+    handle = rule.handle
+    need = bool(need_grad)
+    # Arrays made inside code compiled without the NRT cannot be boxed: pass their addresses.
+    n, z_at, z_step, grad_at, grad_step = (z.shape[0], z.ctypes.data, z.strides[0],
+                                           grad.ctypes.data, grad.strides[0])
+    with numba.objmode(value="float64"):
+        value = _call_function(handle, _view(z_at, z_step, n), _view(grad_at, grad_step, n),
+                               need)
+    return value
+
+
+def _view(address: int, step: int, n: int) -> np.ndarray:
+    """The float64 vector of ``n`` elements ``step`` bytes apart at ``address`` (no copy)."""
+    span = (ctypes.c_char * ((n - 1) * step + 8)).from_address(address)
+    return np.ndarray((n,), dtype=np.float64, buffer=span, strides=(step,))
+
+
+RULES[FunctionRuleState] = _function_rule
+
+
 def _same(a: Any, b: Any) -> bool:
     """Equality of (nested tuples of) arrays and scalars, arrays compared element-wise."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
@@ -152,6 +235,53 @@ class GeneralRule:
     beta: np.ndarray
     threshold: float
     probability: float = 1.0
+    #: g and ∇g of a rule made by :meth:`from_function` (None for a compiled learner's rule).
+    function: Callable | None = field(default=None, repr=False)
+    derivative: Callable | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_function(cls, g: Callable[[np.ndarray], float], beta: Any, threshold: float,
+                      gradient: Callable[[np.ndarray], np.ndarray] | None = None,
+                      probability: float = 1.0) -> GeneralRule:
+        """The rule "accept iff g(x') ≥ 0" for a Python function ``g`` (a plain-Python
+        learner's non-linear rule).
+
+        ``beta`` and ``threshold`` are a linear approximation of the rule: agents' numerical
+        best response starts its search from β. ``gradient(z)`` gives ∇g(z); without it, central
+        differences stand in (2d more evaluations of g per gradient). g must be a function of
+        z only, fixed for as long as the rule is in force: a randomized learner draws its
+        sample before making the rule, not inside g.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rule = GeneralRule.from_function(lambda z: float(z @ z) - 0.25, [1.0, 0.0], 0.5)
+        >>> rule.accepts(np.array([0.3, 0.3])), rule.accepts(np.array([0.3, 0.4]))
+        (False, True)
+        """
+        if not callable(g):
+            raise ValueError(f"g must be a callable, got {g!r}")
+        if gradient is not None and not callable(gradient):
+            raise ValueError(f"gradient must be a callable or None, got {gradient!r}")
+        beta = np.array(beta, dtype=float)
+        if beta.ndim != 1 or not np.all(np.isfinite(beta)):
+            raise ValueError(f"beta must be a finite vector, got {beta!r}")
+        threshold = float(threshold)
+        if not math.isfinite(threshold):
+            raise ValueError(f"threshold must be a finite number, got {threshold!r}")
+        handle = next(_HANDLES)
+        _FUNCTIONS[handle] = (g, gradient)
+        rule = cls(state=FunctionRuleState(handle), beta=beta, threshold=threshold,
+                   probability=float(probability), function=g, derivative=gradient)
+        weakref.finalize(rule, _FUNCTIONS.pop, handle, None)  # the table holds live rules only
+        return rule
+
+    def __reduce__(self) -> tuple:
+        if self.function is not None:  # a fresh handle in the process that loads it
+            return (type(self).from_function,
+                    (self.function, self.beta, self.threshold, self.derivative,
+                     self.probability))
+        return (type(self), (self.state, self.beta, self.threshold, self.probability))
 
     @classmethod
     def publish(cls, state: Any, beta: np.ndarray, threshold: float) -> GeneralRule:
@@ -164,7 +294,12 @@ class GeneralRule:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GeneralRule):
             return NotImplemented
-        return (_same(self.state, other.state) and np.array_equal(self.beta, other.beta)
+        if self.function is not None or other.function is not None:
+            same_rule = (self.function == other.function
+                         and self.derivative == other.derivative)
+        else:
+            same_rule = _same(self.state, other.state)
+        return (same_rule and np.array_equal(self.beta, other.beta)
                 and self.threshold == other.threshold and self.probability == other.probability)
 
     __hash__ = None  # type: ignore[assignment]  (holds arrays)
@@ -172,13 +307,18 @@ class GeneralRule:
     def value(self, x: np.ndarray) -> float:
         """g(x): the rule accepts iff it is ≥ 0."""
         x = np.asarray(x, dtype=float)
+        if self.function is not None:
+            return _checked_value(self.function, x)
         return float(RULES[type(self.state)](self.state, x, np.empty(len(x)), False))
 
     def gradient(self, x: np.ndarray) -> np.ndarray:
         """∇g(x)."""
         x = np.asarray(x, dtype=float)
         grad = np.empty(len(x))
-        RULES[type(self.state)](self.state, x, grad, True)
+        if self.function is not None:
+            _call_function(self.state.handle, x, grad, True)
+        else:
+            RULES[type(self.state)](self.state, x, grad, True)
         return grad
 
     def accepts(self, x: np.ndarray) -> bool:

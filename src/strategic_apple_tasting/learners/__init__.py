@@ -17,6 +17,7 @@ from .exp3_sae import Exp3SAE
 from .exp3p_sae import Exp3PSAE
 from .greedy_ols import SAOLS, NaiveGreedyOLS, ShiftedOLS
 from .ridge_bandits import EpsilonGreedy, LinTS, LinUCB
+from .theorem import Theorem
 from .unknown_horizon import UnknownHorizon
 
 #: Name (as on the command line) → learner class.
@@ -39,9 +40,9 @@ def _allowed() -> str:
 def _checked(name: str, cls: object) -> type[Learner]:
     if not (isinstance(cls, type) and issubclass(cls, Learner)):
         raise ValueError(f"learner {name!r} is {cls!r}, not a Learner subclass")
-    if getattr(cls, "kernels", None) is None:
-        raise ValueError(f"learner {name!r} has no compiled kernels (LearnerKernels): the "
-                         "engine runs compiled learners only for now")
+    if not isinstance(getattr(cls, "name", None), str):
+        raise ValueError(f"learner {name!r} ({cls.__name__}) has no name: a learner class "
+                         "sets name (and kernels, or _publish and _learn)")
     return cls
 
 
@@ -49,7 +50,9 @@ def learner_class(name: str) -> type[Learner]:
     """The learner class called ``name``: a registry name (:data:`LEARNERS`), a name registered
     by another package under :data:`ENTRY_POINTS`, or an import path ``package.module:Class``.
 
-    ``ValueError`` in one line if it cannot be found, imported, or is not a compiled learner.
+    Registered names come first, so an entry point may be called ``library:Policy`` (as the
+    peer adapters are) without being taken for an import path. ``ValueError`` in one line if
+    the name cannot be found or imported, or is not a learner.
 
     Examples
     --------
@@ -60,20 +63,26 @@ def learner_class(name: str) -> type[Learner]:
         raise ValueError(f"learner must be {_allowed()}, got {name!r}")
     if name in LEARNERS:
         return LEARNERS[name]
+    for entry in metadata.entry_points(group=ENTRY_POINTS):
+        if entry.name == name:
+            try:
+                found = entry.load()
+            except Exception as exc:  # any error while importing the user's module
+                raise ValueError(f"learner {name!r}: cannot import {entry.value!r} "
+                                 f"({exc})") from None
+            return _checked(name, found)
     if ":" in name:
         module, _, attr = name.partition(":")
         try:
             found = importlib.import_module(module)
-        except ImportError as exc:
-            raise ValueError(f"learner {name!r}: cannot import {module!r} ({exc})") from None
+        except Exception as exc:  # any error while importing the user's module
+            raise ValueError(f"learner {name!r}: cannot import {module!r} "
+                             f"({type(exc).__name__}: {exc})") from None
         for part in attr.split("."):
             if not hasattr(found, part):
                 raise ValueError(f"learner {name!r}: {module!r} has no {attr!r}") from None
             found = getattr(found, part)
         return _checked(name, found)
-    for entry in metadata.entry_points(group=ENTRY_POINTS):
-        if entry.name == name:
-            return _checked(name, entry.load())
     raise ValueError(f"learner must be {_allowed()}, got {name!r}")
 
 
@@ -90,4 +99,5 @@ def make_learner(name: str, **params) -> Learner:
 
 __all__ = ["ENTRY_POINTS", "LEARNERS", "SAOLS", "AcceptAll", "EpsilonGreedy", "Exp3PSAE", "Exp3SAE",
            "ExploreThenCommit", "Learner", "LearnerKernels", "LinTS", "LinUCB", "NaiveGreedyOLS",
-           "Oracle", "RejectAll", "ShiftedOLS", "UnknownHorizon", "learner_class", "make_learner"]
+           "Oracle", "RejectAll", "ShiftedOLS", "Theorem", "UnknownHorizon", "learner_class",
+           "make_learner"]

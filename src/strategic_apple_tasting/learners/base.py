@@ -1,15 +1,28 @@
-"""The learner protocol (DESIGN §5) and the tables through which compiled code reaches learners.
+"""The learner protocol (DESIGN §5), in two tiers, and the tables through which compiled code
+reaches compiled learners.
 
-A learner is a Python object holding hyperparameters (stored as given), plus a compiled core: a
-``NamedTuple`` state and three compiled functions,
+**Every learner** is a Python object holding hyperparameters (stored as given) that plays the
+per-round API: :meth:`Learner.reset`, then each round :meth:`~Learner.policy` (the rule published
+for the round), :meth:`~Learner.act` and :meth:`~Learner.update` (the round's feedback), and
+:meth:`~Learner.estimate`. Behind those, a learner gives four hooks:
+
+* ``_init_state(d)``: the state for contexts of dimension d (``self._rng`` is the learner's
+  Generator),
+* ``_publish() -> LinearThreshold | GeneralRule``: this round's rule,
+* ``_learn(rule, x_obs, accepted, reward) -> used``: learn from the feedback under the rule in
+  force (``reward`` None when nothing was observed); returns whether the point entered the
+  learner's data,
+* ``_estimate() -> array | None``: the estimate of θ1 − θ0, if there is one.
+
+A **plain-Python learner** writes those hooks; the engine runs it on its Python reference path
+(:mod:`..engine.reference`). A **compiled learner** instead sets ``kernels``, a
+:class:`LearnerKernels`: a ``NamedTuple`` state and compiled functions
 
 * ``policy(state, rng, beta_out) -> threshold``: the linear threshold to commit to this round,
-* ``update(state, rng, beta, threshold, x_obs, accepted, reward, observed) -> used``: learn
-  from the round's feedback under the policy (β, c) that was in force; returns whether the
-  point entered the learner's data,
-* ``estimate(state, out) -> bool``: write the current estimate of θ1 − θ0, if there is one.
+* ``update(state, rng, beta, threshold, x_obs, accepted, reward, observed) -> used``,
+* ``estimate(state, out) -> bool``: write the current estimate of θ1 − θ0, if there is one,
 
-A learner whose rule is not a linear threshold (LinUCB) also gives
+and, for a rule that is not a linear threshold (LinUCB),
 
 * ``rule(state, z, grad, need_grad) -> g(z)``: it accepts iff g(x') ≥ 0 (∇g into ``grad`` when
   ``need_grad``); ``policy`` then writes the rule's linear part, the start of agents'
@@ -17,14 +30,15 @@ A learner whose rule is not a linear threshold (LinUCB) also gives
 * ``linear(state) -> bool``: whether this round's rule is exactly the linear threshold that
   ``policy`` wrote (then agents respond in closed form, as to any other learner).
 
-The per-round methods of :class:`Learner` call these same functions, and so does the simulation
-engine (through :func:`learner_policy` etc., resolved at compile time by the state's class):
-one implementation of each algorithm.
+The hooks of a compiled learner call these same functions, and so does the compiled engine
+(through :func:`learner_policy` etc., resolved at compile time by the state's class): one
+implementation of each algorithm, on both of the engine's paths.
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any, ClassVar, NamedTuple
 
@@ -36,6 +50,7 @@ from ..game.agents import RESPOND, LazyBestResponse
 from ..game.best_response import check_supported
 from ..game.game import FEEDBACK, _finite
 from ..game.policies import RULES, GeneralRule, LinearThreshold
+from .theorem import Theorem
 
 
 @njit
@@ -145,21 +160,56 @@ def _nbytes(state: Any) -> int:
 class Learner:
     """Base class of every learner: hyperparameters in ``__init__``, state in :meth:`reset`.
 
-    Subclasses set ``name`` (the registry key), ``kernels`` (their compiled core) and
-    ``strategy_aware`` (False for baselines that learn from points agents may have gamed), and
-    implement ``_init_state(d)``. ``delta``, ``r0``, ``feedback`` and ``agents`` left as
-    ``None`` are taken from the game by :meth:`bind`; the per-round API needs ``r0`` and
-    ``feedback`` set (``agents`` defaults to lazy agents, whose budget ``delta`` overrides).
+    Subclasses set ``name`` (the name in results tables), ``strategy_aware`` (False for
+    baselines that learn from points agents may have gamed) and either ``kernels`` (a compiled
+    learner) or the hooks ``_publish`` and ``_learn`` (a plain-Python learner; ``nonlinear =
+    True`` if it may publish a :class:`~strategic_apple_tasting.game.GeneralRule`), and
+    implement ``_init_state(d)``. ``delta``, ``r0``, ``feedback``, ``agents``, ``sigma`` and
+    ``horizon`` left as ``None`` are taken from the game by :meth:`bind`; the per-round API needs
+    ``r0`` and ``feedback`` set (``agents`` defaults to lazy agents, whose budget ``delta``
+    overrides).
+
+    Examples
+    --------
+    A plain-Python learner that accepts above a fixed score:
+
+    >>> import numpy as np
+    >>> from strategic_apple_tasting.game import LinearThreshold
+    >>> class Fixed(Learner):
+    ...     name = "fixed"
+    ...     strategy_aware = False
+    ...     def __init__(self, threshold=0.0):
+    ...         self.threshold = threshold
+    ...     def _init_state(self, d):
+    ...         return None
+    ...     def _publish(self):
+    ...         return LinearThreshold(beta=np.ones(self._d), threshold=self.threshold)
+    ...     def _learn(self, rule, x_obs, accepted, reward):
+    ...         return False
+    >>> learner = Fixed(threshold=0.5).reset(2, rng=0)
+    >>> learner.act([0.3, 0.3]), learner.update([0.3, 0.3], True, 1.0)
+    (True, False)
     """
 
     name: ClassVar[str]
-    kernels: ClassVar[LearnerKernels]
+    #: The regret its theorem proves, and on what assumptions (None: the paper proves none).
+    theorem: ClassVar[Theorem | None] = None
+    #: The compiled core; None for a plain-Python learner.
+    kernels: ClassVar[LearnerKernels | None] = None
     strategy_aware: ClassVar[bool] = True
+    #: Whether the learner may publish a GeneralRule (agents answer it numerically, so the
+    #: game's agent model must have a numerical best response; checked by :meth:`bind`).
+    nonlinear: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if cls.kernels is None and "name" in cls.__dict__ and not (
+                cls._publish is not Learner._publish and cls._learn is not Learner._learn):
+            raise TypeError(f"learner {cls.__name__} must set kernels (a compiled learner) or "
+                            "define _publish and _learn (a plain-Python learner)")
         kernels = cls.__dict__.get("kernels")
         if kernels is not None:
+            cls.nonlinear = kernels.rule is not None
             note_kernels(kernels.state, [kernels.policy, kernels.update, kernels.estimate,
                                          kernels.rule, kernels.linear])
             _POLICY[kernels.state] = kernels.policy
@@ -207,7 +257,7 @@ class Learner:
         if params.get("feedback") not in (None, game.feedback):
             raise ValueError(f"learner {self.name} has feedback={params['feedback']!r} "
                              f"but the game has feedback={game.feedback!r}")
-        if self.kernels.rule is not None:
+        if type(self).nonlinear:
             check_supported(game.agents, self.name)
         return self.clone(**fill)
 
@@ -250,10 +300,13 @@ class Learner:
         """Bytes of this (bound) learner's state at dimension ``d``, estimated without building
         it: the engine refuses a run that cannot fit in memory before allocating anything.
 
-        By default the state's arrays are measured at d = 1, 2, 3 and extrapolated as a
-        quadratic in d (the least-squares learners hold d × d matrices); a learner whose state
-        grows otherwise overrides this.
+        By default a compiled learner's state arrays are measured at d = 1, 2, 3 and
+        extrapolated as a quadratic in d (the least-squares learners hold d × d matrices); a
+        learner whose state grows otherwise overrides this. A plain-Python learner's state is
+        not measured (0) unless it overrides this.
         """
+        if type(self).kernels is None:
+            return 0
         try:
             sizes = [_nbytes(self._init_state(k)) for k in (1, 2, 3)]
         except ValueError:  # parameters tied to the true d (the oracle's θ): measure at d
@@ -301,14 +354,49 @@ class Learner:
         """
         self._require_reset()
         if self._committed is None:
-            beta = np.empty(self._d)
-            threshold = float(self.kernels.policy(self._state, self._rng, beta))
-            kernels = self.kernels
-            if kernels.rule is not None and not (kernels.linear or never_linear)(self._state):
-                self._committed = GeneralRule.publish(self._state, beta, threshold)
-            else:
-                self._committed = LinearThreshold(beta=beta, threshold=threshold)
+            self._committed = self._checked_rule(self._publish())
         return self._committed
+
+    def _checked_rule(self, rule: Any) -> LinearThreshold | GeneralRule:
+        """A rule from ``_publish``, or ``ValueError`` naming what is wrong with it."""
+        who = f"{type(self).__name__}._publish()"
+        if not isinstance(rule, LinearThreshold | GeneralRule):
+            raise ValueError(f"{who} must return a LinearThreshold or a GeneralRule, "
+                             f"got {rule!r}")
+        if isinstance(rule, GeneralRule) and not type(self).nonlinear:
+            raise ValueError(f"{who} returned a GeneralRule but {type(self).__name__} does "
+                             "not set nonlinear = True")
+        beta = np.asarray(rule.beta)
+        if beta.shape != (self._d,) or not np.all(np.isfinite(beta)):
+            raise ValueError(f"{who} must give a finite beta of shape ({self._d},), got "
+                             f"{rule.beta!r}")
+        if not (isinstance(rule.threshold, int | float) and math.isfinite(rule.threshold)):
+            raise ValueError(f"{who} must give a finite threshold, got {rule.threshold!r}")
+        return rule
+
+    # -- the hooks: a compiled learner's run its kernels -------------------------------------
+    def _publish(self) -> LinearThreshold | GeneralRule:
+        """This round's rule (called once a round, by :meth:`policy`)."""
+        kernels = self.kernels
+        beta = np.empty(self._d)
+        threshold = float(kernels.policy(self._state, self._rng, beta))
+        if kernels.rule is not None and not (kernels.linear or never_linear)(self._state):
+            return GeneralRule.publish(self._state, beta, threshold)
+        return LinearThreshold(beta=beta, threshold=threshold)
+
+    def _learn(self, rule: LinearThreshold | GeneralRule, x_obs: np.ndarray, accepted: bool,
+               reward: float | None) -> bool:
+        """Learn from one round's feedback under ``rule`` (``reward`` None if unobserved)."""
+        return self.kernels.update(self._state, self._rng, rule.beta, rule.threshold, x_obs,
+                                   accepted, 0.0 if reward is None else reward,
+                                   reward is not None)
+
+    def _estimate(self) -> np.ndarray | None:
+        """The estimate of θ1 − θ0, or None (default for a plain-Python learner: none)."""
+        if self.kernels is None:
+            return None
+        out = np.empty(self._d)
+        return out if self.kernels.estimate(self._state, out) else None
 
     def act(self, x_obs: Any) -> bool:
         """Accept (True) or reject the observed context under the committed rule."""
@@ -335,20 +423,23 @@ class Learner:
                                  f"tasting (a rejected applicant's outcome is not observed), "
                                  f"got {reward!r}")
         rule = self.policy()
-        used = self.kernels.update(self._state, self._rng, rule.beta, rule.threshold, x,
-                                   bool(accepted), 0.0 if reward is None else float(reward),
-                                   reward is not None)
+        used = self._learn(rule, x, bool(accepted), None if reward is None else float(reward))
         self._committed = None
         return bool(used)
 
     def estimate(self) -> np.ndarray | None:
         """Current estimate of θ1 − θ0 (θ1 under apple tasting), or None if there is none."""
         self._require_reset()
-        out = np.empty(self._d)
-        return out if self.kernels.estimate(self._state, out) else None
+        est = self._estimate()
+        if est is not None:
+            est = np.asarray(est, dtype=float)
+            if est.shape != (self._d,):
+                raise ValueError(f"{type(self).__name__}._estimate() must return None or an "
+                                 f"array of shape ({self._d},), got shape {est.shape}")
+        return est
 
     @property
     def state(self) -> Any:
-        """The compiled state (what the engine runs on)."""
+        """The learner's state (for a compiled learner, what the compiled engine runs on)."""
         self._require_reset()
         return self._state

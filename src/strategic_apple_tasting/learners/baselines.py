@@ -9,6 +9,7 @@ import numpy as np
 from .._jit import njit
 from ..game.agents import REACH
 from .base import Learner, LearnerKernels, _vector
+from .theorem import ORACLE_ASSUMPTIONS, Theorem
 
 
 class FixedPolicyState(NamedTuple):
@@ -56,6 +57,8 @@ class Oracle(Learner):
     """
 
     name = "oracle"
+    theorem = Theorem("0", "knows θ; when every agent games", lambda d: 0.0,
+                      assumptions=ORACLE_ASSUMPTIONS)
     kernels = _KERNELS
 
     def __init__(self, theta1: Any = None, theta0: Any = None, delta: float | None = None,

@@ -7,6 +7,7 @@ from typing import Any
 from .. import theory
 from .base import Learner
 from .phased_ols import ACCEPT, COMMIT, FOREVER, KEEP, KERNELS, REJECT, new_state, phase_ends
+from .theorem import Theorem
 
 
 def exploration_rounds(d: int, horizon: int, sigma: float, gamma: float, bandit: bool) -> int:
@@ -46,6 +47,7 @@ class ExploreThenCommit(Learner):
     """
 
     name = "etc"
+    theorem = Theorem("2/3", "thm:etc-reg", lambda d: 2 / 3)
     kernels = KERNELS
 
     def __init__(self, horizon: int | None = None, exploration_rounds: int | None = None,

@@ -18,6 +18,7 @@ from .lazy_experts import (
     sample_expert,
     scale_log_weight,
 )
+from .theorem import Theorem
 
 
 class Exp3SAEState(NamedTuple):
@@ -91,6 +92,7 @@ class Exp3SAE(Learner):
     """
 
     name = "exp3-sae"
+    theorem = Theorem("(d+1)/(d+2)", "thm:upd-one-app", lambda d: (d + 1) / (d + 2))
     kernels = KERNELS
     strategy_aware = True
 

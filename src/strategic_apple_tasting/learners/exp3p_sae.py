@@ -14,6 +14,7 @@ from ..game.agents import reach
 from .base import Learner, LearnerKernels
 from .exp3p_experts import new_weights, sample, update
 from .lazy_experts import expert_point, experts_bytes
+from .theorem import Theorem
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,7 @@ class Exp3PSAE(Learner):
     """
 
     name = "exp3p-sae"
+    theorem = Theorem("(d+1)/(d+2)", "thm:upd-one-app", lambda d: (d + 1) / (d + 2))
     kernels = KERNELS
     strategy_aware = True
 

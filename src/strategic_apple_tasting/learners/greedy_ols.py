@@ -23,6 +23,7 @@ from typing import Any
 
 from .base import Learner
 from .phased_ols import FOREVER, GREEDY, KEEP, KERNELS, new_state, phase_ends, warm_up
+from .theorem import Theorem
 
 
 class _GreedyOLS(Learner):
@@ -96,6 +97,7 @@ class SAOLS(_GreedyOLS):
     """
 
     name = "sa-ols"
+    theorem = Theorem("1/2", "thm:stochastic-main-app", lambda d: 0.5)
 
     @classmethod
     def check_configurations(cls) -> list[Learner]:

@@ -21,6 +21,7 @@ from .phased_ols import (
     phase_ends,
     warm_up,
 )
+from .theorem import Theorem
 
 
 class UnknownHorizon(Learner):
@@ -57,6 +58,8 @@ class UnknownHorizon(Learner):
     """
 
     name = "unknown-horizon"
+    theorem = Theorem("2/3 before τ*, 1/2 after", "thm:best-both", None, "2/3→1/2",
+                      after_switching_time=True)
     kernels = KERNELS
 
     def __init__(self, keep_data: bool = False, switching_time: float | None = None,

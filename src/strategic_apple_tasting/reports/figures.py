@@ -2,8 +2,8 @@
 
 Each function takes a results table (:func:`~strategic_apple_tasting.experiments.sweep.load`,
 :func:`~strategic_apple_tasting.engine.simulate`) and returns a matplotlib figure;
-:func:`save_figure` writes it as PNG and PDF. The theorems' regret exponents live in
-:data:`THEOREM_RATES`, the one place the report reads them from.
+:func:`save_figure` writes it as PNG and PDF. The theorems' regret exponents live on the
+learner classes (``theorem``), read through :func:`theorem_of`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ import functools
 import math
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 
 import matplotlib
@@ -30,74 +29,47 @@ from matplotlib.figure import Figure
 
 from .. import theory
 from ..engine.simulate import RESULT_COLUMNS
-from ..learners import LEARNERS, learner_class
+from ..learners import LEARNERS, Theorem, learner_class
 from ..metrics import Estimate, exponent_across, exponent_along, mean_ci, regret_curves
 
 #: Most panels in one figure of final regret against a setting.
 MAX_PANELS = 6
 
 
-@dataclass(frozen=True)
-class TheoremRate:
-    """A learner's regret exponent as its theorem states it: E[Reg(T)] = Õ(T^exponent).
+#: Registry name → the regret exponent its theorem proves (learners without one are absent),
+#: read from each class's ``theorem`` (:func:`theorem_of` finds an outside learner's too).
+THEOREM_RATES: dict[str, Theorem] = {name: cls.theorem for name, cls in LEARNERS.items()
+                                     if cls.theorem is not None}
 
-    Attributes
-    ----------
-    text : str
-        The exponent as shown (``"1/2"``, ``"(d+1)/(d+2)"``).
-    ref : str
-        The paper's label of the theorem.
-    exponent : callable or None
-        The exponent at dimension ``d``; None when it is not one number.
+
+def names_in(table: pa.Table) -> dict[str, str]:
+    """Results label → the learner's name (``learner_name`` column: registry name or import
+    path), for the tables that carry it (results written before it existed do not).
+
+    Examples
+    --------
+    >>> names_in(pa.table({"learner": ["fixed T0"], "learner_name": ["etc"]}))
+    {'fixed T0': 'etc'}
     """
-
-    text: str
-    ref: str
-    exponent: Callable[[int], float] | None
-    brief: str = ""
-
-    def short(self, d: int | None) -> str:
-        """The exponent in a few characters, at dimension ``d`` when it depends on it.
-
-        Examples
-        --------
-        >>> THEOREM_RATES["exp3-sae"].short(2), THEOREM_RATES["unknown-horizon"].short(2)
-        ('3/4', '2/3→1/2')
-        """
-        if self.exponent is None:
-            return self.brief or self.text
-        if d is None:
-            return self.text
-        return str(Fraction(self.exponent(d)).limit_denominator(1000))
-
-    def shown(self, d: int | None) -> str:
-        """The exponent at dimension ``d`` (if it depends on it) with its theorem.
-
-        Examples
-        --------
-        >>> THEOREM_RATES["exp3-sae"].shown(2)
-        '(d+1)/(d+2) = 3/4 (thm:upd-one-app)'
-        """
-        text = self.text
-        if "d" in text and d is not None and self.exponent is not None:
-            text = f"{text} = {d + 1}/{d + 2}"
-        return f"{text} ({self.ref})"
+    if "learner_name" not in table.column_names:
+        return {}
+    pairs = table.select(["learner", "learner_name"]).to_pydict()
+    return {lb: nm for lb, nm in zip(pairs["learner"], pairs["learner_name"], strict=True)
+            if nm is not None}
 
 
-def _exp3_rate(d: int) -> float:
-    return (d + 1) / (d + 2)
+def theorem_of(label: str, names: Mapping[str, str] | None = None) -> Theorem | None:
+    """The theorem of the learner behind a results label (its class's ``theorem``), or None.
 
-
-#: Registry name → the regret exponent its theorem proves (learners without one are absent).
-THEOREM_RATES: dict[str, TheoremRate] = {
-    "sa-ols": TheoremRate("1/2", "thm:stochastic-main-app", lambda d: 0.5),
-    "etc": TheoremRate("2/3", "thm:etc-reg", lambda d: 2 / 3),
-    "exp3-sae": TheoremRate("(d+1)/(d+2)", "thm:upd-one-app", _exp3_rate),
-    "exp3p-sae": TheoremRate("(d+1)/(d+2)", "thm:upd-one-app", _exp3_rate),
-    "unknown-horizon": TheoremRate("2/3 before τ*, 1/2 after", "thm:best-both", None,
-                                   "2/3→1/2"),
-    "oracle": TheoremRate("0", "knows θ; when every agent games", lambda d: 0.0),
-}
+    Examples
+    --------
+    >>> theorem_of("exp3-sae").short(2), theorem_of("unknown-horizon").short(2)
+    ('3/4', '2/3→1/2')
+    >>> theorem_of("naive-greedy") is None
+    True
+    """
+    name = learner_name(label, names)
+    return None if name is None else learner_class(name).theorem
 
 
 def learner_name(label: str, names: Mapping[str, str] | None = None) -> str | None:
@@ -147,21 +119,10 @@ def theorem_text(label: str, d: int | None, names: Mapping[str, str] | None = No
     >>> theorem_text("sa-ols", 3), theorem_text("naive-greedy", 3)
     ('1/2 (thm:stochastic-main-app)', '—')
     """
-    name = learner_name(label, names)
-    if name not in THEOREM_RATES:
+    theorem = theorem_of(label, names)
+    if theorem is None:
         return "—"
-    return THEOREM_RATES[name].shown(d) + ("" if name == label else " †")
-
-
-#: The settings under which the oracle's regret is exactly 0 (:class:`~strategic_apple_tasting.
-#: learners.Oracle`): every agent games, lazily, with a budget δ > 0. Setting → (whether a
-#: value satisfies it, what is needed).
-ORACLE_ASSUMPTIONS: dict[str, tuple[Callable[[object], bool], str]] = {
-    "truthful": (lambda v: v == 0, "every agent to game: truthful = 0"),
-    "delta": (lambda v: isinstance(v, int | float) and v > 0,
-              "agents able to game, δ > 0; at δ = 0 regret 0 holds by construction"),
-    "agents": (lambda v: v == "lazy", "lazy agents"),
-}
+    return theorem.shown(d) + ("" if learner_name(label, names) == label else " †")
 
 
 @functools.lru_cache(maxsize=256)
@@ -196,11 +157,12 @@ def outside_theorem(rows: pa.Table, label: str, names: Mapping[str, str] | None 
     """Why ``label``'s runs in ``rows`` are outside its theorem's assumptions, so that the
     theorem's exponent is no yardstick for them ("" when none is known to be broken).
 
-    Read from the table's setting columns: the unknown-horizon learner at a largest horizon T
-    whose fitting window (t ≥ T/10) starts before its switching time τ* (it is still in its
-    explore-then-commit epochs, and ``thm:best-both``'s 1/2 holds only after τ*); the oracle
-    when not every agent games lazily with δ > 0 (see :data:`ORACLE_ASSUMPTIONS`); any other
-    strategy-aware learner when some agents are truthful (its theorem has every agent game).
+    Read from the table's setting columns against the assumptions the learner's theorem states
+    (:class:`~strategic_apple_tasting.learners.Theorem`): the unknown-horizon learner at a
+    largest horizon T whose fitting window (t ≥ T/10) starts before its switching time τ* (it
+    is still in its explore-then-commit epochs, and ``thm:best-both``'s 1/2 holds only after
+    τ*); the oracle when not every agent games lazily with δ > 0; any other strategy-aware
+    learner when some agents are truthful (its theorem has every agent game).
 
     Parameters
     ----------
@@ -223,32 +185,26 @@ def outside_theorem(rows: pa.Table, label: str, names: Mapping[str, str] | None 
     >>> outside_theorem(rows, "oracle")
     "outside the theorem's assumptions: truthful = 1 (needs every agent to game: truthful = 0)"
     """
-    name = learner_name(label, names)
-    if name not in THEOREM_RATES:
+    theorem = theorem_of(label, names)
+    if theorem is None:
         return ""
     rows = rows.filter(pc.equal(rows.column("learner"), label))
     if rows.num_rows == 0:
         return ""
     why = []
-    # Every strategy-aware theorem assumes that every agent games (the shift is paid for
-    # nothing when some do not: regret linear in the truthful share); the oracle's regret 0
-    # needs lazy agents with δ > 0 too.
-    assumptions = ORACLE_ASSUMPTIONS if name == "oracle" else (
-        {"truthful": ORACLE_ASSUMPTIONS["truthful"]} if learner_class(name).strategy_aware
-        else {})
-    for setting, (holds, needed) in assumptions.items():
+    for setting, (holds, needed) in theorem.assumptions.items():
         if setting not in rows.column_names:
             continue
         bad = [v for v in dict.fromkeys(rows.column(setting).to_pylist()) if not holds(v)]
         if bad:
             shown = ", ".join(format_value(v) for v in bad)
             why.append(f"{setting} = {shown} (needs {needed})")
-    if name == "unknown-horizon":
+    if theorem.after_switching_time:
         taus = switching_times(rows)
         horizon = int(pc.max(rows.column("horizon")).as_py())
         if taus and horizon / 10 < taus[-1]:
             tau = f"τ* = {taus[-1]:,.0f}" if len(taus) == 1 else f"τ* up to {taus[-1]:,.0f}"
-            tuning = "" if name == label else " at the default tuning"
+            tuning = "" if learner_name(label, names) == label else " at the default tuning"
             why.append(f"T = {horizon:,} < {tau}{tuning} (still explore-then-commit; the 1/2 "
                        "rate holds after τ*)" if horizon < taus[-1] else
                        f"the fit's t ≥ T/10 = {horizon / 10:,.0f} starts before {tau}{tuning}")
@@ -521,7 +477,7 @@ def regret_figure(table: pa.Table, fits: dict[str, ExponentFit], *, title: str =
         text = name
         if fit is not None:
             how = "across T" if fit.along == "horizons" else "t ≥ T/10"
-            theorem = THEOREM_RATES.get(learner_name(name, names) or "")
+            theorem = theorem_of(name, names)
             shown = "—" if theorem is None else theorem.short(d)
             if theorem is not None and caveats and caveats.get(name):
                 shown += " (n/a here: outside its assumptions)"

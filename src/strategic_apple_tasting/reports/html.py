@@ -192,6 +192,7 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
     """
     if table.num_rows == 0:
         raise ValueError("the results table is empty: nothing to report")
+    learners = {**F.names_in(table), **(learners or {})}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     title = title or "Strategic apple tasting: results report"

@@ -70,8 +70,11 @@ def load_results(path: str | os.PathLike, *, warn: Callable[[str], None] | None 
         reason = " ".join(str(exc).split())
         raise ValueError(f"cannot read {str(file)!r} as Parquet results: {reason}") from None
     # Tables written before the ``learned`` column are still read (every clean point was
-    # learned from); every other column is needed by the summaries and figures.
-    needed = [c for c in (*RESULT_COLUMNS, "horizon") if c != "learned"]
+    # learned from), and so are those before the learner's name and parameters were columns
+    # (the reports then know a learner by its label); every other column is needed by the
+    # summaries and figures.
+    optional = ("learned", "learner_name", "learner_params")
+    needed = [c for c in (*RESULT_COLUMNS, "horizon") if c not in optional]
     missing = [c for c in needed if c not in table.column_names]
     if missing:
         raise ValueError(f"{str(file)!r} is not a results table: it lacks the column(s) "

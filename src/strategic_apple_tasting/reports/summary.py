@@ -7,7 +7,7 @@ import math
 import pyarrow as pa
 
 from ..metrics import FinalSummary, final_summary
-from .figures import THEOREM_RATES, fit_exponent, largest_horizon, learner_name, outside_theorem
+from .figures import fit_exponent, largest_horizon, names_in, outside_theorem, theorem_of
 
 
 def _num(x: float, digits: int = 4) -> str:
@@ -47,12 +47,13 @@ def summary_text(table: pa.Table) -> str:
               "clean", *(("learned",) if bandit else ()), "gamed_as_clean", "‖θ̂−θ‖")
     rows = [header]
     caveats = []
+    names = names_in(table)
     for s in summaries:
         exponent = fit_exponent(table, s.learner).shown()
-        caveat = outside_theorem(table, s.learner)
+        caveat = outside_theorem(table, s.learner, names)
         if caveat:
             exponent += " ‡"
-            theorem = THEOREM_RATES[learner_name(s.learner) or ""].short(None)
+            theorem = theorem_of(s.learner, names).short(None)
             caveats.append(f"‡ {s.learner}: {caveat}; its theorem's exponent ({theorem}) is no "
                            "yardstick here.")
         rows.append((s.learner, str(s.seeds), str(s.horizon), regret_text(s), exponent,

@@ -1,0 +1,96 @@
+"""The engine's Python reference path: the game played round by round through the per-round API.
+
+Any learner runs here, a plain-Python one (no compiled core) or a compiled one. The loop meets
+the same streams as the compiled loop (:mod:`.kernel`): the same contexts, agents and noise
+drawn from the same seeded generators in the same order, and it sums regret in the same order
+with the same arithmetic, so a compiled learner gives bit-identical results on both paths
+(checked for every compiled learner by
+:func:`strategic_apple_tasting.checks.check_compiled_matches_reference`). Agents answer a linear
+threshold in closed form and a general rule by the compiled numerical best response, whether
+its g is compiled (LinUCB) or a Python function (:meth:`.GeneralRule.from_function`).
+
+It is slow (tens of microseconds a round for a compiled learner, more for a plain-Python one);
+it exists so that every learner can enter the game and so that the fast path has a reference.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import NamedTuple
+
+import numpy as np
+
+from ..game.game import Game, GameInstance
+from ..game.policies import score
+from ..learners import Learner
+from .kernel import FLOAT_COLUMNS, INT_COLUMNS
+
+
+class Round(NamedTuple):
+    """What one round of :func:`play` gives: the decision and its bookkeeping."""
+
+    accepted: bool
+    moved: bool
+    used: bool
+    regret: float  # |gap| if the decision differs from π*(x), else 0
+    realized: float  # realized reward of π* minus the learner's
+    threshold: float
+
+
+def play(inst: GameInstance, learner: Learner, horizon: int) -> Iterator[Round]:
+    """Play ``horizon`` rounds of ``inst`` with ``learner`` (bound and reset on ``inst``'s
+    learner stream), through its per-round API, as a user's loop would."""
+    game = inst.game
+    bandit = game.feedback == "bandit"
+    for _ in range(horizon):
+        x = inst.next_context()
+        rule = learner.policy()
+        x_obs, moved = inst.next_response(rule, x)
+        a = learner.act(x_obs)
+        r1, rew0 = inst.next_rewards(x)
+        mean1 = score(inst.theta1, x)
+        mean0 = score(inst.theta0, x) if bandit else game.r0
+        best = mean1 >= mean0
+        observed = a or bandit
+        used = learner.update(x_obs, a, (r1 if a else rew0) if observed else None)
+        yield Round(a, moved, used, abs(mean1 - mean0) if a != best else 0.0,
+                    (r1 if best else rew0) - (r1 if a else rew0), float(rule.threshold))
+
+
+def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray
+                  ) -> tuple[Learner, np.ndarray, np.ndarray]:
+    """:func:`.simulate.run_one` on the reference path: the bound, run learner and the two
+    output arrays (totals after each round of ``record_at``)."""
+    inst = game.instance(seed)
+    horizon = int(record_at[-1])
+    bound = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"])
+    out_float = np.empty((len(record_at), len(FLOAT_COLUMNS)))
+    out_int = np.empty((len(record_at), len(INT_COLUMNS)), dtype=np.int64)
+    target = inst.theta1 - inst.theta0
+    regret = realized = 0.0
+    counts = [0] * len(INT_COLUMNS)  # accepted, moved, clean, learned, gamed_as_clean
+    k = 0
+    for t, r in enumerate(play(inst, bound, horizon), start=1):
+        regret += r.regret
+        realized += r.realized
+        counts[0] += r.accepted
+        counts[1] += r.moved
+        counts[2] += r.used and r.accepted
+        counts[3] += r.used
+        counts[4] += r.used and r.moved
+        if t == record_at[k]:
+            out_float[k, 0] = regret
+            out_float[k, 1] = realized
+            est = bound.estimate()
+            if est is None:
+                out_float[k, 2] = np.nan
+            else:
+                err = 0.0
+                for i in range(len(target)):  # index order, as the compiled loop sums it
+                    diff = float(est[i]) - float(target[i])
+                    err += diff * diff
+                out_float[k, 2] = math.sqrt(err)
+            out_int[k] = counts
+            k += 1
+    return bound, out_float, out_int
