@@ -42,6 +42,18 @@ from .learners import Learner
 
 #: Rounds of the checks' runs: enough for every learner to leave its first phase.
 HORIZON = 400
+#: Rounds of the checks' runs of a plain-Python learner. It runs on the reference loop, where
+#: a round of a peer library's policy costs milliseconds (its rule is evaluated ~100 times a
+#: round by agents' numerical best response): the checks stay the same, at a quarter the size.
+PLAIN_HORIZON = 100
+
+
+def _horizon(learner: Learner) -> int:
+    return HORIZON if _compiled(learner) else PLAIN_HORIZON
+
+
+def _compiled(learner: Learner) -> bool:
+    return type(learner).kernels is not None
 
 
 # -- the reference: a user's round-by-round loop ---------------------------------------------
@@ -114,22 +126,19 @@ def _game(feedback: str, **kw: Any) -> Game:
 
 # -- the checks --------------------------------------------------------------------------------
 
-def _compiled(learner: Learner) -> bool:
-    return type(learner).kernels is not None
-
-
 def check_engine_matches_per_round_api(learner: Learner, feedback: str) -> None:
     """The engine and a user's round-by-round loop give identical results."""
     game = _game(feedback, r0=0.1 if feedback == "apple" else 0.0)
-    rep = replay(game, learner.clone(), seed=5, horizon=HORIZON)
-    table = simulate(game, [learner.clone()], HORIZON, seeds=[5]).to_pydict()
-    want = totals_at_grid(rep, HORIZON, grid=np.asarray(table["t"]))
+    horizon = _horizon(learner)
+    rep = replay(game, learner.clone(), seed=5, horizon=horizon)
+    table = simulate(game, [learner.clone()], horizon, seeds=[5]).to_pydict()
+    want = totals_at_grid(rep, horizon, grid=np.asarray(table["t"]))
     for column, key in (("accepted", "accepted"), ("moved", "moved"), ("learned", "used"),
                         ("clean", "clean"), ("gamed_as_clean", "gamed_as_clean"),
                         ("regret", "regret"), ("realized_regret", "realized")):
         assert np.array_equal(table[column], want[key]), f"{column} differs"  # bit for bit
     run = run_one if _compiled(learner) else run_reference
-    bound, _, _ = run(game, learner.clone(), 5, recording_grid(HORIZON))
+    bound, _, _ = run(game, learner.clone(), 5, recording_grid(horizon))
     est_engine, est_loop = bound.estimate(), rep["learner"].estimate()
     assert (est_engine is None) == (est_loop is None), "one path has an estimate"
     if est_engine is not None:
@@ -152,8 +161,8 @@ check_compiled_matches_reference.compiled_only = True  # type: ignore[attr-defin
 def check_same_seed_same_trace(learner: Learner, feedback: str) -> None:
     """Two runs on the same seeds give bit-identical tables."""
     game = _game(feedback)
-    a = simulate(game, [learner.clone()], HORIZON, seeds=[3, 4])
-    b = simulate(game, [learner.clone()], HORIZON, seeds=[3, 4])
+    a = simulate(game, [learner.clone()], _horizon(learner), seeds=[3, 4])
+    b = simulate(game, [learner.clone()], _horizon(learner), seeds=[3, 4])
     assert tables_identical(a, b), "the same seeds gave different tables"
 
 
@@ -161,8 +170,9 @@ def check_reset_clears_state(learner: Learner, feedback: str) -> None:
     """Reusing a learner object: ``reset`` wipes what the first run learned."""
     game = _game(feedback)
     lr = learner.clone().bind(game.instance(1), HORIZON)
-    first = replay(game, lr, seed=1, horizon=150)
-    again = replay(game, first["learner"], seed=1, horizon=150)
+    rounds = 150 if _compiled(learner) else PLAIN_HORIZON
+    first = replay(game, lr, seed=1, horizon=rounds)
+    again = replay(game, first["learner"], seed=1, horizon=rounds)
     for key in ("accepted", "used", "threshold"):
         assert np.array_equal(first[key], again[key]), f"{key} differs after reset"
 
@@ -171,8 +181,8 @@ def check_never_uses_gamed_point_as_clean(learner: Learner, feedback: str) -> No
     """A strategy-aware learner never learns from a moved point, in any setting; any learner's
     count of gamed points learned from is bounded by the moved and the clean ones."""
     aware = type(learner).strategy_aware
-    # A plain-Python learner runs on the (slower) reference loop: shorter runs.
-    horizon = 2000 if _compiled(learner) else 500
+    # A plain-Python learner runs on the (slower) reference loop: shorter runs, one seed.
+    horizon, seeds = (2000, 2) if _compiled(learner) else (2 * PLAIN_HORIZON, 1)
     # Each context model costs a compilation of the engine loop: a learner unaware of gaming
     # is checked for the bookkeeping bound only, on the default model.
     for contexts in (None, BoundedRatioMixture(c0=0.3)) if aware else (None,):
@@ -182,7 +192,7 @@ def check_never_uses_gamed_point_as_clean(learner: Learner, feedback: str) -> No
                 kw["contexts"] = contexts
             for delta in (0.05, 0.5):
                 game = Game(dimension=3, delta=delta, feedback=feedback, **kw)
-                t = simulate(game, [learner.clone()], horizon, seeds=2).to_pydict()
+                t = simulate(game, [learner.clone()], horizon, seeds=seeds).to_pydict()
                 gamed = np.array(t["gamed_as_clean"])
                 assert np.all(gamed <= np.minimum(t["moved"], t["clean"])), "bookkeeping"
                 if aware:

@@ -1,0 +1,265 @@
+"""What the peer adapters share: the optional import, the round's published rule, the feedback.
+
+An adapter keeps one *box* (its state, ``self._state``): the library's policy object plus what
+the round froze (the library's random state, a uniform draw). The rule it publishes for a round
+is "accept iff g(x') ≥ 0" with g a :class:`RoundRule`, which evaluates the box's ``value`` (the
+library's own prediction at z) and refuses to run once the round is over: the library's model
+moves on when the learner learns, so a rule stays in force for its round only.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..game.policies import GRADIENT_STEP, GeneralRule
+from ..learners import Learner
+
+#: The extra that installs every peer library.
+EXTRA = "peers"
+
+#: A value of g strictly below 0 whose size carries no information: a rejecting tie.
+TINY = math.ulp(0.0)
+
+
+def library_available(module: str) -> bool:
+    """Whether ``module`` (an optional peer library) can be imported."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+def require(module: str, learner: str, *submodules: str) -> ModuleType:
+    """Import the optional library ``module`` (and its ``submodules``, returning the last), or
+    ``ValueError`` in one line naming the extra that installs it."""
+    try:
+        found = importlib.import_module(module)  # the top level first: a stubbed-out parent fails
+        for sub in submodules:
+            found = importlib.import_module(f"{module}.{sub}")
+    except ImportError as exc:
+        raise ValueError(f"learner {learner} needs the optional library {module!r} ({exc}); "
+                         f"install it with: pip install 'strategic-apple-tasting[{EXTRA}]'"
+                         ) from None
+    return found
+
+
+def examples_need(module: str) -> Callable[[type], type]:
+    """Class decorator: when ``module`` is not installed, the class docstring's examples are
+    marked ``+SKIP``, so its doctest is skipped rather than failed."""
+    def mark(cls: type) -> type:
+        if cls.__doc__ and not library_available(module):
+            lines = []
+            for line in cls.__doc__.splitlines():
+                if line.lstrip().startswith((">>> ", "... ")):
+                    line += "  # doctest: +SKIP"
+                lines.append(line)
+            cls.__doc__ = "\n".join(lines)
+        return cls
+    return mark
+
+
+def finite(name: str, value: Any, low: float = -math.inf, high: float = math.inf, *,
+           open_low: bool = False) -> None:
+    """``ValueError`` unless ``value`` is a finite real number in the range."""
+    ok = (isinstance(value, int | float) and not isinstance(value, bool)
+          and math.isfinite(value) and (value > low if open_low else value >= low)
+          and value <= high)
+    if not ok:
+        parts = []
+        if low > -math.inf:
+            parts.append(f"> {low:g}" if open_low else f">= {low:g}")
+        if high < math.inf:
+            parts.append(f"<= {high:g}")
+        rng = (" " + " and ".join(parts)) if parts else ""
+        raise ValueError(f"{name} must be a finite number{rng}, got {value!r}")
+
+
+def flag(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
+def seed_from(rng: np.random.Generator) -> int:
+    """A library seed drawn from the learner's Generator (a non-negative 31-bit int, which
+    every peer library accepts)."""
+    return int(rng.integers(0, 2**31 - 1))
+
+
+class Box:
+    """An adapter's state: the library's policy and what this round froze.
+
+    Subclasses implement :meth:`value` (g at z, by the library's prediction), :meth:`freeze`
+    (called when the round's rule is published), :meth:`end_round` (the round's feedback to the
+    library) and optionally :meth:`values` (g at many points, batched when the library allows),
+    :meth:`gradient` and :meth:`estimate`.
+    """
+
+    #: Whether the rule of a round is known to be linear in x' (a frozen sample of a linear
+    #: model): its gradient is then the linear part found at publication.
+    linear: ClassVar[bool] = False
+
+    def __init__(self, d: int, intercept: bool) -> None:
+        self.d = d
+        self.intercept = intercept
+        self.round = 0  # rounds finished
+
+    def features(self, z: np.ndarray) -> np.ndarray:
+        """The context the library sees: x' (and a constant 1 with an intercept)."""
+        z = np.asarray(z, dtype=float)
+        if not self.intercept:
+            return z
+        ones = np.ones((*z.shape[:-1], 1))
+        return np.concatenate([z, ones], axis=-1)
+
+    def freeze(self) -> None:
+        """Fix this round's randomness (called once a round, before the rule is made)."""
+
+    def value(self, z: np.ndarray) -> float:
+        raise NotImplementedError
+
+    def values(self, zs: np.ndarray) -> np.ndarray:
+        """g at each row of ``zs`` (one library call per row unless a subclass batches)."""
+        return np.array([self.value(z) for z in zs])
+
+    gradient: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def end_round(self, x_obs: np.ndarray, arm: int, reward: float | None) -> None:
+        raise NotImplementedError
+
+    def estimate(self) -> np.ndarray | None:
+        return None
+
+
+class RoundRule:
+    """g (or ∇g) of the rule a box published for one round; picklable (the box pickles)."""
+
+    __slots__ = ("box", "gradient", "round")
+
+    def __init__(self, box: Box, round_: int, gradient: bool = False) -> None:
+        self.box = box
+        self.round = round_
+        self.gradient = gradient
+
+    def __getstate__(self) -> tuple:
+        return (self.box, self.round, self.gradient)
+
+    def __setstate__(self, state: tuple) -> None:
+        self.box, self.round, self.gradient = state
+
+    def __call__(self, z: np.ndarray) -> Any:
+        if self.box.round != self.round:
+            raise RuntimeError(f"this rule was published for round {self.round + 1}; the "
+                               f"learner has learned since (a rule is in force for its round)")
+        if self.gradient:
+            return self.box.gradient(z)
+        return self.box.value(z)
+
+
+def central_differences(values: Callable[[np.ndarray], np.ndarray], z: np.ndarray,
+                        step: float = GRADIENT_STEP) -> np.ndarray:
+    """∇g(z) by central differences, all 2d points in one call of ``values``."""
+    d = z.shape[0]
+    h = step * np.maximum(1.0, np.abs(z))
+    points = np.repeat(z[None, :], 2 * d, axis=0)
+    points[np.arange(d), np.arange(d)] += h
+    points[d + np.arange(d), np.arange(d)] -= h
+    got = values(points)
+    return (got[:d] - got[d:]) / (2.0 * h)
+
+
+class PeerLearner(Learner):
+    """Base of the adapters: a two-arm contextual bandit of a peer library as a Learner.
+
+    Arm 1 is accept and arm 0 reject. The published rule is "accept iff g(x') ≥ 0" where g is
+    built from the library's own prediction at x' (the round's randomness frozen), so agents
+    answer the rule the library actually uses; its linear part (where agents' numerical search
+    starts) is g's linearization at the origin. Under apple tasting a rejection is fed to the
+    library as arm 0 with the known reward r0; under bandit feedback, with the observed reward.
+    Unaware of gaming: it learns from every point it is given.
+    """
+
+    strategy_aware = False
+    nonlinear = True
+    #: The library's import name (the top-level module).
+    library: ClassVar[str]
+    #: Relative step of the linearization at the origin (a step of g's own scale: the
+    #: libraries predict in float32 (VW) or add a noise floor (river)).
+    linearization_step: ClassVar[float] = 1e-4
+
+    intercept: bool
+    r0: float | None
+    feedback: str | None
+
+    def _require(self, *submodules: str) -> ModuleType:
+        return require(self.library, self.name, *submodules)
+
+    def _check_params(self) -> None:
+        if self.r0 is None or self.feedback is None:
+            raise ValueError(f"learner {self.name} needs r0 and feedback: give them, or bind it "
+                             f"to a game first (Learner.bind)")
+        super()._check_params()
+        flag("intercept", self.intercept)
+
+    def _box(self, d: int) -> Box:
+        raise NotImplementedError
+
+    def _init_state(self, d: int) -> Box:
+        return self._box(d)
+
+    def _publish(self) -> GeneralRule:
+        box: Box = self._state
+        box.freeze()
+        d = self._d
+        h = self.linearization_step
+        points = np.zeros((2 * d + 1, d))
+        points[np.arange(d), np.arange(d)] = h
+        points[d + np.arange(d), np.arange(d)] = -h
+        got = box.values(points)
+        beta = (got[:d] - got[d:2 * d]) / (2.0 * h)
+        threshold = -float(got[2 * d])  # g(x) ≈ g(0) + ⟨β, x⟩ ≥ 0
+        if not np.all(np.isfinite(beta)):
+            beta = np.zeros(d)
+        gradient: Callable | None = None
+        if box.linear:
+            gradient = _Constant(beta)
+        elif box.gradient is not None:
+            gradient = RoundRule(box, box.round, gradient=True)
+        return GeneralRule.from_function(RoundRule(box, box.round), beta, threshold,
+                                         gradient=gradient)
+
+    def _learn(self, rule: GeneralRule, x_obs: np.ndarray, accepted: bool,
+               reward: float | None) -> bool:
+        box: Box = self._state
+        if reward is None and not accepted and self.feedback == "apple":
+            reward = float(self.r0)  # the known reward of rejecting, fed as arm 0's
+        box.end_round(x_obs, 1 if accepted else 0, reward)
+        box.round += 1
+        return reward is not None
+
+    def _estimate(self) -> np.ndarray | None:
+        return self._state.estimate()
+
+
+class _Constant:
+    """∇g of a rule that is linear in x' this round: its linear part."""
+
+    __slots__ = ("beta",)
+
+    def __init__(self, beta: np.ndarray) -> None:
+        self.beta = np.array(beta, dtype=float)
+
+    def __getstate__(self) -> np.ndarray:
+        return self.beta
+
+    def __setstate__(self, state: np.ndarray) -> None:
+        self.beta = state
+
+    def __call__(self, z: np.ndarray) -> np.ndarray:
+        return self.beta.copy()

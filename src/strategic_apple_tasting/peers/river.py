@@ -1,0 +1,177 @@
+"""river's ``bandit.LinUCBDisjoint`` as a learner.
+
+The policy is used as river's users use it: ``pull(arm_ids, context)`` chooses an arm for a
+context (a dict of features) and ``update(arm_id, context, reward)`` learns. Arm 1 is accept and
+arm 0 reject; contexts are ``{"x0": x'_0, ..., "bias": 1.0}`` (no ``bias`` without an
+intercept).
+
+The published rule: accept iff ``pull([1, 0], context(x'))`` is 1. river picks the arm with the
+larger upper bound μ_a + σ_a of its per-arm ``BayesianLinearRegression`` (σ the predictive
+deviation, noise included) and breaks exact ties at random. g carries the decision's sign and,
+for agents' numerical search, the size of the gap between the two arms' bounds, each from the
+per-arm model's ``predict_one(context, with_dist=True)``: g = |UCB1 − UCB0| when river pulls
+arm 1, −max(|UCB1 − UCB0|, tiny) when it pulls arm 0 (so g ≥ 0 exactly when it pulls arm 1).
+The per-arm models sit in a private attribute of the policy (``_bayes_lin_regs``); they serve
+g's size, its gradient (central differences of the gap) and the estimate of θ1 − θ0 (the
+difference of the arms' posterior means, each read by ``predict_one`` at unit contexts), never
+the decision.
+
+Randomness. The tie-break draws from the policy's ``random.Random``, seeded from the learner's
+Generator (``seed=``). The adapter saves its state when it publishes the round's rule and
+restores it before every ``pull`` of the round, so ties are broken the same way at every point
+(before any data every point ties: the round accepts everyone or no one). When the round ends
+it restores the state once more and pulls at the observed x' (a user's one pull of the round),
+which moves the stream on. river keeps this generator in a private attribute (``_rng``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..game.policies import GRADIENT_STEP
+from ._common import TINY, Box, PeerLearner, examples_need, finite, seed_from
+
+LIBRARY = "river"
+ARMS = [1, 0]
+
+
+class _RiverBox(Box):
+    def __init__(self, d: int, intercept: bool, policy: Any) -> None:
+        super().__init__(d, intercept)
+        self.policy = policy
+        self.names = [f"x{i}" for i in range(d)]
+        self.frozen: tuple | None = None
+        self.gradient = self._gradient
+
+    def context(self, z: np.ndarray) -> dict[str, float]:
+        ctx = {name: float(v) for name, v in zip(self.names, z, strict=True)}
+        if self.intercept:
+            ctx["bias"] = 1.0
+        return ctx
+
+    def _restore(self) -> None:
+        if self.frozen is not None:
+            self.policy._rng.setstate(self.frozen)  # river's tie-break generator (private)
+
+    def freeze(self) -> None:
+        self.frozen = self.policy._rng.getstate()
+
+    def _gap(self, ctx: dict[str, float]) -> float:
+        """UCB1 − UCB0 as river's pull computes each bound: μ + σ of the arm's model."""
+        models = self.policy._bayes_lin_regs
+        bounds = []
+        for arm in ARMS:
+            dist = models[arm].predict_one(ctx, with_dist=True)
+            bounds.append(dist.mu + dist.sigma)
+        return float(bounds[0] - bounds[1])
+
+    def value(self, z: np.ndarray) -> float:
+        ctx = self.context(z)
+        self._restore()
+        arm = self.policy.pull(ARMS, ctx)  # the decision: river's own
+        size = abs(self._gap(ctx))
+        return size if arm == 1 else -max(size, TINY)
+
+    def _gradient(self, z: np.ndarray) -> np.ndarray:
+        grad = np.empty(self.d)
+        probe = np.array(z, dtype=float)
+        for i in range(self.d):
+            h = GRADIENT_STEP * max(1.0, abs(z[i]))
+            probe[i] = z[i] + h
+            up = self._gap(self.context(probe))
+            probe[i] = z[i] - h
+            down = self._gap(self.context(probe))
+            probe[i] = z[i]
+            grad[i] = (up - down) / (2.0 * h)
+        return grad
+
+    def end_round(self, x_obs: np.ndarray, arm: int, reward: float | None) -> None:
+        ctx = self.context(x_obs)
+        self._restore()
+        self.policy.pull(ARMS, ctx)  # the user's pull of the round: the stream moves on
+        self.frozen = None
+        if reward is not None:
+            self.policy.update(arm, ctx, reward)
+
+    def estimate(self) -> np.ndarray | None:
+        # Each arm's posterior mean coefficients, read through its predict_one (linear: the
+        # prediction at a unit context is the coefficient).
+        models = self.policy._bayes_lin_regs
+        out = np.empty(self.d)
+        for i, name in enumerate(self.names):
+            unit = {n: (1.0 if n == name else 0.0) for n in self.names}
+            out[i] = models[1].predict_one(unit) - models[0].predict_one(unit)
+        return out
+
+
+@examples_need(LIBRARY)
+class RiverLinUCBDisjoint(PeerLearner):
+    """river's ``bandit.LinUCBDisjoint`` over accept (arm 1) and reject (arm 0).
+
+    Each arm keeps river's Bayesian linear regression (prior precision α, noise precision β);
+    the rule accepts iff river pulls arm 1, that is iff accept's upper bound μ1 + σ1 at x' beats
+    reject's (apple tasting: a regression fitted to r0 on the rejected points), ties broken by
+    river's seeded generator, frozen for the round. Not a linear threshold: agents answer it
+    numerically. Unaware of gaming.
+
+    Parameters
+    ----------
+    alpha : float
+        α > 0, river's prior precision parameter of each arm's regression.
+    beta : float
+        β > 0, river's noise precision parameter.
+    smoothing : float, optional
+        river's forgetting factor in (0, 1) (None: none).
+    burn_in : int
+        river's burn-in: each arm is pulled this many times first.
+    intercept : bool
+        Add a constant feature ``bias`` = 1 to the context.
+    r0 : float, optional
+        Reward of rejecting (None: the game's).
+    feedback : {"apple", "bandit"}, optional
+        Feedback mode (None: the game's).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from strategic_apple_tasting.peers import RiverLinUCBDisjoint
+    >>> learner = RiverLinUCBDisjoint(r0=0.1, feedback="apple").reset(2, np.random.default_rng(0))
+    >>> x = np.array([0.4, 0.3])
+    >>> accepted = learner.act(x)     # river's pull at x, under the round's rule
+    >>> learner.update(x, accepted, 0.8 if accepted else None)
+    True
+    """
+
+    name = "river:LinUCBDisjoint"
+    library = LIBRARY
+
+    def __init__(self, alpha: float = 1.0, beta: float = 1.0, smoothing: float | None = None,
+                 burn_in: int = 0, intercept: bool = True, r0: float | None = None,
+                 feedback: str | None = None) -> None:
+        self._require()
+        self.alpha = alpha
+        self.beta = beta
+        self.smoothing = smoothing
+        self.burn_in = burn_in
+        self.intercept = intercept
+        self.r0 = r0
+        self.feedback = feedback
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        finite("alpha", self.alpha, 0.0, open_low=True)
+        finite("beta", self.beta, 0.0, open_low=True)
+        if self.smoothing is not None:
+            finite("smoothing", self.smoothing, 0.0, 1.0, open_low=True)
+        if not (isinstance(self.burn_in, int) and not isinstance(self.burn_in, bool)
+                and self.burn_in >= 0):
+            raise ValueError(f"burn_in must be an integer >= 0, got {self.burn_in!r}")
+
+    def _box(self, d: int) -> _RiverBox:
+        bandit = self._require("bandit")
+        policy = bandit.LinUCBDisjoint(alpha=self.alpha, beta=self.beta,
+                                       smoothing=self.smoothing, burn_in=self.burn_in,
+                                       seed=seed_from(self._rng))
+        return _RiverBox(d, self.intercept, policy)

@@ -1,0 +1,208 @@
+"""Vowpal Wabbit's contextual bandit with action-dependent features (``--cb_explore_adf``) as a
+learner.
+
+VW is used as its users use it: a ``vowpalwabbit.Workspace`` made from a command line, text
+examples in VW's multi-line format, ``predict`` for the probability mass function (pmf) over
+the actions, an action sampled from the pmf by the user, and ``learn`` on the example labelled
+with the chosen action's cost (−reward) and probability. Each example is::
+
+    shared |s x0:<x'_0> x1:<x'_1> ...
+    |a accept
+    |a reject
+
+with the quadratic interaction ``-q sa``, so each action has its own linear model of x' (its
+own feature, ``accept`` or ``reject``, is its intercept). Action 0 of VW's pmf is ``accept``
+(arm 1), action 1 ``reject`` (arm 0). Under apple tasting a rejection is learned with cost −r0.
+
+Exploration is SquareCB (``--squarecb``): VW's pmf is a continuous function of its predicted
+costs, so the rule below is continuous in x' and agents' numerical search can follow it.
+(ε-greedy, ``--epsilon``, gives a pmf that is constant on each side of the greedy boundary:
+g would carry no gradient and its linearization would be 0, so agents' search would have no
+direction to start from; it is not offered.)
+
+The published rule. A user samples the action from VW's pmf by inverse CDF in VW's action
+order, as VW's tutorials do: scale the pmf by 1/sum, draw u ~ U[0, 1), take the first action
+whose cumulative probability exceeds u. The adapter draws u once a round from the learner's
+Generator, so the round's decision at x' is the action that this u samples from VW's pmf at x':
+accept iff p(x') > u, with p VW's scaled probability of ``accept`` (listed first). It publishes
+g(x') = p(x') − u, nudged just below 0 where p = u (the strict test rejects there), so g ≥ 0
+exactly when the sampled action is accept. VW's own random seed (``--random_seed``) is drawn
+from the learner's Generator too.
+
+Pickling: a ``Workspace`` does not pickle. The adapter pickles it through VW's own model
+serialization (``Workspace.save`` to a temporary file, read back; revived by
+``Workspace(arg_list=[..., "--initial_regressor", file])``); VW saves its learning state with
+the model (``--save_resume`` is VW 9's default), so a revived learner continues exactly.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+import numpy as np
+
+from ._common import TINY, Box, PeerLearner, examples_need, finite, seed_from
+
+LIBRARY = "vowpalwabbit"
+ACTIONS = ("|a accept", "|a reject")  # VW's action 0 is accept (arm 1)
+
+
+class _Workspace:
+    """A VW workspace that pickles through VW's own model file."""
+
+    def __init__(self, module: Any, args: list[str], model: bytes | None = None) -> None:
+        self.module = module.__name__
+        self.args = list(args)
+        if model is None:
+            self.ws = module.Workspace(arg_list=self.args)
+        else:
+            fd, path = tempfile.mkstemp(suffix=".vw")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(model)
+                self.ws = module.Workspace(arg_list=[*self.args, "--initial_regressor", path])
+            finally:
+                os.unlink(path)
+
+    def model_bytes(self) -> bytes:
+        fd, path = tempfile.mkstemp(suffix=".vw")
+        os.close(fd)
+        try:
+            self.ws.save(path)
+            with open(path, "rb") as f:
+                return f.read()
+        finally:
+            os.unlink(path)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"module": self.module, "args": self.args, "model": self.model_bytes()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        import importlib
+
+        self.__init__(importlib.import_module(state["module"]), state["args"], state["model"])
+
+
+def _number(v: float) -> str:
+    return repr(float(v))  # shortest text that reads back as the same double
+
+
+class _VWBox(Box):
+    def __init__(self, d: int, workspace: _Workspace, rng: np.random.Generator) -> None:
+        super().__init__(d, intercept=True)  # VW's constant feature is always there
+        self.workspace = workspace
+        self.rng = rng
+        self.u: float | None = None
+
+    def example(self, z: np.ndarray, label: tuple[int, float, float] | None = None) -> list[str]:
+        shared = "shared |s " + " ".join(f"x{i}:{_number(v)}" for i, v in enumerate(z))
+        lines = [shared]
+        for action, text in enumerate(ACTIONS):
+            if label is not None and label[0] == action:
+                text = f"0:{_number(label[1])}:{_number(label[2])} {text}"
+            lines.append(text)
+        return lines
+
+    def pmf(self, z: np.ndarray) -> tuple[float, float]:
+        """VW's probabilities of accept and reject at z, normalized as a user's sampler does."""
+        pmf = self.workspace.ws.predict(self.example(z))
+        scale = 1 / sum(pmf)
+        return pmf[0] * scale, pmf[1] * scale
+
+    def freeze(self) -> None:
+        self.u = float(self.rng.random())
+
+    def value(self, z: np.ndarray) -> float:
+        p_accept, _ = self.pmf(z)
+        # Inverse CDF with accept first: accept iff its cumulative probability exceeds u.
+        g = p_accept - self.u
+        return g if p_accept > self.u else min(g, -TINY)
+
+    def end_round(self, x_obs: np.ndarray, arm: int, reward: float | None) -> None:
+        self.u = None
+        if reward is None:
+            return
+        action = 0 if arm == 1 else 1
+        probability = self.pmf(x_obs)[action]  # the chance VW's pmf gave the action taken
+        self.workspace.ws.learn(self.example(x_obs, (action, -reward, probability)))
+
+
+@examples_need(LIBRARY)
+class VWCBExploreADF(PeerLearner):
+    """Vowpal Wabbit's ``--cb_explore_adf --squarecb`` over accept and reject.
+
+    Each round the adapter draws u ~ U[0, 1) once; the round's rule accepts x' iff the action
+    sampled with u from VW's pmf at x' is accept (inverse CDF, accept first): iff VW's
+    probability of accepting x' exceeds u. SquareCB puts probability 1/(2 + γ·gap) on the action
+    it predicts to cost more (gap: the difference of predicted costs, γ = gamma_scale ·
+    t^gamma_exponent), the rest on the other. Not a linear threshold in general: agents answer it
+    numerically. VW learns each action's cost by its importance-weighted online regression
+    (``cb_type``), from every point it is given. Unaware of gaming; no estimate of θ (VW's
+    scores are not part of its pmf output).
+
+    Parameters
+    ----------
+    gamma_scale : float
+        SquareCB's γ scale (``--gamma_scale``, > 0).
+    gamma_exponent : float
+        SquareCB's γ exponent (``--gamma_exponent``, ≥ 0).
+    learning_rate : float
+        VW's ``--learning_rate`` (> 0).
+    cb_type : {"mtr", "ips", "dr", "dm"}
+        VW's ``--cb_type``, the cost estimator.
+    r0 : float, optional
+        Reward of rejecting (None: the game's).
+    feedback : {"apple", "bandit"}, optional
+        Feedback mode (None: the game's).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from strategic_apple_tasting.peers import VWCBExploreADF
+    >>> learner = VWCBExploreADF(r0=0.1, feedback="apple").reset(2, np.random.default_rng(0))
+    >>> x = np.array([0.4, 0.3])
+    >>> accepted = learner.act(x)     # the action the round's draw samples from VW's pmf at x
+    >>> learner.update(x, accepted, 0.8 if accepted else None)
+    True
+    """
+
+    name = "vw:cb_explore_adf"
+    library = LIBRARY
+    CB_TYPES = ("mtr", "ips", "dr", "dm")
+
+    def __init__(self, gamma_scale: float = 10.0, gamma_exponent: float = 0.5,
+                 learning_rate: float = 0.5, cb_type: str = "mtr", r0: float | None = None,
+                 feedback: str | None = None) -> None:
+        self._require()
+        self.gamma_scale = gamma_scale
+        self.gamma_exponent = gamma_exponent
+        self.learning_rate = learning_rate
+        self.cb_type = cb_type
+        self.r0 = r0
+        self.feedback = feedback
+
+    intercept = True  # VW's constant feature; not a parameter
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        finite("gamma_scale", self.gamma_scale, 0.0, open_low=True)
+        finite("gamma_exponent", self.gamma_exponent, 0.0)
+        finite("learning_rate", self.learning_rate, 0.0, open_low=True)
+        if self.cb_type not in self.CB_TYPES:
+            raise ValueError(f"cb_type must be one of {', '.join(self.CB_TYPES)}, "
+                             f"got {self.cb_type!r}")
+
+    def arguments(self, seed: int) -> list[str]:
+        """VW's command line for this configuration (``seed``: VW's ``--random_seed``)."""
+        return ["--cb_explore_adf", "--squarecb", "--quiet", "--quadratic", "sa",
+                "--gamma_scale", _number(self.gamma_scale),
+                "--gamma_exponent", _number(self.gamma_exponent),
+                "--learning_rate", _number(self.learning_rate),
+                "--cb_type", self.cb_type, "--random_seed", str(seed)]
+
+    def _box(self, d: int) -> _VWBox:
+        module = self._require()
+        workspace = _Workspace(module, self.arguments(seed_from(self._rng)))
+        return _VWBox(d, workspace, self._rng)

@@ -1,0 +1,320 @@
+"""The peer adapters (MABWiser, river, Vowpal Wabbit): the public checks, the published rule is
+the library's own decision, a randomized policy's draws are frozen for the round, the same seed
+gives the same results, and a missing library is one clear error.
+
+Every public check runs on every adapter, through ``parametrize_with_checks``. Each adapter
+costs milliseconds a round (g is the library's prediction, evaluated ~100 times a round by
+agents' numerical best response), so the checks run a plain-Python learner at their smaller
+size (:data:`strategic_apple_tasting.checks.PLAIN_HORIZON`).
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import sys
+
+import numpy as np
+import pytest
+
+from strategic_apple_tasting import Game, simulate
+from strategic_apple_tasting.checks import parametrize_with_checks, replay, tables_identical
+from strategic_apple_tasting.learners import learner_class
+from strategic_apple_tasting.peers import (
+    PEERS,
+    MABWiserLinGreedy,
+    MABWiserLinTS,
+    MABWiserLinUCB,
+    RiverLinUCBDisjoint,
+    VWCBExploreADF,
+)
+from strategic_apple_tasting.peers._common import examples_need, library_available
+
+
+def _needs(cls):
+    return pytest.mark.skipif(not library_available(cls.library),
+                              reason=f"{cls.library} is not installed")
+
+
+AVAILABLE = [cls for cls in PEERS.values() if library_available(cls.library)]
+CONFIGURATIONS = [lr for cls in AVAILABLE for lr in cls.check_configurations()]
+ADAPTERS = [pytest.param(cls, id=name, marks=_needs(cls)) for name, cls in PEERS.items()]
+
+
+@parametrize_with_checks(CONFIGURATIONS)
+def test_public_checks(learner, check):
+    check(learner)
+
+
+def test_every_adapter_is_registered_by_name():
+    for name, cls in PEERS.items():
+        assert cls.name == name
+        assert learner_class(name) is cls  # the entry point, not an import path
+
+
+# -- the published rule is the library's decision ------------------------------------------
+
+def _features(z):
+    return np.append(np.asarray(z, float), 1.0)
+
+
+def _next_decision(lr):
+    """The library's own decision at z were z this round's context, from copies taken before
+    the round's rule is published (call it before ``lr.policy()``)."""
+    box = lr.state
+    if isinstance(lr, MABWiserLinUCB | MABWiserLinTS | MABWiserLinGreedy):
+        mab = copy.deepcopy(box.mab)
+        return lambda z: copy.deepcopy(mab).predict(_features(z)[None, :]) == 1
+    if isinstance(lr, RiverLinUCBDisjoint):
+        policy = copy.deepcopy(box.policy)
+
+        def pull(z):
+            ctx = {f"x{i}": float(v) for i, v in enumerate(z)} | {"bias": 1.0}
+            return copy.deepcopy(policy).pull([1, 0], ctx) == 1
+        return pull
+    if isinstance(lr, VWCBExploreADF):
+        draw = copy.deepcopy(lr._rng).random()  # the learner's next draw is the round's u
+        ws = box.workspace.ws
+
+        def sample(z):  # VW's tutorial sampler (sample_custom_pmf), with the round's draw
+            shared = "shared |s " + " ".join(f"x{i}:{float(v)!r}" for i, v in enumerate(z))
+            pmf = ws.predict([shared, "|a accept", "|a reject"])
+            scale = 1 / sum(pmf)
+            total = 0.0
+            for action, p in enumerate(pmf):
+                total += p * scale
+                if total > draw:
+                    return action == 0  # action 0 is accept
+            return False
+        return sample
+    raise AssertionError(type(lr))
+
+
+def _trained(cls, feedback, rounds=40, seed=0, **params):
+    """An adapter after ``rounds`` rounds of its own decisions on random contexts."""
+    lr = cls(r0=0.1 if feedback == "apple" else 0.0, feedback=feedback, **params)
+    lr.reset(2, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed + 100)
+    theta1, theta0 = np.array([0.8, -0.4]), np.array([0.1, 0.3])
+    for _ in range(rounds):
+        x = rng.uniform(-1, 1, 2)
+        a = lr.act(x)
+        r = float((theta1 if a else theta0) @ x + 0.1 * rng.standard_normal())
+        lr.update(x, a, r if (a or feedback == "bandit") else None)
+    return lr
+
+
+@pytest.mark.parametrize("feedback", ["apple", "bandit"])
+@pytest.mark.parametrize("cls", ADAPTERS)
+def test_rule_is_the_library_decision_on_random_points(cls, feedback):
+    lr = _trained(cls, feedback)
+    points = np.random.default_rng(7).uniform(-1.5, 1.5, size=(25, 2))
+    split = 0
+    for _ in range(3):
+        decide = _next_decision(lr)
+        rule = lr.policy()
+        got = [rule.accepts(z) for z in points]
+        assert got == [bool(decide(z)) for z in points]
+        split += 0 < sum(got) < len(got)
+        assert [lr.act(z) for z in points] == got
+        lr.update(points[0], got[0], 0.5 if (got[0] or feedback == "bandit") else None)
+    assert split, "no round's rule split the points: the test saw no boundary"
+
+
+@pytest.mark.parametrize("cls", ADAPTERS)
+def test_rule_is_the_library_decision_where_agents_land(cls):
+    """Movers land within ulps of the boundary: there too the library decides as the rule."""
+    game = Game(dimension=2, delta=0.3, feedback="bandit")
+    inst = game.instance(3)
+    lr = cls().bind(inst, 80).reset(2, inst.rngs["learner"])
+    movers = 0
+    for _ in range(80):
+        decide = _next_decision(lr)
+        rule = lr.policy()
+        x = inst.next_context()
+        x_obs, moved = inst.next_response(rule, x)
+        a = lr.act(x_obs)
+        assert a == bool(decide(x_obs))
+        if moved:
+            movers += 1
+            assert a, "a mover is accepted"
+        r1, r0 = inst.next_rewards(x)
+        lr.update(x_obs, a, r1 if a else r0)
+    assert movers >= 3
+
+
+def test_mabwiser_linucb_rule_is_its_expectations_gap():
+    lr = _trained(MABWiserLinUCB, "bandit")
+    rule = lr.policy()
+    mab = lr.state.mab
+    for z in np.random.default_rng(1).uniform(-1, 1, size=(10, 2)):
+        e = mab.predict_expectations(_features(z)[None, :])
+        assert rule.value(z) == e[1] - e[0]
+        assert rule.accepts(z) == (mab.predict(_features(z)[None, :]) == 1)
+
+
+# -- randomized policies: frozen within a round ----------------------------------------------
+
+RANDOMIZED = [pytest.param(cls, params, id=cls.name, marks=_needs(cls)) for cls, params in (
+    (MABWiserLinTS, {}), (MABWiserLinGreedy, {"epsilon": 0.5}), (VWCBExploreADF, {}),
+    (RiverLinUCBDisjoint, {}))]
+
+
+@pytest.mark.parametrize(("cls", "params"), RANDOMIZED)
+def test_randomized_rule_is_frozen_within_a_round_and_redrawn_the_next(cls, params):
+    rounds = 0 if cls is RiverLinUCBDisjoint else 30  # river is random only at ties: no data
+    lr = _trained(cls, "bandit", rounds=rounds, **params)
+    points = np.random.default_rng(2).uniform(-1, 1, size=(20, 2))
+    rules = []
+    for _ in range(12):
+        rule = lr.policy()
+        first = [rule.value(z) for z in points]
+        rule.gradient(points[0])  # evaluations elsewhere change nothing
+        again = [rule.value(z) for z in points[::-1]][::-1]
+        assert first == again
+        assert [lr.act(z) for z in points] == [v >= 0 for v in first]
+        rules.append(tuple(v >= 0 for v in first))
+        lr.update(points[0], False, None)  # the round ends; nothing learned
+    assert len(set(rules)) > 1, "every round drew the same rule"
+
+
+def test_river_breaks_ties_once_a_round():
+    lr = RiverLinUCBDisjoint(r0=0.0, feedback="bandit").reset(2, np.random.default_rng(0))
+    decisions = []
+    for _ in range(20):
+        rule = lr.policy()  # before any data every point ties: all accepted or none
+        got = {rule.accepts(z) for z in np.random.default_rng(3).uniform(-1, 1, (10, 2))}
+        assert len(got) == 1
+        decisions.append(got.pop())
+        lr.update([0.1, 0.2], False, None)
+    assert 0 < sum(decisions) < 20
+
+
+@pytest.mark.parametrize("cls", ADAPTERS)
+def test_rule_is_in_force_for_its_round_only(cls):
+    lr = _trained(cls, "apple", rounds=3)
+    rule = lr.policy()
+    rule.value(np.zeros(2))
+    lr.update([0.1, 0.1], False, None)
+    with pytest.raises(RuntimeError, match="published for round 4; the learner has learned"):
+        rule.value(np.zeros(2))
+
+
+# -- determinism, pickling ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("cls", ADAPTERS)
+def test_same_seed_same_results(cls):
+    game = Game(dimension=2, delta=0.2, feedback="apple", r0=0.05)
+    a = simulate(game, [cls()], 40, seeds=[1, 2])
+    b = simulate(game, [cls()], 40, seeds=[1, 2])
+    assert tables_identical(a, b)
+    c = simulate(game, [cls()], 40, seeds=[3, 4])
+    assert not tables_identical(a, c)
+
+
+@pytest.mark.parametrize("cls", ADAPTERS)
+def test_reset_clears_state(cls):
+    game = Game(dimension=2, delta=0.2, feedback="bandit")
+    lr = cls().bind(game.instance(1), 30)
+    first = replay(game, lr, seed=1, horizon=30)
+    again = replay(game, first["learner"], seed=1, horizon=30)
+    for key in ("accepted", "moved", "used", "threshold"):
+        assert np.array_equal(first[key], again[key]), key
+
+
+@pytest.mark.parametrize("cls", ADAPTERS)
+def test_revived_learner_continues_exactly(cls):
+    lr = _trained(cls, "bandit", rounds=15)
+    revived = pickle.loads(pickle.dumps(lr))
+    rng = np.random.default_rng(4)
+    for _ in range(10):
+        x = rng.uniform(-1, 1, 2)
+        rule, again = lr.policy(), revived.policy()
+        assert np.array_equal(rule.beta, again.beta) and rule.threshold == again.threshold
+        assert rule.value(x) == again.value(x)
+        a = lr.act(x)
+        assert revived.act(x) == a
+        lr.update(x, a, 0.3)
+        revived.update(x, a, 0.3)
+    est, est2 = lr.estimate(), revived.estimate()
+    assert (est is None) == (est2 is None)
+    assert est is None or np.array_equal(est, est2)
+
+
+@pytest.mark.parametrize("cls", ADAPTERS)
+def test_apple_tasting_feeds_r0_as_the_reject_arm(cls):
+    lr = cls(r0=0.2, feedback="apple").reset(2, np.random.default_rng(0))
+    lr.policy()
+    assert lr.update([0.3, 0.1], False, None) is True  # learned: arm 0, reward r0
+    lr.policy()
+    assert lr.update([0.3, 0.1], True, 0.7) is True
+    bandit = cls(r0=0.0, feedback="bandit").reset(2, np.random.default_rng(0))
+    bandit.policy()
+    assert bandit.update([0.3, 0.1], False, None) is False  # nothing observed, nothing learned
+
+
+# -- hyperparameters and the missing library ------------------------------------------------
+
+@pytest.mark.parametrize(("cls", "params", "message"), [
+    pytest.param(MABWiserLinUCB, {"alpha": -1.0}, "alpha must be a finite number >= 0",
+                 marks=_needs(MABWiserLinUCB)),
+    pytest.param(MABWiserLinTS, {"l2_lambda": 0.0}, "l2_lambda must be a finite number > 0",
+                 marks=_needs(MABWiserLinTS)),
+    pytest.param(MABWiserLinGreedy, {"epsilon": 2.0}, "epsilon must be a finite number >= 0 "
+                 "and <= 1", marks=_needs(MABWiserLinGreedy)),
+    pytest.param(RiverLinUCBDisjoint, {"burn_in": -1}, "burn_in must be an integer >= 0",
+                 marks=_needs(RiverLinUCBDisjoint)),
+    pytest.param(VWCBExploreADF, {"cb_type": "xyz"}, "cb_type must be one of mtr, ips, dr, dm",
+                 marks=_needs(VWCBExploreADF)),
+    pytest.param(MABWiserLinUCB, {"intercept": 1}, "intercept must be True or False",
+                 marks=_needs(MABWiserLinUCB)),
+])
+def test_bad_hyperparameters_are_one_clear_error(cls, params, message):
+    lr = cls(r0=0.0, feedback="apple", **params)  # stored as given
+    assert all(lr.get_params()[k] == v for k, v in params.items())
+    with pytest.raises(ValueError, match=message):
+        lr.reset(2, 0)
+
+
+@pytest.mark.parametrize("cls", ADAPTERS)
+def test_unbound_adapter_names_what_is_missing(cls):
+    with pytest.raises(ValueError, match="needs r0 and feedback"):
+        cls().reset(2, 0)
+
+
+@pytest.mark.parametrize("cls", ADAPTERS)
+def test_missing_library_is_one_line_naming_the_extra(cls, monkeypatch):
+    made = cls(r0=0.0, feedback="apple")  # made while the library is there
+    monkeypatch.setitem(sys.modules, cls.library, None)  # now `import <library>` fails
+    pattern = (rf"learner {cls.name} needs the optional library '{cls.library}' .*; install it "
+               r"with: pip install 'strategic-apple-tasting\[peers\]'")
+    with pytest.raises(ValueError, match=pattern) as info:
+        cls(r0=0.0, feedback="apple")
+    assert "\n" not in str(info.value)
+    with pytest.raises(ValueError, match=pattern):
+        made.reset(2, 0)  # before any work, whatever path the instance came by
+    with pytest.raises(ValueError, match=pattern):
+        learner_class(cls.name)(r0=0.0, feedback="apple")
+
+
+def test_examples_are_skipped_without_their_library():
+    class Documented:
+        """Text.
+
+        >>> 1 + 1
+        2
+        """
+
+    marked = examples_need("no_such_library_for_sat_tests")(Documented)
+    assert ">>> 1 + 1  # doctest: +SKIP" in marked.__doc__
+    assert "Text." in marked.__doc__
+
+
+def test_the_library_internals_the_adapters_use_are_still_there():
+    """river keeps its tie-break generator and per-arm models in private attributes, which the
+    adapter reads (to freeze the round's tie-break and to give an estimate): this fails loudly
+    when an upgrade moves them."""
+    river_bandit = pytest.importorskip("river.bandit")
+    policy = river_bandit.LinUCBDisjoint(seed=1)
+    assert hasattr(policy, "_rng") and hasattr(policy._rng, "getstate")
+    assert hasattr(policy, "_bayes_lin_regs")
