@@ -38,6 +38,7 @@ from typing import Any
 
 import numba
 from numba.core import caching, types
+from numba.extending import overload
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -368,6 +369,44 @@ def njit(func: Callable | None = None, **overrides: Any) -> Any:
         except RuntimeError:  # no file to cache beside (`python -c`): compiled each process
             pass
     return dispatcher
+
+
+def dispatch_on_class(name: str, params: tuple[str, ...], table: dict[type, Callable],
+                      doc: str) -> Callable:
+    """A compiled-only function ``name(*params)`` that calls ``table[C]``, where C is the class
+    of its first argument (a namedtuple: a learner's state, an agent or context model),
+    chosen at compile time and inlined. The one dispatch mechanism of the package: modules
+    fill ``table`` and compiled code calls the function, never naming an implementation.
+
+    numba matches an overload to its stub by parameter names, so both are made for ``params``.
+    Called from Python, the function raises ``NotImplementedError``.
+
+    Examples
+    --------
+    >>> from typing import NamedTuple
+    >>> class Half(NamedTuple):
+    ...     scale: float
+    >>> SCALE = {}
+    >>> scaled = dispatch_on_class("scaled", ("model", "x"), SCALE, "x scaled by the model.")
+    >>> SCALE[Half] = njit(lambda model, x: model.scale * x)
+    >>> njit(lambda m, x: scaled(m, x))(Half(0.5), 3.0)
+    1.5
+    """
+    args = ", ".join(params)
+    stub_code = (f"def {name}({args}):\n"
+                 f"    raise NotImplementedError({name!r} ' is compiled-only')\n")
+    scope: dict[str, Any] = {"table": table, "state_class": state_class}
+    exec(stub_code, scope)  # the stub's parameters must be these names
+    stub = scope[name]
+    stub.__doc__ = doc
+    stub.__module__ = sys._getframe(1).f_globals.get("__name__", __name__)
+    exec(f"def typer({args}):\n"
+         f"    impl = table.get(state_class({params[0]}))\n"
+         f"    if impl is None:\n"
+         f"        return None\n"
+         f"    return lambda {args}: impl({args})\n", scope)
+    overload(stub, inline="always")(scope["typer"])
+    return stub
 
 
 def state_class(state_type: types.Type) -> type | None:

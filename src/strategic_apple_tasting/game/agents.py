@@ -18,9 +18,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba.extending import overload
 
-from .._jit import njit, state_class
+from .._jit import dispatch_on_class, njit
 from .policies import norm, score
 
 _EPS = 2.220446049250313e-16
@@ -397,53 +396,15 @@ def induces_every_halfspace(model) -> bool:
     return getattr(model, "low", model.delta) == model.delta
 
 
-def respond(model, rng, beta, threshold, x, out):
-    """Write agent's reported context into ``out``; return whether it moved (compiled-only)."""
-    raise NotImplementedError("respond is compiled-only")
-
-
-def reach(model, beta):
-    """The largest gain in score ⟨β, ·⟩ an agent of ``model`` can buy (compiled-only)."""
-    raise NotImplementedError("reach is compiled-only")
-
-
-def agent_budget(model, rng):
-    """This round's agent's budget, 0 if it is truthful (compiled-only; draws as ``respond``)."""
-    raise NotImplementedError("agent_budget is compiled-only")
-
-
-def clean_margin(model, beta):
-    """Band above the threshold in which a point may have moved (compiled-only)."""
-    raise NotImplementedError("clean_margin is compiled-only")
-
-
-@overload(respond, inline="always")
-def _respond_overload(model, rng, beta, threshold, x, out):
-    impl = RESPOND.get(state_class(model))
-    if impl is not None:
-        return lambda model, rng, beta, threshold, x, out: impl(model, rng, beta, threshold, x, out)
-    return None
-
-
-@overload(reach, inline="always")
-def _reach_overload(model, beta):
-    impl = REACH.get(state_class(model))
-    if impl is not None:
-        return lambda model, beta: impl(model, beta)
-    return None
-
-
-@overload(clean_margin, inline="always")
-def _clean_margin_overload(model, beta):
-    impl = CLEAN_MARGIN.get(state_class(model))
-    if impl is not None:
-        return lambda model, beta: impl(model, beta)
-    return None
-
-
-@overload(agent_budget, inline="always")
-def _agent_budget_overload(model, rng):
-    impl = BUDGET.get(state_class(model))
-    if impl is not None:
-        return lambda model, rng: impl(model, rng)
-    return None
+respond = dispatch_on_class(
+    "respond", ("model", "rng", "beta", "threshold", "x", "out"), RESPOND,
+    "Write agent's reported context into ``out``; return whether it moved (compiled-only).")
+reach = dispatch_on_class(
+    "reach", ("model", "beta"), REACH,
+    "The largest gain in score ⟨β, ·⟩ an agent of ``model`` can buy (compiled-only).")
+agent_budget = dispatch_on_class(
+    "agent_budget", ("model", "rng"), BUDGET,
+    "This round's agent's budget, 0 if it is truthful (compiled-only; draws as ``respond``).")
+clean_margin = dispatch_on_class(
+    "clean_margin", ("model", "beta"), CLEAN_MARGIN,
+    "Band above the threshold in which a point may have moved (compiled-only).")

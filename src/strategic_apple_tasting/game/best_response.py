@@ -50,7 +50,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import overload
 
-from .._jit import njit, state_class
+from .._jit import dispatch_on_class, njit
 from .agents import (
     EllipsoidalCost,
     HeterogeneousBudgets,
@@ -470,19 +470,10 @@ RESPOND_RULE = {LazyBestResponse: _respond_rule_lazy, TremblingHand: _respond_ru
                 EllipsoidalCost: _respond_rule_ellipsoid}
 
 
-def respond_rule(model, rng, rule, beta, x, out, work):
-    """Agent's reported context against a general rule into ``out``; whether it moved
-    (compiled-only; ``work`` is scratch of shape (``SCRATCH_ROWS``, d))."""
-    raise NotImplementedError("respond_rule is compiled-only; use respond_to_rule from Python")
-
-
-@overload(respond_rule, inline="always")
-def _respond_rule_overload(model, rng, rule, beta, x, out, work):
-    impl = RESPOND_RULE.get(state_class(model))
-    if impl is not None:
-        return lambda model, rng, rule, beta, x, out, work: impl(model, rng, rule, beta, x, out,
-                                                                 work)
-    return None
+respond_rule = dispatch_on_class(
+    "respond_rule", ("model", "rng", "rule", "beta", "x", "out", "work"), RESPOND_RULE,
+    "Agent's reported context against a general rule into ``out``; whether it moved "
+    "(compiled-only; ``work`` is scratch of shape (``SCRATCH_ROWS``, d)).")
 
 
 def check_supported(model: Any, who: str) -> None:

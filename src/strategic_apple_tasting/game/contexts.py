@@ -13,9 +13,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba.extending import overload
 
-from .._jit import njit, state_class
+from .._jit import dispatch_on_class, njit
 
 
 @njit
@@ -327,17 +326,9 @@ DRAW_CONTEXT = {UniformBall: _draw_ball, UniformSphere: _draw_sphere,
 CONTEXTS = {cls.name: cls for cls in (*DRAW_CONTEXT, GreedyTrap)}
 
 
-def draw_context(model, rng, t, out):
-    """Draw round t's true context into ``out`` (callable from compiled code only)."""
-    raise NotImplementedError("draw_context is compiled-only; use draw_contexts from Python")
-
-
-@overload(draw_context, inline="always")
-def _draw_context_overload(model, rng, t, out):
-    impl = DRAW_CONTEXT.get(state_class(model))
-    if impl is not None:
-        return lambda model, rng, t, out: impl(model, rng, t, out)
-    return None
+draw_context = dispatch_on_class(
+    "draw_context", ("model", "rng", "t", "out"), DRAW_CONTEXT,
+    "Draw round t's true context into ``out`` (compiled-only; use draw_contexts from Python).")
 
 
 def draw_contexts(model, d: int, n: int, rng: np.random.Generator, first_round: int = 1

@@ -31,9 +31,8 @@ from typing import Any, NamedTuple
 
 import numba
 import numpy as np
-from numba.extending import overload
 
-from .._jit import njit, state_class
+from .._jit import dispatch_on_class, njit
 
 #: Relative width of the band above a threshold in which a learner refuses to call a point clean.
 #: A lazy mover lands within a few ulps of the boundary (DESIGN §2, "Floating point"); 1e-9 of the
@@ -112,17 +111,10 @@ class LinearThreshold:
 RULES: dict[type, Callable] = {}
 
 
-def rule_value(rule, z, grad, need_grad):
-    """g(z) of a general rule (its state), ∇g(z) into ``grad`` if ``need_grad`` (compiled-only)."""
-    raise NotImplementedError("rule_value is compiled-only; call GeneralRule.value() from Python")
-
-
-@overload(rule_value, inline="always")
-def _rule_value_overload(rule, z, grad, need_grad):
-    impl = RULES.get(state_class(rule))
-    if impl is not None:
-        return lambda rule, z, grad, need_grad: impl(rule, z, grad, need_grad)
-    return None
+rule_value = dispatch_on_class(
+    "rule_value", ("rule", "z", "grad", "need_grad"), RULES,
+    "g(z) of a general rule (its state), ∇g(z) into ``grad`` if ``need_grad`` (compiled-only; "
+    "call GeneralRule.value() from Python).")
 
 
 class FunctionRuleState(NamedTuple):

@@ -5,11 +5,15 @@ registers under the entry-point group :data:`ENTRY_POINTS`, or by its import pat
 (``"package.module:Class"``): :func:`learner_class` resolves all three, so a learner written
 outside this package runs from ``sat run``, ``sat sweep`` (spawned workers import it by name)
 and the reports.
+
+:func:`njit` is the decorator for a compiled learner's kernels: numba's, with the package's
+options (cached on disk under stamps that follow the source, no fast-math, the GIL released).
 """
 
 import importlib
 from importlib import metadata
 
+from .._jit import njit
 from .base import Learner, LearnerKernels
 from .baselines import AcceptAll, Oracle, RejectAll
 from .etc import ExploreThenCommit
@@ -100,4 +104,4 @@ def make_learner(name: str, **params) -> Learner:
 __all__ = ["ENTRY_POINTS", "LEARNERS", "SAOLS", "AcceptAll", "EpsilonGreedy", "Exp3PSAE", "Exp3SAE",
            "ExploreThenCommit", "Learner", "LearnerKernels", "LinTS", "LinUCB", "NaiveGreedyOLS",
            "Oracle", "RejectAll", "ShiftedOLS", "Theorem", "UnknownHorizon", "learner_class",
-           "make_learner"]
+           "make_learner", "njit"]

@@ -43,9 +43,8 @@ from collections.abc import Callable
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
-from numba.extending import overload
 
-from .._jit import njit, note_kernels, state_class
+from .._jit import dispatch_on_class, njit, note_kernels
 from ..game.agents import RESPOND, LazyBestResponse
 from ..game.best_response import check_supported
 from ..game.game import FEEDBACK, _finite
@@ -86,57 +85,19 @@ def has_rule(state_cls: type | None) -> bool:
     return state_cls in RULES
 
 
-def learner_policy(state, rng, beta_out):
-    """Compiled-only: the learner's policy this round (β into ``beta_out``, returns c)."""
-    raise NotImplementedError("compiled-only; call Learner.policy() from Python")
-
-
-def learner_update(state, rng, beta, threshold, x_obs, accepted, reward, observed):
-    """Compiled-only: feed back one round; returns whether the point was used for learning."""
-    raise NotImplementedError("compiled-only; call Learner.update() from Python")
-
-
-def learner_estimate(state, out):
-    """Compiled-only: write the estimate of θ1 − θ0 into ``out``; False if none yet."""
-    raise NotImplementedError("compiled-only; call Learner.estimate() from Python")
-
-
-def learner_linear(state):
-    """Compiled-only: whether a general-rule learner's rule this round is its linear part."""
-    raise NotImplementedError("compiled-only; Learner.policy() returns a LinearThreshold then")
-
-
-@overload(learner_policy, inline="always")
-def _policy_overload(state, rng, beta_out):
-    impl = _POLICY.get(state_class(state))
-    if impl is not None:
-        return lambda state, rng, beta_out: impl(state, rng, beta_out)
-    return None
-
-
-@overload(learner_update, inline="always")
-def _update_overload(state, rng, beta, threshold, x_obs, accepted, reward, observed):
-    impl = _UPDATE.get(state_class(state))
-    if impl is not None:
-        return lambda state, rng, beta, threshold, x_obs, accepted, reward, observed: impl(
-            state, rng, beta, threshold, x_obs, accepted, reward, observed)
-    return None
-
-
-@overload(learner_estimate, inline="always")
-def _estimate_overload(state, out):
-    impl = _ESTIMATE.get(state_class(state))
-    if impl is not None:
-        return lambda state, out: impl(state, out)
-    return None
-
-
-@overload(learner_linear, inline="always")
-def _linear_overload(state):
-    impl = _LINEAR.get(state_class(state))
-    if impl is not None:
-        return lambda state: impl(state)
-    return None
+learner_policy = dispatch_on_class(
+    "learner_policy", ("state", "rng", "beta_out"), _POLICY,
+    "Compiled-only: the learner's policy this round (β into ``beta_out``, returns c).")
+learner_update = dispatch_on_class(
+    "learner_update",
+    ("state", "rng", "beta", "threshold", "x_obs", "accepted", "reward", "observed"), _UPDATE,
+    "Compiled-only: feed back one round; returns whether the point was used for learning.")
+learner_estimate = dispatch_on_class(
+    "learner_estimate", ("state", "out"), _ESTIMATE,
+    "Compiled-only: write the estimate of θ1 − θ0 into ``out``; False if none yet.")
+learner_linear = dispatch_on_class(
+    "learner_linear", ("state",), _LINEAR,
+    "Compiled-only: whether a general-rule learner's rule this round is its linear part.")
 
 
 def _vector(name: str, x: Any, d: int) -> np.ndarray:
