@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..sweep import load
-from . import agents, horizons, stochastic
+from . import agents, horizons, peers, stochastic
 from .parts import NON_STRATEGIC, PARTS, SIZES, Size, parts
 from .rows import (
     INCONCLUSIVE,
@@ -48,6 +48,7 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("overestimate",), agents.overestimate),
     (("lock-in",), stochastic.lock_in),
     (("stackelberg",), agents.stackelberg),
+    (("peers",), peers.peers),
 ]
 
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: Peer libraries' policies (one of each; :mod:`strategic_apple_tasting.peers`).
+PEERS = ("mabwiser:LinUCB", "river:LinUCBDisjoint", "vw:cb_explore_adf")
+
 #: Non-strategic contextual-bandit baselines whose regret should be linear under gaming.
 NON_STRATEGIC = ("naive-greedy", "linucb", "lin-ts", "epsilon-greedy")
 
@@ -32,6 +35,8 @@ class Size:
     adversarial_seeds: int
     lock_seeds: int
     lock_horizon: int
+    peers_horizon: int  # the peer libraries' policies run on the Python reference path
+    peers_seeds: int
 
 
 SIZES = {
@@ -39,11 +44,13 @@ SIZES = {
                  etc_seeds=64,
                  adversarial_horizons=(10**4, 10**5, 10**6, 10**7, 10**8),
                  adversarial2_horizons=(10**4, 10**5, 10**6, 10**7, 10**8),
-                 adversarial_seeds=8, lock_seeds=4000, lock_horizon=2000),
+                 adversarial_seeds=8, lock_seeds=4000, lock_horizon=2000,
+                 peers_horizon=3000, peers_seeds=6),
     "quick": Size(main=50_000, seeds=8, etc_horizons=(30_000, 100_000, 300_000), etc_seeds=32,
                   adversarial_horizons=(10**4, 10**5, 10**6),
                   adversarial2_horizons=(10**4, 10**5, 10**6),
-                  adversarial_seeds=4, lock_seeds=1000, lock_horizon=1000),
+                  adversarial_seeds=4, lock_seeds=1000, lock_horizon=1000,
+                  peers_horizon=600, peers_seeds=4),
 }
 
 
@@ -112,6 +119,12 @@ def parts(size: Size) -> dict[str, dict]:
                     "learners": [{"name": "sa-ols"},
                                  {"name": "sa-ols", "accept_when_locked": True,
                                   "label": "sa-ols (accept when locked)"}]},
+        # Peer libraries' own contextual bandits against SA-OLS, with agents that game and,
+        # as the control, agents that do not (needs the peers extra).
+        "peers": {"horizon": size.peers_horizon, "seeds": size.peers_seeds,
+                  "seeds_per_cell": max(1, size.peers_seeds // 2),
+                  "game": {"dimension": 2, "delta": 0.1, "sigma": 0.1, "truthful": [0.0, 1.0]},
+                  "learners": _learners("sa-ols", *PEERS)},
         # Stackelberg regret where it differs from strategic regret.
         "stackelberg": {"horizon": main // 10, "seeds": seeds,
                         "game": {"dimension": 3, "delta": 0.2, "truthful": 0.5},
