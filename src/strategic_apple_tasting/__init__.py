@@ -11,29 +11,15 @@ Examples
 ['oracle', 'sa-ols']
 """
 
-from . import _jit  # noqa: F401  (installs the package-wide compiled-code cache first)
-from .engine import recording_grid, simulate
-from .experiments.sweep import load
-from .game import (
-    BoundedRatioMixture,
-    Game,
-    GameInstance,
-    LazyBestResponse,
-    LinearThreshold,
-    UniformBall,
-    UniformSphere,
-)
-from .learners import (
-    LEARNERS,
-    SAOLS,
-    AcceptAll,
-    Learner,
-    NaiveGreedyOLS,
-    Oracle,
-    RejectAll,
-    ShiftedOLS,
-    make_learner,
-)
+# The names below are loaded on first use (PEP 562), so that importing the package, and so
+# `sat --help`, does not import numba, pyarrow, pandas or matplotlib. Every compiled module
+# imports `_jit` (which installs the package-wide compiled-code cache) before it defines a
+# compiled function, so loading them late is safe.
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -43,3 +29,52 @@ __all__ = [
     "ShiftedOLS", "UniformBall", "UniformSphere", "load", "make_learner", "recording_grid",
     "simulate",
 ]
+
+#: Where each public name is defined (relative to this package).
+_SOURCES = {
+    **dict.fromkeys(("recording_grid", "simulate"), ".engine"),
+    "load": ".experiments.sweep",
+    **dict.fromkeys(("BoundedRatioMixture", "Game", "GameInstance", "LazyBestResponse",
+                     "LinearThreshold", "UniformBall", "UniformSphere"), ".game"),
+    **dict.fromkeys(("LEARNERS", "SAOLS", "AcceptAll", "Learner", "NaiveGreedyOLS", "Oracle",
+                     "RejectAll", "ShiftedOLS", "make_learner"), ".learners"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        source = _SOURCES[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(import_module(source, __name__), name)
+    globals()[name] = value  # later uses are plain attribute lookups
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
+    from .engine import recording_grid, simulate
+    from .experiments.sweep import load
+    from .game import (
+        BoundedRatioMixture,
+        Game,
+        GameInstance,
+        LazyBestResponse,
+        LinearThreshold,
+        UniformBall,
+        UniformSphere,
+    )
+    from .learners import (
+        LEARNERS,
+        SAOLS,
+        AcceptAll,
+        Learner,
+        NaiveGreedyOLS,
+        Oracle,
+        RejectAll,
+        ShiftedOLS,
+        make_learner,
+    )

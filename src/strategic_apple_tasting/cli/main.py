@@ -8,45 +8,23 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
-import tempfile
 import time
-from collections.abc import Sequence
-from concurrent.futures import BrokenExecutor
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from .. import __version__
-from ..engine import MAX_HORIZON, MAX_PER_DECADE, MAX_SEED
-from ..engine.simulate import default_threads, simulate
-from ..experiments.claims import PARTS, check_claims, claims_markdown, claims_text, tally
-from ..experiments.settings import (
-    FLAG_AGENTS,
-    FLAG_CONTEXTS,
-    GAME_SETTINGS,
-    MAX_DIMENSION,
-    game_from_settings,
-)
-from ..experiments.spec import MAX_CELLS, SpecError, check_spec, load_spec
-from ..experiments.storage import write_table, write_text
-from ..experiments.sweep import (
-    MANIFEST,
-    Progress,
-    default_executor,
-    load,
-    run_sweep,
-    served_learners,
-    terminate_workers,
-)
-from ..game import FEEDBACK, Game
-from ..learners import LEARNERS, learner_class, make_learner
-from ..reports.figures import swept_settings
-from ..reports.html import write_claims_page, write_report
-from ..reports.load import load_results
-from ..reports.plots import plot_regret
-from ..reports.summary import summary_text
+
+if TYPE_CHECKING:
+    from ..experiments.sweep import Progress
+    from ..game import Game
+
+# The package's layers (numba, pyarrow, pandas, matplotlib behind them) are imported where they
+# are used: in a subcommand's flags (filled in only when that subcommand is chosen) and in its
+# command function. So `sat --help` and `sat --version` import none of them, and a Ctrl-C while
+# they are imported is caught by `main` like any other (one line, exit status 130).
 
 DEMO_LEARNERS = ("sa-ols", "naive-greedy", "oracle")
 
@@ -56,6 +34,31 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    """Errors raise :class:`UsageError`. A subcommand's flags can be added on first use
+    (``fill``, called when the subcommand parses or formats its help): their defaults and
+    choices come from the package's heavy layers, which ``sat --help`` need not import."""
+
+    def __init__(self, *args, fill: Callable[[_Parser], None] | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._fill = fill
+
+    def _filled(self) -> None:
+        if self._fill is not None:
+            fill, self._fill = self._fill, None
+            fill(self)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._filled()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self._filled()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._filled()
+        return super().format_help()
+
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
@@ -82,6 +85,8 @@ def _positive_int(name: str):
 
 def _learner(text: str) -> str:
     """``--learner``: a registry name or an import path, resolved (imported) at once."""
+    from ..learners import learner_class
+
     try:
         learner_class(text)
     except ValueError as exc:
@@ -122,6 +127,9 @@ def _cost(text: str) -> list:
 
 
 def _add_game_flags(p: argparse.ArgumentParser, *, dimension: int | None = None) -> None:
+    from ..experiments.settings import FLAG_AGENTS, FLAG_CONTEXTS, MAX_DIMENSION
+    from ..game import FEEDBACK
+
     g = p.add_argument_group("game")
     g.add_argument("--dimension", "-d", type=_int_in("--dimension", 1, MAX_DIMENSION),
                    required=dimension is None, default=dimension, help="context dimension d")
@@ -156,6 +164,9 @@ def _add_game_flags(p: argparse.ArgumentParser, *, dimension: int | None = None)
 
 
 def _add_run_flags(p: argparse.ArgumentParser, *, horizon: int | None, seeds: int) -> None:
+    from ..engine import MAX_HORIZON, MAX_PER_DECADE, MAX_SEED
+    from ..engine.simulate import default_threads
+
     r = p.add_argument_group("run")
     r.add_argument("--horizon", "-T", type=_int_in("--horizon", 1, MAX_HORIZON, "10^12"),
                    required=horizon is None, default=horizon, help="rounds per run (at most "
@@ -175,14 +186,9 @@ def _add_run_flags(p: argparse.ArgumentParser, *, horizon: int | None, seeds: in
                    help="overwrite the results of an earlier run in --out")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="sat", description="Strategic apple tasting: simulate learners "
-                     "against strategic agents with one-sided feedback.")
-    parser.add_argument("--version", action="version", version=f"sat {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+def _fill_run(run: argparse.ArgumentParser) -> None:
+    from ..learners import LEARNERS
 
-    run = sub.add_parser("run", help="simulate learners and write results as Parquet",
-                         description="Simulate learners on one game over several seeds.")
     run.add_argument("--learner", "-l", action="append", type=_learner, required=True,
                      metavar="NAME", help="learner to run (repeat to compare on the same "
                      f"seeds): one of {', '.join(sorted(LEARNERS))}, or an import path "
@@ -191,17 +197,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_flags(run, horizon=None, seeds=8)
     run.add_argument("--out", "-o", type=Path, required=True, help="directory for results")
 
-    demo = sub.add_parser("demo", help="compare SA-OLS, naive greedy and the oracle",
-                          description="SA-OLS vs naive greedy vs oracle at d = 5, T = 10^6: "
-                          "writes results, a regret plot and a summary.")
+
+def _fill_demo(demo: argparse.ArgumentParser) -> None:
     _add_game_flags(demo, dimension=5)
     _add_run_flags(demo, horizon=1_000_000, seeds=8)
     demo.add_argument("--out", "-o", type=Path, default=Path("demo-output"),
                       help="directory for results (default demo-output)")
 
-    sweep = sub.add_parser("sweep", help="run a TOML spec's sweep, resumably",
-                           description="Run every cell of a sweep spec (see examples/), one "
-                           "Parquet file per finished cell; rerunning skips finished cells.")
+
+def _fill_sweep(sweep: argparse.ArgumentParser) -> None:
+    from ..engine.simulate import default_threads
+    from ..experiments.spec import MAX_CELLS
+
     sweep.add_argument("spec", type=Path, help="the TOML spec")
     sweep.add_argument("--out", "-o", type=Path, required=True, help="sweep directory")
     sweep.add_argument("--workers", type=_positive_int("--workers"), default=default_threads(),
@@ -215,10 +222,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"refuse a spec of more cells (or seeds) than this (default "
                        f"{MAX_CELLS:,}); checked before anything runs")
 
-    repro = sub.add_parser("reproduce", help="check the paper's claims (bundled sweeps)",
-                           description="Run the bundled sweeps and write the claims table "
-                           "(claim, measured, control, theory, verdict) and the consistency "
-                           "checks (resumable: rerun to continue).")
+
+def _fill_reproduce(repro: argparse.ArgumentParser) -> None:
+    from ..engine.simulate import default_threads
+
     repro.add_argument("--quick", action="store_true",
                        help="small horizons and few seeds: a few minutes on 2 cores")
     repro.add_argument("--out", "-o", type=Path, default=None,
@@ -226,24 +233,57 @@ def build_parser() -> argparse.ArgumentParser:
     repro.add_argument("--workers", type=_positive_int("--workers"), default=default_threads(),
                        help="local worker processes (default: the CPUs available)")
 
-    results = sub.add_parser("results", help="summarize a sweep directory",
-                             description="Load every finished cell of a sweep; print the "
-                             "final-round summary, optionally write one table.")
+
+def _fill_results(results: argparse.ArgumentParser) -> None:
     results.add_argument("dir", type=Path, help="sweep directory")
     results.add_argument("--out", "-o", type=Path, help="write all rows here (.parquet or .csv)")
 
-    report = sub.add_parser("report", help="write a sweep's HTML report with its figures",
-                            description="Write a self-contained HTML page (index.html) of a "
-                            "sweep directory, with every figure beside it as PNG and PDF; "
-                            "prints the page's path.")
+
+def _fill_report(report: argparse.ArgumentParser) -> None:
     report.add_argument("dir", type=Path, help="sweep directory")
     report.add_argument("--out", "-o", type=Path,
                         help="directory for the report (default: DIR/report)")
     report.add_argument("--title", help="page title (default: names the sweep directory)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``sat`` parser. It imports none of the package's layers: each subcommand's flags are
+    added (and what they need imported) when that subcommand is parsed or its help shown."""
+    parser = _Parser(prog="sat", description="Strategic apple tasting: simulate learners "
+                     "against strategic agents with one-sided feedback.")
+    parser.add_argument("--version", action="version", version=f"sat {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("run", fill=_fill_run,
+                   help="simulate learners and write results as Parquet",
+                   description="Simulate learners on one game over several seeds.")
+    sub.add_parser("demo", fill=_fill_demo,
+                   help="compare SA-OLS, naive greedy and the oracle",
+                   description="SA-OLS vs naive greedy vs oracle at d = 5, T = 10^6: "
+                   "writes results, a regret plot and a summary.")
+    sub.add_parser("sweep", fill=_fill_sweep,
+                   help="run a TOML spec's sweep, resumably",
+                   description="Run every cell of a sweep spec (see examples/), one "
+                   "Parquet file per finished cell; rerunning skips finished cells.")
+    sub.add_parser("reproduce", fill=_fill_reproduce,
+                   help="check the paper's claims (bundled sweeps)",
+                   description="Run the bundled sweeps and write the claims table "
+                   "(claim, measured, control, theory, verdict) and the consistency "
+                   "checks (resumable: rerun to continue).")
+    sub.add_parser("results", fill=_fill_results,
+                   help="summarize a sweep directory",
+                   description="Load every finished cell of a sweep; print the "
+                   "final-round summary, optionally write one table.")
+    sub.add_parser("report", fill=_fill_report,
+                   help="write a sweep's HTML report with its figures",
+                   description="Write a self-contained HTML page (index.html) of a "
+                   "sweep directory, with every figure beside it as PNG and PDF; "
+                   "prints the page's path.")
     return parser
 
 
 def _game(args: argparse.Namespace) -> Game:
+    from ..experiments.settings import GAME_SETTINGS, game_from_settings
+
     return game_from_settings({k: getattr(args, k) for k in GAME_SETTINGS})
 
 
@@ -255,6 +295,8 @@ def prepare_out(out: Path, *, force: bool, holds: str = "results.parquet") -> Pa
     """Check, before any compute, that ``out`` is (or can be made) a directory we can write
     and that it does not hold an earlier run's results (unless ``force``). Leaves no trace:
     the directory is made when the results are written."""
+    import tempfile
+
     existing = out
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
@@ -288,6 +330,9 @@ def _run_progress(start: float):
 
 
 def _simulate(args: argparse.Namespace, learners: Sequence[str]):
+    from ..engine import MAX_SEED, simulate
+    from ..learners import make_learner
+
     game = _game(args)
     if args.first_seed + args.seeds - 1 > MAX_SEED:
         raise ValueError(f"--first-seed + --seeds - 1 must be at most 2^63 - 1, got "
@@ -311,6 +356,9 @@ def _simulate(args: argparse.Namespace, learners: Sequence[str]):
 def _write(table, out: Path) -> str:
     """Write the results, then the summary; returns the summary (printed after every file is
     safely written, so a closed pipe cannot lose anything)."""
+    from ..experiments.storage import write_table, write_text
+    from ..reports.summary import summary_text
+
     out.mkdir(parents=True, exist_ok=True)
     write_table(table, out / "results.parquet")
     text = summary_text(table)
@@ -334,6 +382,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from ..reports.plots import plot_regret
+
     table = _simulate(args, DEMO_LEARNERS)
     text = _write(table, args.out)
     png = args.out / "regret.png"
@@ -419,6 +469,11 @@ def _say(message: str) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from concurrent.futures import BrokenExecutor
+
+    from ..experiments.spec import load_spec
+    from ..experiments.sweep import run_sweep
+
     spec = load_spec(args.spec, max_cells=args.max_cells)
     prepare_out(args.out, force=True)  # a sweep resumes: its own results are no obstacle
     where = (f"Dask scheduler {args.scheduler}" if args.scheduler
@@ -444,6 +499,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    from ..experiments.claims import PARTS, check_claims, claims_markdown, claims_text, tally
+    from ..experiments.spec import SpecError, check_spec
+    from ..experiments.sweep import default_executor, load, run_sweep, terminate_workers
+    from ..reports.html import write_claims_page, write_report
+
     size = "quick" if args.quick else "full"
     out = args.out or Path("reproduce-quick" if args.quick else "reproduce")
     prepare_out(out, force=True)  # resumable: rerunning continues
@@ -492,6 +552,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
+    from ..experiments.storage import write_table
+    from ..reports.figures import swept_settings
+    from ..reports.load import load_results
+    from ..reports.summary import summary_text
+
     if args.out is not None:  # checked before the work, as every --out
         if args.out.suffix not in (".csv", ".parquet"):
             raise ValueError(f"--out must end in .parquet or .csv, got {str(args.out)!r}")
@@ -522,6 +587,11 @@ def cmd_results(args: argparse.Namespace) -> int:
 def _spec_learners(out: Path) -> dict[str, str]:
     """Label → registry name of each learner of every spec a sweep directory has run (empty if
     unreadable): tells the report which learner a custom label is."""
+    import json
+
+    from ..experiments.spec import check_spec
+    from ..experiments.sweep import MANIFEST, served_learners
+
     try:
         return served_learners(out)
     except (OSError, ValueError):
@@ -534,6 +604,10 @@ def _spec_learners(out: Path) -> dict[str, str]:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from ..experiments.sweep import MANIFEST
+    from ..reports.html import write_report
+    from ..reports.load import load_results
+
     table = load_results(args.dir, warn=_say)  # a sweep directory or a `sat run` output
     out = args.out if args.out is not None else args.dir / "report"
     sweep = (args.dir / MANIFEST).exists()
@@ -591,12 +665,17 @@ def _os_error(exc: OSError) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``sat``; returns the exit status."""
-    parser = build_parser()
+    """Entry point of ``sat``; returns the exit status. The package's layers are imported in
+    here (by the chosen subcommand), so a Ctrl-C while they load is one line and status 130."""
     stdout = sys.stdout
     sys.stdout = _PipeSafe(stdout)
+    # A learner named by import path (module:Class) may live in the current directory, as with
+    # `python -m`; appended, so it never shadows an installed module. Spawned sweep workers
+    # inherit the path.
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
     try:
-        args = parser.parse_args(argv)
+        args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args)
     except (UsageError, ValueError) as exc:
         print(f"sat: error: {exc}", file=sys.stderr)
