@@ -12,6 +12,9 @@ taken pair by pair, so the ratio holds when the machine's speed drifts; quote me
   edited meanwhile): it is not counted, and is said.
 - **cold run**: the same with `SAT_CACHE_DIR` a fresh empty directory each time, so every
   kernel is compiled: what a learner's first run costs on a new machine or after an upgrade.
+- **new learner**: a user's new compiled learner (the guide's `CompiledGreedy`, in a module of
+  a new name each run) on the warm cache: its kernels and the engine's loop for it compile,
+  nothing else; what writing a learner costs on its first run.
 
 Bytecode is written as in any installed package (`PYTHONDONTWRITEBYTECODE` is dropped from the
 children's environment), so the warm-up leaves the `.pyc` files the counted runs read.
@@ -36,6 +39,57 @@ from pathlib import Path
 PYTHON = sys.executable
 SAT = str(Path(sys.executable).parent / "sat")
 RUN = ["run", "--learner", "sa-ols", "--dimension", "5", "--horizon", "1000", "--seeds", "1"]
+#: A user's compiled learner (docs/adding-a-learner.md's twin), written to a new module per run.
+NEW_LEARNER = """
+from typing import NamedTuple
+
+import numpy as np
+
+from strategic_apple_tasting.learners import Learner, LearnerKernels, njit
+from strategic_apple_tasting.learners.least_squares import add_point, new_factor, solve
+
+
+class GreedyState(NamedTuple):
+    factor: np.ndarray
+    work: np.ndarray
+    explore: float
+    r0: float
+
+
+@njit
+def _policy(state, rng, beta):
+    if rng.random() < state.explore:
+        beta[:] = 0.0
+        return -1.0
+    solve(state.factor, beta)
+    return state.r0
+
+
+@njit
+def _update(state, rng, beta, threshold, x_obs, accepted, reward, observed):
+    if not (accepted and observed):
+        return False
+    add_point(state.factor, x_obs, reward, state.work)
+    return True
+
+
+@njit
+def _estimate(state, out):
+    solve(state.factor, out)
+    return True
+
+
+class CompiledGreedy(Learner):
+    name = "compiled-greedy"
+    strategy_aware = False
+    kernels = LearnerKernels(GreedyState, _policy, _update, _estimate)
+
+    def __init__(self, explore=0.05, r0=None, feedback=None):
+        self.explore, self.r0, self.feedback = explore, r0, feedback
+
+    def _init_state(self, d):
+        return GreedyState(new_factor(d), np.empty(d + 1), float(self.explore), float(self.r0))
+"""
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -43,11 +97,12 @@ def _env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+def timed(cmd: list[str], env: dict[str, str], cwd: str | None = None) -> tuple[float, float]:
     """(wall, cpu) seconds of one run of ``cmd``; its output is kept only to report a failure."""
     with tempfile.TemporaryFile() as log:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                                cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -135,6 +190,14 @@ def main() -> None:
             if len(warm.wall) == args.run_runs:
                 break
         figures.append(warm)
+
+        new = Figure("new learner (its first run, the package's cache warm)")
+        for i in range(args.cold_runs):
+            module = f"fresh_learner_{os.getpid()}_{i}"
+            (Path(tmp) / f"{module}.py").write_text(NEW_LEARNER)
+            new.add(timed([SAT, *RUN[:2], f"{module}:CompiledGreedy", *RUN[3:],
+                           "--out", str(next(outs))], _env(SAT_CACHE_DIR=str(cache)), cwd=tmp))
+        figures.append(new)
 
         cold = Figure("cold: the same, `SAT_CACHE_DIR` empty")
         for i in range(args.cold_runs):

@@ -350,6 +350,24 @@ class _StampedCache(caching.FunctionCache):
                     super().save_overload(sig, data)
 
 
+#: Compile without numba's reference counting (its NRT): ``njit(**NO_NRT)``. Not public API
+#: (numba's ``_nrt`` flag): the engine's loop and the best-response search use it, because the
+#: NRT's increments and decrements around inlined array arguments cost more than half of a
+#: round (``engine/kernel.py``), and such a function cannot allocate (the compiler refuses).
+NO_NRT: dict[str, Any] = {"_nrt": False}
+
+# numba's kernels behind Generator.integers (not public API), which the lazily weighted
+# experts call directly (``learners/lazy_experts.py``, ``_axis_index``): the one place they
+# are imported; a numba that moves them leaves them None, and the experts use rng.integers.
+try:
+    from numba.np.random.generator_core import next_uint32
+    from numba.np.random.random_methods import (
+        bounded_lemire_uint64,
+        buffered_bounded_lemire_uint32,
+    )
+except ImportError:  # pragma: no cover - a numba that moved them
+    next_uint32 = bounded_lemire_uint64 = buffered_bounded_lemire_uint32 = None
+
 #: Options for every compiled function of the package.
 JIT = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy", "inline": "always"}
 

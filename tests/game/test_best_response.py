@@ -25,7 +25,7 @@ from strategic_apple_tasting.game.best_response import (
 )
 from strategic_apple_tasting.game.policies import GeneralRule, norm, score
 from strategic_apple_tasting.learners import LinUCB
-from strategic_apple_tasting.learners.ridge_bandits import LINUCB, new_state
+from strategic_apple_tasting.learners.two_arm_ridge import LINUCB, new_state
 from tests.helpers import naive_linucb
 
 

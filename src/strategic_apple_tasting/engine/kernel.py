@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba.extending import overload
 
-from .._jit import njit, state_class
+from .._jit import NO_NRT, njit, state_class
 from ..game.agents import respond
 from ..game.best_response import SCRATCH_ROWS, respond_rule, rule_accepts
 from ..game.contexts import draw_context
@@ -76,7 +76,7 @@ def run_rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma,
 # atomic instruction each (~60 per round for SA-OLS, more than half its time). Nothing in the
 # loop allocates (the compiler rejects it if it does); ``run_rounds`` owns the scratch arrays.
 # ``inline="never"``: inlined into ``run_rounds`` it would be compiled with the NRT again.
-@njit(inline="never", _nrt=False)
+@njit(inline="never", **NO_NRT)
 def _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_rng, agent_rng,
             noise_rng, learner_rng, record_at, out_float, out_int, scratch):
     d = theta1.shape[0]

@@ -47,10 +47,10 @@ import math
 from typing import Any
 
 import numpy as np
-from numba.core import types
+from numba import types
 from numba.extending import overload
 
-from .._jit import dispatch_on_class, njit
+from .._jit import NO_NRT, dispatch_on_class, njit
 from .agents import (
     EllipsoidalCost,
     HeterogeneousBudgets,
@@ -89,7 +89,7 @@ _GRAD, _U, _Z, _BEST, _HN, _CAND, _GN, _TRIAL, _HTRIAL, _ZT, _GX = range(SCRATCH
 # The search is compiled as separate functions, not inlined into its callers: inlined, the rule
 # would be copied into every call site (slow to compile). Like the engine's loop they run
 # without the NRT (they allocate nothing), so the engine can call them without reference counts.
-_OUTLINED = {"inline": "never", "_nrt": False}
+_OUTLINED = {"inline": "never", **NO_NRT}
 
 
 @njit(**_OUTLINED)

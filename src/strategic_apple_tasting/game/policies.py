@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 import numba
 import numpy as np
 
-from .._jit import dispatch_on_class, njit
+from .._jit import NO_NRT, dispatch_on_class, njit
 
 #: Relative width of the band above a threshold in which a learner refuses to call a point clean.
 #: A lazy mover lands within a few ulps of the boundary (DESIGN §2, "Floating point"); 1e-9 of the
@@ -166,7 +166,7 @@ def _checked_value(g: Callable, z: np.ndarray) -> float:
     return value
 
 
-@njit(_nrt=False, nogil=False, inline="never")  # object mode cannot be inlined
+@njit(nogil=False, inline="never", **NO_NRT)  # object mode cannot be inlined
 def _function_rule(rule, z, grad, need_grad):
     # Object mode for the call only: the search around it stays compiled. (Only arrays and
     # plain scalars cross into object mode.)

@@ -16,11 +16,13 @@ from importlib import metadata
 from .._jit import njit
 from .base import Learner, LearnerKernels
 from .baselines import AcceptAll, Oracle, RejectAll
+from .epsilon_greedy import EpsilonGreedy
 from .etc import ExploreThenCommit
 from .exp3_sae import Exp3SAE
 from .exp3p_sae import Exp3PSAE
 from .greedy_ols import SAOLS, NaiveGreedyOLS, ShiftedOLS
-from .ridge_bandits import EpsilonGreedy, LinTS, LinUCB
+from .lin_ts import LinTS
+from .linucb import LinUCB
 from .theorem import Theorem
 from .unknown_horizon import UnknownHorizon
 

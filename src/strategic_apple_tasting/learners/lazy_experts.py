@@ -67,16 +67,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import njit
-
-try:  # numba's own kernels behind Generator.integers (not public API: see _axis_index)
-    from numba.np.random.generator_core import next_uint32
-    from numba.np.random.random_methods import (
-        bounded_lemire_uint64,
-        buffered_bounded_lemire_uint32,
-    )
-except ImportError:  # pragma: no cover - a numba that moved them: use rng.integers itself
-    next_uint32 = bounded_lemire_uint64 = buffered_bounded_lemire_uint32 = None
+# numba's own kernels behind Generator.integers (not public API: see _axis_index), None if a
+# numba moved them (then rng.integers itself is used); _jit holds every use of numba internals.
+from .._jit import bounded_lemire_uint64, buffered_bounded_lemire_uint32, next_uint32, njit
 
 #: ``reals[0:2]``: the shift s, and e^(−s) (the leaf of an untouched expert).
 _SHIFT, _UNIT = 0, 1

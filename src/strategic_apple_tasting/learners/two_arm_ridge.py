@@ -1,5 +1,6 @@
-"""Standard contextual-bandit baselines that ignore gaming: LinUCB, linear Thompson sampling and
-ε-greedy (DESIGN §3, "Baselines").
+"""The two-arm ridge fit shared by the contextual-bandit baselines that ignore gaming: LinUCB
+(:mod:`.linucb`), linear Thompson sampling (:mod:`.lin_ts`) and ε-greedy (:mod:`.epsilon_greedy`)
+(DESIGN §3, "Baselines").
 
 All three keep a ridge regression per arm and learn from every point they observe, gamed or not
 (``strategy_aware = False``): accepted points feed arm 1, and under bandit feedback rejected
@@ -205,7 +206,7 @@ KERNELS = LearnerKernels(RidgeBanditState, _policy, _update, _estimate, rule=_ru
                          linear=_linear)
 
 
-def _number(name: str, value: Any, low: float, high: float = math.inf, *,
+def check_number(name: str, value: Any, low: float, high: float = math.inf, *,
             open_low: bool = False) -> None:
     ok = (isinstance(value, int | float) and not isinstance(value, bool)
           and math.isfinite(value) and (value > low if open_low else value >= low)
@@ -216,7 +217,9 @@ def _number(name: str, value: Any, low: float, high: float = math.inf, *,
         raise ValueError(f"{name} must be {allowed}, got {value!r}")
 
 
-class _RidgeBandit(Learner):
+class RidgeBandit(Learner):
+    """Base of the three learners over the two-arm ridge fit (one compiled core)."""
+
     kernels = KERNELS
     strategy_aware = False
     _kind: int
@@ -226,146 +229,8 @@ class _RidgeBandit(Learner):
 
     def _check_params(self) -> None:
         super()._check_params()
-        _number("ridge", self.ridge, 0.0, open_low=True)
+        check_number("ridge", self.ridge, 0.0, open_low=True)
 
     def _new_state(self, d: int, **kw: float) -> RidgeBanditState:
         return new_state(d, self._kind, bandit=self.feedback == "bandit", r0=float(self.r0),
                          ridge=float(self.ridge), **kw)
-
-
-class LinUCB(_RidgeBandit):
-    """LinUCB, unaware of gaming: accept iff UCB1(x') ≥ r0 (bandit: UCB1(x') ≥ UCB0(x')).
-
-    UCB_a(x) = ⟨θ̂_a, x⟩ + α·sqrt(xᵀV_a⁻¹x) with the ridge fit of arm a (V_a = λI + Σ xxᵀ).
-    The accepted set is not a half-space: the published rule is a
-    :class:`~strategic_apple_tasting.game.policies.GeneralRule`, which agents answer by a
-    numerical best response. It learns from every observed point, gamed or not. With α = 0 it
-    is greedy ridge regression and publishes linear thresholds.
-
-    Parameters
-    ----------
-    alpha : float
-        α ≥ 0, the width of the confidence bonus.
-    ridge : float
-        λ > 0, the ridge prior (V_a starts at λI).
-    r0 : float, optional
-        Reward of rejecting (None: the game's).
-    feedback : {"apple", "bandit"}, optional
-        Feedback mode (None: the game's).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> learner = LinUCB(alpha=1.0, r0=0.5, feedback="apple").reset(2, np.random.default_rng(0))
-    >>> rule = learner.policy()   # no data yet: UCB1(x) = ‖x‖, accept iff ‖x‖ ≥ 0.5
-    >>> rule.accepts([0.3, 0.3]), rule.accepts([0.3, 0.4])
-    (False, True)
-    >>> learner.update([0.3, 0.4], True, reward=0.8)
-    True
-    """
-
-    name = "linucb"
-    _kind = LINUCB
-
-    def __init__(self, alpha: float = 1.0, ridge: float = 1.0, r0: float | None = None,
-                 feedback: str | None = None) -> None:
-        self.alpha = alpha
-        self.ridge = ridge
-        self.r0 = r0
-        self.feedback = feedback
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        _number("alpha", self.alpha, 0.0)
-
-    def _init_state(self, d: int) -> Any:
-        return self._new_state(d, alpha=float(self.alpha))
-
-
-class LinTS(_RidgeBandit):
-    """Linear Thompson sampling, unaware of gaming; it commits to its sample.
-
-    Each round it draws θ̃_a ~ N(θ̂_a, v²V_a⁻¹) for each arm that has data to learn (arm 1;
-    bandit: both) and publishes accept iff ⟨θ̃1 − θ̃0, x'⟩ ≥ r0, a linear threshold that agents
-    answer in closed form. With v = σ (the reward noise) the sample is from the exact posterior
-    under the prior θ_a ~ N(0, σ²/λ·I). It learns from every observed point, gamed or not.
-
-    Parameters
-    ----------
-    scale : float
-        v ≥ 0, the posterior scale (0: greedy ridge regression).
-    ridge : float
-        λ > 0, the ridge prior.
-    r0, feedback
-        As for :class:`LinUCB`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> learner = LinTS(scale=0.1, r0=0.0, feedback="apple").reset(2, np.random.default_rng(0))
-    >>> rule = learner.policy()   # a sample from the prior N(0, v²/λ·I), committed to
-    >>> rule.threshold, rule.beta.shape
-    (0.0, (2,))
-    """
-
-    name = "lin-ts"
-    _kind = THOMPSON
-
-    def __init__(self, scale: float = 1.0, ridge: float = 1.0, r0: float | None = None,
-                 feedback: str | None = None) -> None:
-        self.scale = scale
-        self.ridge = ridge
-        self.r0 = r0
-        self.feedback = feedback
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        _number("scale", self.scale, 0.0)
-
-    def _init_state(self, d: int) -> Any:
-        return self._new_state(d, scale=float(self.scale))
-
-
-class EpsilonGreedy(_RidgeBandit):
-    """ε-greedy over the two actions, unaware of gaming.
-
-    Each round, with probability ε_t = min(1, ε·t^(−decay)) (constant ε by default) it
-    explores: it commits to one action for everyone this round, accept all or reject all with
-    equal chance (β = 0; nobody games either). Otherwise it accepts iff ⟨θ̂1 − θ̂0, x'⟩ ≥ r0
-    with the ridge estimates, unshifted. It learns from every observed point, gamed or not.
-
-    Parameters
-    ----------
-    epsilon : float
-        ε in [0, 1].
-    decay : float
-        ≥ 0: ε_t = min(1, ε·t^(−decay)) in round t; 0 (the default) keeps ε_t = ε.
-    ridge : float
-        λ > 0, the ridge prior.
-    r0, feedback
-        As for :class:`LinUCB`.
-
-    Examples
-    --------
-    >>> EpsilonGreedy(epsilon=0.05).get_params()
-    {'epsilon': 0.05, 'decay': 0.0, 'ridge': 1.0, 'r0': None, 'feedback': None}
-    """
-
-    name = "epsilon-greedy"
-    _kind = EPSILON
-
-    def __init__(self, epsilon: float = 0.1, decay: float = 0.0, ridge: float = 1.0,
-                 r0: float | None = None, feedback: str | None = None) -> None:
-        self.epsilon = epsilon
-        self.decay = decay
-        self.ridge = ridge
-        self.r0 = r0
-        self.feedback = feedback
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        _number("epsilon", self.epsilon, 0.0, 1.0)
-        _number("decay", self.decay, 0.0)
-
-    def _init_state(self, d: int) -> Any:
-        return self._new_state(d, epsilon=float(self.epsilon), decay=float(self.decay))

@@ -1,0 +1,49 @@
+"""Every use of numba's internals is in ``_jit`` (the cache hooks, the NRT flag, the integer
+kernels behind ``Generator.integers``); these tests fail loudly when a numba upgrade moves one.
+(The cache hooks are guarded in ``tests/engine/test_cache.py``.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba.core.errors import NumbaError
+
+from strategic_apple_tasting import _jit
+from strategic_apple_tasting._jit import NO_NRT, njit
+
+
+def test_the_nrt_flag_still_compiles_without_reference_counting():
+    """``_nrt=False`` is honoured: a function without allocation runs, one that allocates is
+    refused (if numba ignored the flag, the second would compile)."""
+    @njit(cache=False, **NO_NRT)
+    def total(x):
+        s = 0.0
+        for v in x:
+            s += v
+        return s
+
+    @njit(cache=False, **NO_NRT)
+    def fresh(n):
+        return np.zeros(n)
+
+    assert total(np.arange(4.0)) == 6.0
+    with pytest.raises(NumbaError):
+        fresh(3)
+
+
+def test_the_integer_kernels_are_where_the_experts_expect_them():
+    assert _jit.next_uint32 is not None, "numba moved next_uint32: lazy_experts falls back"
+    assert _jit.bounded_lemire_uint64 is not None
+    assert _jit.buffered_bounded_lemire_uint32 is not None
+
+
+def test_no_other_module_imports_numba_internals():
+    from pathlib import Path
+
+    root = Path(_jit.__file__).parent
+    for path in root.rglob("*.py"):
+        if path.name == "_jit.py":
+            continue
+        text = path.read_text()
+        for internal in ("numba.core.caching", "numba.np.random", "_nrt"):
+            assert internal not in text, f"{path.relative_to(root)} uses {internal}"
