@@ -368,8 +368,14 @@ try:
 except ImportError:  # pragma: no cover - a numba that moved them
     next_uint32 = bounded_lemire_uint64 = buffered_bounded_lemire_uint32 = None
 
-#: Options for every compiled function of the package.
-JIT = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy", "inline": "always"}
+#: Options for every compiled function of the package. Functions are compiled once each and
+#: called (``inline="never"``), except the few on every round's path, which say
+#: ``@njit(inline="always")``: the game's score, agents' responses and context draws, and the
+#: phase-scheduled OLS kernels of SA-OLS and ETC. Inlining everything at numba's level compiled
+#: SA-OLS's loop in 18.7 s against 11.4 s now, for the same throughput (0.23 of the draw-only
+#: floor at d = 5, `benchmarks/RESULTS.md`); inlining nothing compiled it in 4.1 s but ran at
+#: 0.19.
+JIT = {"cache": True, "nogil": True, "fastmath": False, "error_model": "numpy", "inline": "never"}
 
 
 def njit(func: Callable | None = None, **overrides: Any) -> Any:

@@ -329,3 +329,22 @@ def test_terminate_workers_reaches_the_pools_processes():
         assert future.exception(timeout=30) is not None  # the task did not run to its end
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def test_a_ctrl_c_while_workers_spawn_waits_for_the_spawning_to_end():
+    """The kernel may deliver Ctrl-C to any thread that does not block it (a pool's manager
+    thread): it must still not interrupt the spawning in the main thread, only follow it."""
+    import threading
+
+    from strategic_apple_tasting.experiments.sweep import _sigint_deferred
+
+    other = threading.Thread(target=time.sleep, args=(5,), daemon=True)
+    other.start()
+    reached_the_end = False
+    with pytest.raises(KeyboardInterrupt):
+        with _sigint_deferred():
+            signal.pthread_kill(other.ident, signal.SIGINT)  # not blocked in that thread
+            for _ in range(100):  # bytecodes enough for a pending handler to run
+                time.sleep(0.001)
+            reached_the_end = True
+    assert reached_the_end

@@ -320,20 +320,31 @@ def terminate_workers(pool: Executor) -> None:
 
 @contextlib.contextmanager
 def _sigint_deferred() -> Iterator[None]:
-    """Hold SIGINT back from this thread while workers are spawned.
+    """Hold SIGINT back while workers are spawned; a Ctrl-C meanwhile is raised at the end.
 
-    Spawned workers inherit the blocked signal (Ctrl-C reaches the whole process group, and a
-    worker interrupted while importing prints a traceback); a Ctrl-C meanwhile is delivered
-    here when the block ends, so it is not lost.
+    Two holds, both needed. The signal is blocked in this thread, so the spawned workers
+    inherit it blocked (Ctrl-C reaches the whole process group, and a worker interrupted while
+    importing prints a traceback). And Python's handler is swapped for one that only records
+    the Ctrl-C: the kernel may deliver the signal to another thread (the pool's manager), whose
+    C handler would still have the main thread raise KeyboardInterrupt in the middle of a
+    spawn, leaving a worker to read half its start-up data and print a traceback.
     """
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    caught: list[int] = []
+    swap = threading.current_thread() is threading.main_thread()
+    if swap:
+        old_handler = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    blocked = hasattr(signal, "pthread_sigmask")
+    if blocked:
+        old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)  # a held Ctrl-C arrives here
+        if swap:
+            signal.signal(signal.SIGINT, old_handler)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def run_sweep(spec: Spec, out: str | Path, *, executor: Executor | None = None,

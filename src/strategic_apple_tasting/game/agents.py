@@ -28,13 +28,13 @@ _EPS = 2.220446049250313e-16
 BUDGET_SLACK = 16 * _EPS
 
 
-@njit
+@njit(inline="always")
 def within_budget(cost, budget):
     """Whether a move of this cost is within budget, ties settled for the agent (False for NaN)."""
     return cost <= budget * (1.0 + BUDGET_SLACK)
 
 
-@njit
+@njit(inline="always")
 def lazy_move(beta, threshold, budget, x, out):
     """Lazy best response to (β, c) within an ℓ2 budget; returns whether the agent moved.
 
@@ -226,7 +226,7 @@ class EllipsoidalCost(NamedTuple):
             raise ValueError("cost must be given: use EllipsoidalCost.from_cost(A, delta=...)")
 
 
-@njit
+@njit(inline="always")
 def _honest(model, rng):
     # The coin is drawn every round whatever the policy, so every learner meets the same agents.
     if 0.0 < model.truthful < 1.0:
@@ -234,21 +234,21 @@ def _honest(model, rng):
     return model.truthful >= 1.0
 
 
-@njit
+@njit(inline="always")
 def _stay(x, out):
     for i in range(x.shape[0]):
         out[i] = x[i]
     return False
 
 
-@njit
+@njit(inline="always")
 def _respond_lazy(model, rng, beta, threshold, x, out):
     if _honest(model, rng):
         return _stay(x, out)
     return lazy_move(beta, threshold, model.delta, x, out)
 
 
-@njit
+@njit(inline="always")
 def _respond_trembling(model, rng, beta, threshold, x, out):
     honest = _honest(model, rng)
     u = 1.0 if model.adversarial else rng.random()
@@ -267,7 +267,7 @@ def _respond_trembling(model, rng, beta, threshold, x, out):
     return True
 
 
-@njit
+@njit(inline="always")
 def _respond_heterogeneous(model, rng, beta, threshold, x, out):
     honest = _honest(model, rng)
     budget = model.low + (model.delta - model.low) * rng.random()
@@ -276,7 +276,7 @@ def _respond_heterogeneous(model, rng, beta, threshold, x, out):
     return lazy_move(beta, threshold, budget, x, out)
 
 
-@njit
+@njit(inline="always")
 def _quadratic(a, beta):
     q = 0.0
     for i in range(beta.shape[0]):
@@ -285,7 +285,7 @@ def _quadratic(a, beta):
     return q
 
 
-@njit
+@njit(inline="always")
 def _respond_ellipsoid(model, rng, beta, threshold, x, out):
     if _honest(model, rng):
         return _stay(x, out)
@@ -326,12 +326,12 @@ def _reach_ellipsoid(model, beta):
     return model.delta * math.sqrt(_quadratic(model.cost_inv, beta))
 
 
-@njit
+@njit(inline="always")
 def _no_margin(model, beta):
     return 0.0
 
 
-@njit
+@njit(inline="always")
 def _tremble_margin(model, beta):
     return model.tremble * norm(beta)
 
@@ -346,12 +346,12 @@ REACH = {LazyBestResponse: _reach_norm, TremblingHand: _reach_norm,
 CLEAN_MARGIN = {LazyBestResponse: _no_margin, TremblingHand: _tremble_margin,
                 HeterogeneousBudgets: _no_margin, EllipsoidalCost: _no_margin}
 
-@njit
+@njit(inline="always")
 def _budget_plain(model, rng):
     return 0.0 if _honest(model, rng) else model.delta
 
 
-@njit
+@njit(inline="always")
 def _budget_trembling(model, rng):
     honest = _honest(model, rng)
     if not model.adversarial:
@@ -359,7 +359,7 @@ def _budget_trembling(model, rng):
     return 0.0 if honest else model.delta
 
 
-@njit
+@njit(inline="always")
 def _budget_heterogeneous(model, rng):
     honest = _honest(model, rng)
     budget = model.low + (model.delta - model.low) * rng.random()

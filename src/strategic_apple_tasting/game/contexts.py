@@ -17,7 +17,7 @@ import numpy as np
 from .._jit import dispatch_on_class, njit
 
 
-@njit
+@njit(inline="always")
 def _on_sphere(radius, hidden, rng, out):
     """The first d coordinates of a uniform point on the sphere of R^(d + hidden)."""
     d = out.shape[0]
@@ -32,7 +32,7 @@ def _on_sphere(radius, hidden, rng, out):
         out[i] *= scale
 
 
-@njit
+@njit(inline="always")
 def _uniform_ball(radius, rng, out):
     # The first d coordinates of a uniform point on the sphere in R^(d+2) are uniform in the
     # d-ball (Voelker, Gosmann & Stewart 2017): d + 2 normals, no u^(1/d), whose pow cost more
@@ -40,7 +40,7 @@ def _uniform_ball(radius, rng, out):
     _on_sphere(radius, 2, rng, out)
 
 
-@njit
+@njit(inline="always")
 def _uniform_sphere(radius, rng, out):
     _on_sphere(radius, 0, rng, out)
 
@@ -269,17 +269,17 @@ def _check_points(name: str, points) -> None:
         raise ValueError(f"{name} must be finite (no NaN or infinity)")
 
 
-@njit
+@njit(inline="always")
 def _draw_ball(model, rng, t, out):
     _uniform_ball(model.radius, rng, out)
 
 
-@njit
+@njit(inline="always")
 def _draw_sphere(model, rng, t, out):
     _uniform_sphere(model.radius, rng, out)
 
 
-@njit
+@njit(inline="always")
 def _draw_mixture(model, rng, t, out):
     if rng.random() < model.c0:
         _uniform_ball(model.radius, rng, out)
@@ -298,7 +298,7 @@ def _draw_mixture(model, rng, t, out):
             out[i] *= model.radius / n
 
 
-@njit
+@njit(inline="always")
 def _draw_empirical(model, rng, t, out):
     n = model.rows.shape[0]
     i = min(int(rng.random() * n), n - 1)  # one uniform a round; bias ≤ n/2^53
@@ -306,7 +306,7 @@ def _draw_empirical(model, rng, t, out):
         out[j] = model.rows[i, j]
 
 
-@njit
+@njit(inline="always")
 def _draw_sequence(model, rng, t, out):
     n = model.points.shape[0]
     i = t - 1

@@ -40,7 +40,7 @@ from .._jit import NO_NRT, dispatch_on_class, njit
 CLEAN_RTOL = 1e-9
 
 
-@njit
+@njit(inline="always")
 def score(beta, x):
     """⟨β, x⟩, summed in index order (the one dot product of the package)."""
     s = 0.0
@@ -49,7 +49,7 @@ def score(beta, x):
     return s
 
 
-@njit
+@njit(inline="always")
 def norm(beta):
     """‖β‖₂."""
     s = 0.0
@@ -58,13 +58,13 @@ def norm(beta):
     return math.sqrt(s)
 
 
-@njit
+@njit(inline="always")
 def accepts(beta, threshold, x):
     """The decision of policy (β, c) on an observed context: ⟨β, x⟩ ≥ c."""
     return score(beta, x) >= threshold
 
 
-@njit
+@njit(inline="always")
 def clean_above(beta, threshold, x, margin):
     """Whether an accepted x can be certified unmoved: strictly above c + margin, with room.
 

@@ -74,7 +74,7 @@ def new_state(d: int, agents: Any, r0: float, phases: list[tuple[int, int, int]]
         radius=np.zeros(1))
 
 
-@njit
+@njit(inline="always")
 def _refit(state):
     counts = state.counts
     if counts[_STALE]:
@@ -84,7 +84,7 @@ def _refit(state):
         counts[_STALE] = 0
 
 
-@njit
+@njit(inline="always")
 def _policy(state, rng, beta):
     d = beta.shape[0]
     kind = state.phase_kind[state.counts[_PHASE]]
@@ -107,7 +107,7 @@ def _policy(state, rng, beta):
     return threshold
 
 
-@njit
+@njit(inline="always")
 def _add(state, which, x, reward):
     add_point(state.fits[which], x, reward, state.work)
     size = norm(x)
@@ -117,7 +117,7 @@ def _add(state, which, x, reward):
     state.counts[_STALE] = 1
 
 
-@njit
+@njit(inline="always")
 def _begin_phase(state, phase):
     start = state.phase_start[phase]
     if start == KEEP:
@@ -139,7 +139,7 @@ def _begin_phase(state, phase):
     counts[_STALE] = 1
 
 
-@njit
+@njit(inline="always")
 def _update(state, rng, beta, threshold, x, accepted, reward, observed):
     counts = state.counts
     phase = counts[_PHASE]
@@ -169,7 +169,7 @@ def _update(state, rng, beta, threshold, x, accepted, reward, observed):
     return used
 
 
-@njit
+@njit(inline="always")
 def _estimate(state, out):
     _refit(state)
     theta = state.theta
