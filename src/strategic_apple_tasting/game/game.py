@@ -22,12 +22,29 @@ FEEDBACK = ("apple", "bandit")
 STREAMS = ("theta", "contexts", "agents", "noise", "learner", "benchmark")
 
 
-def _finite(name: str, value: Any, *, low: float | None = None, what: str = "") -> float:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-    if ok and low is not None:
-        ok = value >= low
+def check_number(name: str, value: Any, low: float | None = None, high: float = math.inf, *,
+                 open_low: bool = False, what: str = "") -> float:
+    """``value`` as a float, or ``ValueError`` in one line naming ``name``, the value and what
+    is allowed: a finite real number (not a bool) in [low, high] (low excluded if
+    ``open_low``). The one check of a number's range in the package.
+
+    Examples
+    --------
+    >>> check_number("alpha", 0.5, 0.0, 1.0)
+    0.5
+    >>> check_number("ridge", 0.0, 0.0, open_low=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: ridge must be a finite number > 0, got 0.0
+    """
+    low = -math.inf if low is None else low
+    ok = (isinstance(value, int | float) and not isinstance(value, bool)
+          and math.isfinite(value) and (value > low if open_low else value >= low)
+          and value <= high)
     if not ok:
-        allowed = what or ("a finite number" + (f" >= {low:g}" if low is not None else ""))
+        bounds = ([f"> {low:g}" if open_low else f">= {low:g}"] if low > -math.inf else []) + (
+            [f"<= {high:g}"] if high < math.inf else [])
+        allowed = what or " ".join(["a finite number", " and ".join(bounds)]).strip()
         raise ValueError(f"{name} must be {allowed}, got {value!r}")
     return float(value)
 
@@ -98,11 +115,11 @@ class Game:
         if self.feedback not in FEEDBACK:
             raise ValueError(f"feedback must be one of {', '.join(FEEDBACK)}, "
                              f"got {self.feedback!r}")
-        _finite("r0", self.r0)
+        check_number("r0", self.r0)
         if self.feedback == "bandit" and self.r0 != 0:
             raise ValueError(f"r0 must be 0 under bandit feedback (r(0) is <theta0, x> + noise), "
                              f"got {self.r0!r}")
-        _finite("sigma", self.sigma, low=0.0)
+        check_number("sigma", self.sigma, low=0.0)
         if type(self.contexts) not in CONTEXTS.values():
             raise ValueError(f"contexts must be a context model, got {self.contexts!r}")
         self.contexts.check()

@@ -47,7 +47,7 @@ import numpy as np
 from .._jit import dispatch_on_class, njit, note_kernels
 from ..game.agents import RESPOND, LazyBestResponse
 from ..game.best_response import check_supported
-from ..game.game import FEEDBACK, _finite
+from ..game.game import FEEDBACK, check_number
 from ..game.policies import RULES, GeneralRule, LinearThreshold
 from .theorem import Theorem
 
@@ -237,9 +237,9 @@ class Learner:
     def _check_params(self) -> None:
         params = self.get_params()
         if "delta" in params:
-            _finite("delta", params["delta"], low=0.0)
+            check_number("delta", params["delta"], low=0.0)
         if "r0" in params:
-            _finite("r0", params["r0"])
+            check_number("r0", params["r0"])
         if "feedback" in params and params["feedback"] not in FEEDBACK:
             raise ValueError(f"feedback must be one of {', '.join(FEEDBACK)}, "
                              f"got {params['feedback']!r}")
@@ -375,7 +375,7 @@ class Learner:
         if not isinstance(accepted, bool | np.bool_):
             raise ValueError(f"accepted must be True or False (a bool), got {accepted!r}")
         if reward is not None:
-            reward = _finite("reward", float(reward) if isinstance(reward, np.floating)
+            reward = check_number("reward", float(reward) if isinstance(reward, np.floating)
                              else reward)
             if not accepted and self.get_params().get("feedback") == "apple":
                 # Apple tasting: a rejected applicant's outcome is never seen, so learning

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .two_arm_ridge import THOMPSON, RidgeBandit, check_number
+from ..game.game import check_number
+from .two_arm_ridge import THOMPSON, RidgeBandit
 
 
 class LinTS(RidgeBandit):

@@ -32,11 +32,12 @@ but LinUCB's (with α > 0).
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from .._jit import njit
+from ..game.game import check_number
 from .base import Learner, LearnerKernels
 from .least_squares import add_point, solve
 
@@ -204,17 +205,6 @@ def _estimate(state, out):
 
 KERNELS = LearnerKernels(RidgeBanditState, _policy, _update, _estimate, rule=_rule,
                          linear=_linear)
-
-
-def check_number(name: str, value: Any, low: float, high: float = math.inf, *,
-            open_low: bool = False) -> None:
-    ok = (isinstance(value, int | float) and not isinstance(value, bool)
-          and math.isfinite(value) and (value > low if open_low else value >= low)
-          and value <= high)
-    if not ok:
-        lo = f"> {low:g}" if open_low else f">= {low:g}"
-        allowed = f"a finite number {lo}" + (f" and <= {high:g}" if high < math.inf else "")
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")
 
 
 class RidgeBandit(Learner):

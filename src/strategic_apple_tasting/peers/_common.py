@@ -65,22 +65,6 @@ def examples_need(module: str) -> Callable[[type], type]:
     return mark
 
 
-def finite(name: str, value: Any, low: float = -math.inf, high: float = math.inf, *,
-           open_low: bool = False) -> None:
-    """``ValueError`` unless ``value`` is a finite real number in the range."""
-    ok = (isinstance(value, int | float) and not isinstance(value, bool)
-          and math.isfinite(value) and (value > low if open_low else value >= low)
-          and value <= high)
-    if not ok:
-        parts = []
-        if low > -math.inf:
-            parts.append(f"> {low:g}" if open_low else f">= {low:g}")
-        if high < math.inf:
-            parts.append(f"<= {high:g}")
-        rng = (" " + " and ".join(parts)) if parts else ""
-        raise ValueError(f"{name} must be a finite number{rng}, got {value!r}")
-
-
 def flag(name: str, value: Any) -> None:
     if not isinstance(value, bool):
         raise ValueError(f"{name} must be True or False, got {value!r}")

@@ -32,7 +32,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._common import Box, PeerLearner, central_differences, examples_need, finite, seed_from
+from ..game.game import check_number
+from ._common import Box, PeerLearner, central_differences, examples_need, seed_from
 
 LIBRARY = "mabwiser"
 
@@ -121,7 +122,7 @@ class _MABWiserLearner(PeerLearner):
 
     def _check_params(self) -> None:
         super()._check_params()
-        finite("l2_lambda", self.l2_lambda, 0.0, open_low=True)
+        check_number("l2_lambda", self.l2_lambda, 0.0, open_low=True)
 
     def _box(self, d: int) -> _MABBox:
         mab_module = self._require("mab")
@@ -182,7 +183,7 @@ class MABWiserLinUCB(_MABWiserLearner):
 
     def _check_params(self) -> None:
         super()._check_params()
-        finite("alpha", self.alpha, 0.0)
+        check_number("alpha", self.alpha, 0.0)
 
     def _policy(self, learning_policy: Any) -> Any:
         return learning_policy.LinUCB(alpha=self.alpha, l2_lambda=self.l2_lambda)
@@ -229,7 +230,7 @@ class MABWiserLinTS(_MABWiserLearner):
 
     def _check_params(self) -> None:
         super()._check_params()
-        finite("alpha", self.alpha, 0.0)
+        check_number("alpha", self.alpha, 0.0)
 
     def _policy(self, learning_policy: Any) -> Any:
         return learning_policy.LinTS(alpha=self.alpha, l2_lambda=self.l2_lambda)
@@ -271,7 +272,7 @@ class MABWiserLinGreedy(_MABWiserLearner):
 
     def _check_params(self) -> None:
         super()._check_params()
-        finite("epsilon", self.epsilon, 0.0, 1.0)
+        check_number("epsilon", self.epsilon, 0.0, 1.0)
 
     def _policy(self, learning_policy: Any) -> Any:
         return learning_policy.LinGreedy(epsilon=self.epsilon, l2_lambda=self.l2_lambda)

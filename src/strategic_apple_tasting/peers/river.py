@@ -30,8 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from ..game.game import check_number
 from ..game.policies import GRADIENT_STEP
-from ._common import TINY, Box, PeerLearner, examples_need, finite, seed_from
+from ._common import TINY, Box, PeerLearner, examples_need, seed_from
 
 LIBRARY = "river"
 ARMS = [1, 0]
@@ -161,10 +162,10 @@ class RiverLinUCBDisjoint(PeerLearner):
 
     def _check_params(self) -> None:
         super()._check_params()
-        finite("alpha", self.alpha, 0.0, open_low=True)
-        finite("beta", self.beta, 0.0, open_low=True)
+        check_number("alpha", self.alpha, 0.0, open_low=True)
+        check_number("beta", self.beta, 0.0, open_low=True)
         if self.smoothing is not None:
-            finite("smoothing", self.smoothing, 0.0, 1.0, open_low=True)
+            check_number("smoothing", self.smoothing, 0.0, 1.0, open_low=True)
         if not (isinstance(self.burn_in, int) and not isinstance(self.burn_in, bool)
                 and self.burn_in >= 0):
             raise ValueError(f"burn_in must be an integer >= 0, got {self.burn_in!r}")

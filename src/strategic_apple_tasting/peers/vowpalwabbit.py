@@ -43,7 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from ._common import TINY, Box, PeerLearner, examples_need, finite, seed_from
+from ..game.game import check_number
+from ._common import TINY, Box, PeerLearner, examples_need, seed_from
 
 LIBRARY = "vowpalwabbit"
 ACTIONS = ("|a accept", "|a reject")  # VW's action 0 is accept (arm 1)
@@ -187,9 +188,9 @@ class VWCBExploreADF(PeerLearner):
 
     def _check_params(self) -> None:
         super()._check_params()
-        finite("gamma_scale", self.gamma_scale, 0.0, open_low=True)
-        finite("gamma_exponent", self.gamma_exponent, 0.0)
-        finite("learning_rate", self.learning_rate, 0.0, open_low=True)
+        check_number("gamma_scale", self.gamma_scale, 0.0, open_low=True)
+        check_number("gamma_exponent", self.gamma_exponent, 0.0)
+        check_number("learning_rate", self.learning_rate, 0.0, open_low=True)
         if self.cb_type not in self.CB_TYPES:
             raise ValueError(f"cb_type must be one of {', '.join(self.CB_TYPES)}, "
                              f"got {self.cb_type!r}")
