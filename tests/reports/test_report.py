@@ -96,11 +96,10 @@ def test_etc_is_fitted_across_horizons_and_needs_three_of_them(sweep):
 
 
 def test_theorem_exponents_live_on_the_learner_classes():
-    from strategic_apple_tasting.learners import LEARNERS, SAOLS
+    from strategic_apple_tasting.learners import SAOLS
 
-    rate = F.THEOREM_RATES
-    assert rate["sa-ols"] is SAOLS.theorem and set(rate) == {
-        name for name, cls in LEARNERS.items() if cls.theorem is not None}
+    rate = {name: F.theorem_of(name) for name in ("sa-ols", "etc", "exp3-sae", "oracle")}
+    assert rate["sa-ols"] is SAOLS.theorem
     assert F.theorem_of("sa-ols(delta=0.2)") is SAOLS.theorem
     assert rate["sa-ols"].exponent(5) == 0.5
     assert math.isclose(rate["etc"].exponent(5), 2 / 3)

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..game.policies import GRADIENT_STEP, GeneralRule
+from ..game.policies import GeneralRule
 from ..learners import Learner
 
 #: The extra that installs every peer library.
@@ -144,18 +144,6 @@ class RoundRule:
         if self.gradient:
             return self.box.gradient(z)
         return self.box.value(z)
-
-
-def central_differences(values: Callable[[np.ndarray], np.ndarray], z: np.ndarray,
-                        step: float = GRADIENT_STEP) -> np.ndarray:
-    """∇g(z) by central differences, all 2d points in one call of ``values``."""
-    d = z.shape[0]
-    h = step * np.maximum(1.0, np.abs(z))
-    points = np.repeat(z[None, :], 2 * d, axis=0)
-    points[np.arange(d), np.arange(d)] += h
-    points[d + np.arange(d), np.arange(d)] -= h
-    got = values(points)
-    return (got[:d] - got[d:]) / (2.0 * h)
 
 
 class PeerLearner(Learner):

@@ -33,7 +33,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..game.game import check_number
-from ._common import Box, PeerLearner, central_differences, examples_need, seed_from
+from ..game.policies import central_differences
+from ._common import Box, PeerLearner, examples_need, seed_from
 
 LIBRARY = "mabwiser"
 
@@ -134,8 +135,32 @@ class _MABWiserLearner(PeerLearner):
                        linear=self._linear)
 
 
+
+class _AlphaLearner(_MABWiserLearner):
+    """LinUCB and LinTS: the same hyperparameters (α scales the bonus or the sample)."""
+
+    alpha: float
+
+    def __init__(self, alpha: float = 1.0, l2_lambda: float = 1.0, intercept: bool = True,
+                 r0: float | None = None, feedback: str | None = None) -> None:
+        self._require()
+        self.alpha = alpha
+        self.l2_lambda = l2_lambda
+        self.intercept = intercept
+        self.r0 = r0
+        self.feedback = feedback
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        check_number("alpha", self.alpha, 0.0)
+
+    def _policy(self, learning_policy: Any) -> Any:
+        return getattr(learning_policy, self._policy_name)(alpha=self.alpha,
+                                                           l2_lambda=self.l2_lambda)
+
+
 @examples_need(LIBRARY)
-class MABWiserLinUCB(_MABWiserLearner):
+class MABWiserLinUCB(_AlphaLearner):
     """MABWiser's ``LearningPolicy.LinUCB`` over accept (arm 1) and reject (arm 0).
 
     Each arm keeps MABWiser's ridge regression; the rule accepts iff the library's upper
@@ -172,25 +197,11 @@ class MABWiserLinUCB(_MABWiserLearner):
     name = "mabwiser:LinUCB"
     _deterministic = True
 
-    def __init__(self, alpha: float = 1.0, l2_lambda: float = 1.0, intercept: bool = True,
-                 r0: float | None = None, feedback: str | None = None) -> None:
-        self._require()
-        self.alpha = alpha
-        self.l2_lambda = l2_lambda
-        self.intercept = intercept
-        self.r0 = r0
-        self.feedback = feedback
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        check_number("alpha", self.alpha, 0.0)
-
-    def _policy(self, learning_policy: Any) -> Any:
-        return learning_policy.LinUCB(alpha=self.alpha, l2_lambda=self.l2_lambda)
+    _policy_name = "LinUCB"
 
 
 @examples_need(LIBRARY)
-class MABWiserLinTS(_MABWiserLearner):
+class MABWiserLinTS(_AlphaLearner):
     """MABWiser's ``LearningPolicy.LinTS`` over accept (arm 1) and reject (arm 0).
 
     MABWiser samples each arm's coefficients from N(β̂_a, α²A_a⁻¹) in every prediction; the
@@ -219,21 +230,7 @@ class MABWiserLinTS(_MABWiserLearner):
     name = "mabwiser:LinTS"
     _linear = True
 
-    def __init__(self, alpha: float = 1.0, l2_lambda: float = 1.0, intercept: bool = True,
-                 r0: float | None = None, feedback: str | None = None) -> None:
-        self._require()
-        self.alpha = alpha
-        self.l2_lambda = l2_lambda
-        self.intercept = intercept
-        self.r0 = r0
-        self.feedback = feedback
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        check_number("alpha", self.alpha, 0.0)
-
-    def _policy(self, learning_policy: Any) -> Any:
-        return learning_policy.LinTS(alpha=self.alpha, l2_lambda=self.l2_lambda)
+    _policy_name = "LinTS"
 
 
 @examples_need(LIBRARY)

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..game.game import check_number
-from ..game.policies import GRADIENT_STEP
+from ..game.policies import central_differences
 from ._common import TINY, Box, PeerLearner, examples_need, seed_from
 
 LIBRARY = "river"
@@ -76,17 +76,8 @@ class _RiverBox(Box):
         return size if arm == 1 else -max(size, TINY)
 
     def _gradient(self, z: np.ndarray) -> np.ndarray:
-        grad = np.empty(self.d)
-        probe = np.array(z, dtype=float)
-        for i in range(self.d):
-            h = GRADIENT_STEP * max(1.0, abs(z[i]))
-            probe[i] = z[i] + h
-            up = self._gap(self.context(probe))
-            probe[i] = z[i] - h
-            down = self._gap(self.context(probe))
-            probe[i] = z[i]
-            grad[i] = (up - down) / (2.0 * h)
-        return grad
+        return central_differences(
+            lambda points: [self._gap(self.context(p)) for p in points], np.asarray(z, float))
 
     def end_round(self, x_obs: np.ndarray, arm: int, reward: float | None) -> None:
         ctx = self.context(x_obs)

@@ -36,12 +36,6 @@ from ..metrics import Estimate, exponent_across, exponent_along, mean_ci, regret
 MAX_PANELS = 6
 
 
-#: Registry name → the regret exponent its theorem proves (learners without one are absent),
-#: read from each class's ``theorem`` (:func:`theorem_of` finds an outside learner's too).
-THEOREM_RATES: dict[str, Theorem] = {name: cls.theorem for name, cls in LEARNERS.items()
-                                     if cls.theorem is not None}
-
-
 def names_in(table: pa.Table) -> dict[str, str]:
     """Results label → the learner's name (``learner_name`` column: registry name or import
     path), for the tables that carry it (results written before it existed do not).
