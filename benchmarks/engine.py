@@ -11,7 +11,8 @@ Prints, for d in {2, 5, 10, 20}, agent-rounds per second of:
 and the ratios the targets are stated in (engine 1t / draw-only, engine 1t / naive). Every
 number is measured in the same run (best of ``--repeat``), since the machines are noisy.
 
-Usage: ``python benchmarks/engine.py [--horizon 1000000] [--repeat 3] [--dims 2 5 10 20]``
+Usage: ``python benchmarks/engine.py [--horizon 1000000] [--repeat 3] [--dims 2 5 10 20]
+[--delay 100 --period 10]`` (the last two add a table of the delayed game's throughput)
 """
 
 from __future__ import annotations
@@ -41,8 +42,9 @@ def draw_only_rate(d: int, horizon: int, repeat: int) -> float:
     return horizon / min(_timed(lambda: _draw_only(*rngs, horizon, d)) for _ in range(repeat))
 
 
-def engine_rate(d: int, horizon: int, threads: int, repeat: int) -> float:
-    game = Game(dimension=d, delta=0.1)
+def engine_rate(d: int, horizon: int, threads: int, repeat: int, delay: int = 0,
+                period: int = 1) -> float:
+    game = Game(dimension=d, delta=0.1, delay=delay, period=period)
     seeds = 2 * threads
     simulate(game, ["sa-ols"], 100, seeds=1)  # compile (or load the cache) outside the timing
     best = min(_timed(lambda: simulate(game, ["sa-ols"], horizon, seeds=seeds, threads=threads))
@@ -87,6 +89,10 @@ def main() -> None:
     parser.add_argument("--naive-horizon", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dims", type=int, nargs="+", default=[2, 5, 10, 20])
+    parser.add_argument("--delay", type=int, default=0,
+                        help="also time the engine with outcomes this many rounds late")
+    parser.add_argument("--period", type=int, default=1,
+                        help="... and rules held this many rounds (with --delay)")
     args = parser.parse_args()
     print(f"numba {numba.__version__}, numpy {np.__version__}; SA-OLS, δ = 0.1, apple tasting; "
           f"engine T = {args.horizon:,}, naive T = {args.naive_horizon:,}; best of "
@@ -104,6 +110,15 @@ def main() -> None:
                  f"{naive / 1e3:.1f} k/s", f"{e1 / floor:.2f}", f"{e1 / naive:.0f}×",
                  f"{e2 / e1:.2f}")
         print("| " + " | ".join(cells) + " |", flush=True)
+    if args.delay or args.period > 1:
+        print(f"\nengine 1t with delay {args.delay}, period {args.period}, against delay 0, "
+              "period 1 (alternating, best of --repeat):")
+        print("| d | delay 0 | delayed | ratio |\n|---:|---:|---:|---:|")
+        for d in args.dims:
+            plain = engine_rate(d, args.horizon, 1, args.repeat)
+            late = engine_rate(d, args.horizon, 1, args.repeat, args.delay, args.period)
+            print(f"| {d} | {plain / 1e6:.2f} M/s | {late / 1e6:.2f} M/s | {late / plain:.2f} |",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -93,5 +93,6 @@ def test_readme_shell_commands_run_as_pasted(tmp_path):
 
 
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
-def test_readme_python_block_runs(code):
+def test_readme_python_block_runs(code, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a block may write files (a saved learner), as a user's would
     exec(compile(code, str(README), "exec"), {})

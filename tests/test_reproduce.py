@@ -68,6 +68,8 @@ QUICK_VERDICTS = {
     "mabwiser:LinUCB, a peer library's own algorithm": NOT_DISCRIMINATING,
     "river:LinUCBDisjoint, a peer library's own algorithm": YES,
     "vw:cb_explore_adf, a peer library's own algorithm": NOT_DISCRIMINATING,
+    "SA-OLS's extra regret from learning outcomes late grows about in proportion": YES,
+    "SA-OLS's extra regret from holding a rule for a period grows about in proportion": YES,
 }
 
 

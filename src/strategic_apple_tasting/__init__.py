@@ -26,8 +26,8 @@ __version__ = "0.1.0"
 __all__ = [
     "LEARNERS", "SAOLS", "AcceptAll", "BoundedRatioMixture", "Game", "GameInstance",
     "LazyBestResponse", "Learner", "LinearThreshold", "NaiveGreedyOLS", "Oracle", "RejectAll",
-    "ShiftedOLS", "UniformBall", "UniformSphere", "load", "make_learner", "recording_grid",
-    "simulate",
+    "ShiftedOLS", "UniformBall", "UniformSphere", "load", "load_learner", "make_learner",
+    "recording_grid", "simulate",
 ]
 
 #: Where each public name is defined (relative to this package).
@@ -37,7 +37,7 @@ _SOURCES = {
     **dict.fromkeys(("BoundedRatioMixture", "Game", "GameInstance", "LazyBestResponse",
                      "LinearThreshold", "UniformBall", "UniformSphere"), ".game"),
     **dict.fromkeys(("LEARNERS", "SAOLS", "AcceptAll", "Learner", "NaiveGreedyOLS", "Oracle",
-                     "RejectAll", "ShiftedOLS", "make_learner"), ".learners"),
+                     "RejectAll", "ShiftedOLS", "load_learner", "make_learner"), ".learners"),
 }
 
 
@@ -76,5 +76,6 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         Oracle,
         RejectAll,
         ShiftedOLS,
+        load_learner,
         make_learner,
     )

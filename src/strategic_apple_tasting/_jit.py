@@ -54,17 +54,31 @@ def _module_file(parts: tuple[str, ...]) -> Path | None:
     return None
 
 
+def _outside_functions(tree: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of ``tree`` outside function bodies. A compiled function reads the globals of
+    its module, which only imports run outside functions bind: an import inside a function
+    (a Python-side helper reaching, say, the registry) reaches no compiled code."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(child for child in ast.iter_child_nodes(node)
+                     if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef
+                                       | ast.Lambda))
+
+
 def _imports(path: Path) -> set[Path]:
     """The package's files that ``path`` imports, read from its import statements.
 
-    A module imported from a package counts, not the package's ``__init__`` (importing
+    Imports inside functions do not count (:func:`_outside_functions`). A module imported
+    from a package counts, not the package's ``__init__`` (importing
     ``learners.base`` runs ``learners/__init__.py``, but the code reached is ``base``'s);
     ``from pkg import name`` counts ``pkg/name.py`` when ``name`` is a module, else ``pkg``.
     """
     parts = path.relative_to(_PACKAGE_DIR.parent).with_suffix("").parts
     package = parts[:-1]  # a module's package; ``pkg/__init__``'s is ``pkg`` too
     found: set[Path] = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+    for node in _outside_functions(ast.parse(path.read_bytes(), filename=str(path))):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if (file := _module_file(tuple(alias.name.split(".")))) is not None:

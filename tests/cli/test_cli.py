@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -82,6 +83,20 @@ def test_demo_writes_results_figure_and_summary(tmp_path):
      "cost applies only to agents = ellipsoid"),
     (["run", "--learner", "sa-ols", "-d", "1", "-T", "5", "-o", "x", "--contexts",
       "greedy-trap"], "greedy-trap at dimension 1 needs apple feedback and r0 > 0"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--delay", "-1"],
+     "--delay must be an integer from 0 to 1,000,000,000, got '-1'"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--period", "0"],
+     "--period must be an integer from 1 to 1,000,000,000, got '0'"),
+    (["run", "--learner", "sa-ols", "-d", "2", "-T", "5", "-o", "x", "--delay-law", "poisson"],
+     "argument --delay-law: invalid choice: 'poisson'"),
+    (["lending", "--label", "bad", "-T", "5"], "--label applies only with --csv"),
+    (["lending", "--csv", "loans.csv", "--label", "bad", "-T", "5"],
+     "--csv needs --default-value"),
+    (["lending", "--csv", "x/loans.csv", "--label", "bad", "--default-value", "1",
+      "--features", "a", "-T", "5"], "loans.csv"),
+    (["lending", "--delta", "-1", "-T", "5"], "--delta must be a finite number >= 0, got -1.0"),
+    (["lending", "--horizon", "0"], "--horizon must be"),
+    (["lending", "-T", "5", "--out", "x/table.txt"], "--out must end in .parquet or .csv"),
 ])
 def test_bad_flags_give_one_line_and_exit_2(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -90,6 +105,34 @@ def test_bad_flags_give_one_line_and_exit_2(argv, message, capsys, tmp_path, mon
     assert err.count("\n") == 1 and err.startswith("sat: error: ")
     assert message in err
     assert not (tmp_path / "x").exists()  # nothing written
+
+
+def test_run_with_delays_and_periods_records_them(tmp_path):
+    code = main(["run", "--learner", "sa-ols", "--learner", "linucb", "-d", "2", "-T", "400",
+                 "--seeds", "2", "--delay", "7", "--delay-law", "uniform", "--period", "3",
+                 "--out", str(tmp_path)])
+    assert code == 0
+    table = pq.read_table(tmp_path / "results.parquet")
+    assert set(table.column("delay").to_pylist()) == {7}
+    assert set(table.column("delay_law").to_pylist()) == {"uniform"}
+    assert set(table.column("period").to_pylist()) == {3}
+
+
+def test_lending_on_a_csv_of_ones_own(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    income, cash = rng.normal(size=200), rng.normal(size=200)
+    bad = (income + 0.3 * rng.normal(size=200) < -0.5).astype(int)
+    lines = ["bad,income,cash"] + [f"{b},{i:.4f},{c:.4f}" for b, i, c in zip(bad, income, cash,
+                                                                               strict=True)]
+    (tmp_path / "loans.csv").write_text("\n".join(lines) + "\n")
+    code = main(["lending", "--csv", str(tmp_path / "loans.csv"), "--label", "bad",
+                 "--default-value", "1", "--features", "income,cash", "--gameable", "cash",
+                 "-l", "sa-ols", "-l", "oracle", "-l", "accept-all", "--delta", "0.5",
+                 "-T", "300", "--seeds", "2", "--out", str(tmp_path / "t.csv")])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "| 0.5 | oracle | 2 | 0 (on every seed) |" in out and "| 0.5 | sa-ols | 2 |" in out
+    assert (tmp_path / "t.csv").read_text().startswith("learner,seed,t")
 
 
 def test_console_script_exit_status():

@@ -100,8 +100,8 @@ def test_the_engine_path_is_checked():
     with pytest.raises(ValueError, match="engine must be one of auto, compiled, reference, "
                                          "got 'fast'"):
         simulate(game, ["sa-ols"], 10, engine="fast")
-    with pytest.raises(ValueError, match="engine 'compiled' runs compiled learners only; "
-                                         "plain-ucb is a plain-Python learner"):
+    with pytest.raises(ValueError, match="engine 'compiled' cannot run this: plain-ucb is a "
+                                         "plain-Python learner"):
         simulate(game, [PlainUCB()], 10, engine="compiled")
 
 

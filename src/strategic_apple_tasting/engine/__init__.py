@@ -2,7 +2,7 @@
 driver."""
 
 from .grid import MAX_PER_DECADE, recording_grid
-from .reference import play, run_reference
+from .reference import play, play_published, run_reference
 from .simulate import (
     ENGINES,
     MAX_HORIZON,
@@ -16,5 +16,6 @@ from .simulate import (
 )
 
 __all__ = ["ENGINES", "MAX_HORIZON", "MAX_PER_DECADE", "MAX_SEED", "RESULT_COLUMNS",
-           "check_horizon", "memory_needed", "physical_memory", "play", "recording_grid",
+           "check_horizon", "memory_needed", "physical_memory", "play", "play_published",
+           "recording_grid",
            "run_one", "run_reference", "simulate"]

@@ -61,13 +61,36 @@ def _respond_and_act_overload(state, agents, rng, beta, threshold, x, x_obs, wor
     return general
 
 
+# The learner's update, compiled once and called from the loop's two places (now, and when a
+# late outcome arrives): inlined twice, numba warns about the inlined variables' scopes.
+# Without the NRT, as the loop (see below).
+@njit(inline="never", **NO_NRT)
+def _learn(state, rng, beta, threshold, x_obs, accepted, reward, observed):
+    return learner_update(state, rng, beta, threshold, x_obs, accepted, reward, observed)
+
+
 @njit
 def run_rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma,
-               context_rng, agent_rng, noise_rng, learner_rng, record_at, out_float, out_int):
-    """Simulate rounds 1..record_at[-1]; row k of the outputs holds totals after record_at[k]."""
-    scratch = np.empty((_ROWS + SCRATCH_ROWS, theta1.shape[0]))
+               context_rng, agent_rng, noise_rng, learner_rng, record_at, out_float, out_int,
+               period, delay, uniform, delay_rng):
+    """Simulate rounds 1..record_at[-1]; row k of the outputs holds totals after record_at[k].
+
+    The learner publishes every ``period`` rounds; an observed outcome reaches it ``delay``
+    rounds after its decision (``uniform``: a delay drawn from 0..2·delay each round).
+    """
+    d = theta1.shape[0]
+    scratch = np.empty((_ROWS + SCRATCH_ROWS, d))
+    # Decisions awaiting their outcomes: slot t mod K holds round t's, for K = longest delay
+    # + 1 (it is learned before the slot is reused), chained per arrival round in decision
+    # order (bucket[0, b] and bucket[1, b]: first and last of arrival round ≡ b mod K).
+    slots = (2 * delay if uniform else delay) + 1
+    pend_vec = np.empty((slots, 2, d))  # x', and β of the rule it was decided under
+    pend_num = np.empty((slots, 2))  # the rule's threshold, the reward
+    pend_int = np.empty((slots, 3), dtype=np.int64)  # accepted, moved, next in its chain
+    bucket = np.full((2, slots), -1, dtype=np.int64)
     _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_rng, agent_rng,
-            noise_rng, learner_rng, record_at, out_float, out_int, scratch)
+            noise_rng, learner_rng, record_at, out_float, out_int, scratch, period, delay,
+            uniform, delay_rng, pend_vec, pend_num, pend_int, bucket)
 
 
 # The loop is compiled without the NRT (no reference counting): every function it inlines binds
@@ -78,7 +101,8 @@ def run_rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma,
 # ``inline="never"``: inlined into ``run_rounds`` it would be compiled with the NRT again.
 @njit(inline="never", **NO_NRT)
 def _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_rng, agent_rng,
-            noise_rng, learner_rng, record_at, out_float, out_int, scratch):
+            noise_rng, learner_rng, record_at, out_float, out_int, scratch, period, delay,
+            uniform, delay_rng, pend_vec, pend_num, pend_int, bucket):
     d = theta1.shape[0]
     x = scratch[0]
     x_obs = scratch[1]
@@ -93,10 +117,13 @@ def _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_
     n_learned = 0
     n_gamed_clean = 0
     k = 0
+    threshold = 0.0
+    slots = bucket.shape[1]
     horizon = record_at[record_at.shape[0] - 1]
     for t in range(1, horizon + 1):
         draw_context(contexts, context_rng, t, x)  # its own stream: drawn first, the CPU overlaps
-        threshold = learner_policy(state, learner_rng, beta)  # it with the learner's chain
+        if period == 1 or (t - 1) % period == 0:  # it with the learner's chain
+            threshold = learner_policy(state, learner_rng, beta)
         moved, a = respond_and_act(state, agents, agent_rng, beta, threshold, x, x_obs, work)
 
         mean1 = score(theta1, x)
@@ -111,15 +138,51 @@ def _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_
         if a != best:
             regret += abs(mean1 - mean0)
         realized += (r1 if best else rew0) - (r1 if a else rew0)
-
-        observed = a or bandit
-        used = learner_update(state, learner_rng, beta, threshold, x_obs, a, r1 if a else rew0,
-                              observed)
         n_accepted += a
         n_moved += moved
-        n_clean += used and a  # accepted points learned from (θ̂1's data)
-        n_learned += used  # every point learned from (bandit: rejected ones fit θ̂0)
-        n_gamed_clean += used and moved
+
+        observed = a or bandit
+        if slots == 1 or not observed:
+            # Learned now: the paper's game, or a rejection under apple tasting (nothing to
+            # wait for).
+            used = _learn(state, learner_rng, beta, threshold, x_obs, a, r1 if a else rew0,
+                          observed)
+            n_clean += used and a  # accepted points learned from (θ̂1's data)
+            n_learned += used  # every point learned from (bandit: rejected ones fit θ̂0)
+            n_gamed_clean += used and moved
+        if slots > 1:
+            late = delay
+            if uniform and delay > 0:
+                # As GameInstance.next_delay: drawn every round, a double scaled to 0..2·delay.
+                late = int(delay_rng.random() * (2 * delay + 1))
+            if observed:
+                e = t % slots
+                for i in range(d):
+                    pend_vec[e, 0, i] = x_obs[i]
+                    pend_vec[e, 1, i] = beta[i]
+                pend_num[e, 0] = threshold
+                pend_num[e, 1] = r1 if a else rew0
+                pend_int[e, 0] = a
+                pend_int[e, 1] = moved
+                pend_int[e, 2] = -1
+                b = (t + late) % slots
+                if bucket[0, b] < 0:
+                    bucket[0, b] = e
+                else:
+                    pend_int[bucket[1, b], 2] = e
+                bucket[1, b] = e
+            # The outcomes arriving at the end of round t, in decision order.
+            b = t % slots
+            e = bucket[0, b]
+            while e >= 0:
+                was = pend_int[e, 0] != 0
+                used = _learn(state, learner_rng, pend_vec[e, 1], pend_num[e, 0],
+                              pend_vec[e, 0], was, pend_num[e, 1], True)
+                n_clean += used and was
+                n_learned += used
+                n_gamed_clean += used and pend_int[e, 1] != 0
+                e = pend_int[e, 2]
+            bucket[0, b] = -1
 
         if t == record_at[k]:
             out_float[k, 0] = regret

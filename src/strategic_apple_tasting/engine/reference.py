@@ -9,6 +9,12 @@ with the same arithmetic, so a compiled learner gives bit-identical results on b
 threshold in closed form and a general rule by the compiled numerical best response, whether
 its g is compiled (LinUCB) or a Python function (:meth:`.GeneralRule.from_function`).
 
+The engine's loop (:func:`play_published`) drives the learner through the decision API
+(:mod:`..learners.decisions`): it publishes every ``game.period`` rounds, decides each agent by
+id, and reports each observed outcome ``game.delay`` rounds later (a rejection under apple
+tasting is learned at once). :func:`play` is the per-round API's loop (the paper's game, a
+user's loop); for the paper's game the two give the same results.
+
 It is slow (tens of microseconds a round for a compiled learner, more for a plain-Python one);
 it exists so that every learner can enter the game and so that the fast path has a reference.
 """
@@ -16,6 +22,7 @@ it exists so that every learner can enter the game and so that the fast path has
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -36,12 +43,19 @@ class Round(NamedTuple):
     regret: float  # |gap| if the decision differs from π*(x), else 0
     realized: float  # realized reward of π* minus the learner's
     threshold: float
+    #: (used, accepted, moved) of each decision whose feedback the learner learned this round,
+    #: in the order learned (:func:`play`: this round's own).
+    learned: tuple[tuple[bool, bool, bool], ...] = ()
 
 
 def play(inst: GameInstance, learner: Learner, horizon: int) -> Iterator[Round]:
     """Play ``horizon`` rounds of ``inst`` with ``learner`` (bound and reset on ``inst``'s
-    learner stream), through its per-round API, as a user's loop would."""
+    learner stream), through its per-round API, as a user's loop would: the paper's game, in
+    which each round's outcome is learned before the next rule is published."""
     game = inst.game
+    if game.delay or game.period > 1:
+        raise ValueError(f"the per-round API plays the paper's game only (delay 0, period 1), "
+                         f"got delay={game.delay}, period={game.period}: use play_published")
     bandit = game.feedback == "bandit"
     for _ in range(horizon):
         x = inst.next_context()
@@ -55,7 +69,48 @@ def play(inst: GameInstance, learner: Learner, horizon: int) -> Iterator[Round]:
         observed = a or bandit
         used = learner.update(x_obs, a, (r1 if a else rew0) if observed else None)
         yield Round(a, moved, used, abs(mean1 - mean0) if a != best else 0.0,
-                    (r1 if best else rew0) - (r1 if a else rew0), float(rule.threshold))
+                    (r1 if best else rew0) - (r1 if a else rew0), float(rule.threshold),
+                    ((used, a, moved),))
+
+
+def play_published(inst: GameInstance, learner: Learner, horizon: int) -> Iterator[Round]:
+    """Play ``horizon`` rounds of ``inst`` through the learner's decision API: a rule published
+    every ``period`` rounds, decisions by id, outcomes reported ``delay`` rounds late (at the
+    end of round t + delay, in decision order). ``used`` is whether this round's own feedback
+    was learned from, if it was learned this round."""
+    game = inst.game
+    bandit = game.feedback == "bandit"
+    arriving: defaultdict[int, list[tuple[int, float, bool]]] = defaultdict(list)
+    moved_at: dict[int, bool] = {}
+    for t in range(1, horizon + 1):
+        x = inst.next_context()
+        if t == 1 or (t - 1) % game.period == 0:
+            learner.publish()
+        rule = learner.rule_in_force().rule
+        x_obs, moved = inst.next_response(rule, x)
+        decision = learner.decide(x_obs, id=t)
+        a = decision.accepted
+        r1, rew0 = inst.next_rewards(x)
+        mean1 = score(inst.theta1, x)
+        mean0 = score(inst.theta0, x) if bandit else game.r0
+        best = mean1 >= mean0
+        observed = a or bandit
+        learned = []
+        used = False
+        if not observed:  # learned by decide(): a rejection has no outcome to wait for
+            used = learner._last_used
+            learned.append((used, False, moved))
+        late = inst.next_delay()
+        if observed:
+            arriving[t + late].append((t, r1 if a else rew0, a))
+            moved_at[t] = moved
+        for i, reward, was in arriving.pop(t, ()):
+            u = learner.report(i, reward)
+            used = u if i == t else used
+            learned.append((u, was, moved_at.pop(i)))
+        yield Round(a, moved, used, abs(mean1 - mean0) if a != best else 0.0,
+                    (r1 if best else rew0) - (r1 if a else rew0), float(rule.threshold),
+                    tuple(learned))
 
 
 def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray
@@ -71,14 +126,15 @@ def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray
     regret = realized = 0.0
     counts = [0] * len(INT_COLUMNS)  # accepted, moved, clean, learned, gamed_as_clean
     k = 0
-    for t, r in enumerate(play(inst, bound, horizon), start=1):
+    for t, r in enumerate(play_published(inst, bound, horizon), start=1):
         regret += r.regret
         realized += r.realized
         counts[0] += r.accepted
         counts[1] += r.moved
-        counts[2] += r.used and r.accepted
-        counts[3] += r.used
-        counts[4] += r.used and r.moved
+        for used, accepted, moved in r.learned:
+            counts[2] += used and accepted
+            counts[3] += used
+            counts[4] += used and moved
         if t == record_at[k]:
             out_float[k, 0] = regret
             out_float[k, 1] = realized

@@ -74,8 +74,29 @@ def run_one(game: Game, learner: Learner, seed: int, record_at: np.ndarray
     run_rounds(bound.state, inst.contexts, game.agents, inst.theta1, inst.theta0,
                game.feedback == "bandit", float(game.r0), float(game.sigma),
                inst.rngs["contexts"], inst.rngs["agents"], inst.rngs["noise"],
-               inst.rngs["learner"], record_at, out_float, out_int)
+               inst.rngs["learner"], record_at, out_float, out_int, game.period, game.delay,
+               game.delay_law == "uniform", inst.rngs["delays"])
     return bound, out_float, out_int
+
+
+def compiled_path_refusal(game: Game, learner: Learner) -> str | None:
+    """Why the compiled loop cannot run ``learner`` on ``game`` (None if it can).
+
+    The compiled loop decides with the learner's live state: a general rule (LinUCB's) held
+    for a period would change as outcomes arrive, and a learner whose update reads what its
+    policy drew (``published_fields``) would learn a late outcome with this round's draw. The
+    reference loop keeps each published rule as published and runs both.
+    """
+    cls = type(learner)
+    if cls.kernels is None:
+        return f"{learner.name} is a plain-Python learner"
+    if game.period > 1 and cls.nonlinear:
+        return (f"{learner.name} publishes a general rule, which the compiled loop cannot hold "
+                f"for a period (period = {game.period})")
+    if game.max_delay > 0 and cls.published_fields:
+        return (f"{learner.name} learns with what its policy drew, which the compiled loop "
+                f"cannot keep for late outcomes (delay = {game.delay})")
+    return None
 
 
 def check_horizon(horizon: Any, name: str = "horizon") -> int:
@@ -106,7 +127,9 @@ def memory_needed(game: Game, learners: Sequence[Learner], horizon: int, n_seeds
     peak_states = sum(states[i % len(states)] for i in range(in_flight))
     rows = len(recording_grid(horizon, per_decade)) * runs
     row_bytes = 8 * (len(RESULT_COLUMNS) + len(game.settings()) + 1)
-    return int(peak_states + 3 * rows * row_bytes)
+    # Each run in flight keeps the decisions awaiting outcomes: x', β, and five numbers.
+    pending = in_flight * (game.max_delay + 1) * 8 * (2 * game.dimension + 5)
+    return int(peak_states + pending + 3 * rows * row_bytes)
 
 
 def _gib(n: float) -> str:
@@ -148,7 +171,8 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
     engine : {"auto", "compiled", "reference"}
         The compiled loop (:mod:`.kernel`) or the Python reference loop (:mod:`.reference`),
         which give bit-identical tables for a compiled learner; ``auto`` runs each compiled
-        learner compiled and each plain-Python learner on the reference loop.
+        learner compiled and each plain-Python learner on the reference loop (and a compiled
+        one the compiled loop cannot run on this game: :func:`compiled_path_refusal`).
 
     Returns
     -------
@@ -175,10 +199,16 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
     for lr in learner_list:
         if not isinstance(lr, Learner):
             raise ValueError(f"learners must be Learner instances or their names, got {lr!r}")
-        if engine == "compiled" and type(lr).kernels is None:
-            raise ValueError(f"engine 'compiled' runs compiled learners only; {lr.name} is a "
-                             "plain-Python learner (use engine 'auto' or 'reference')")
-    compiled = [engine != "reference" and type(lr).kernels is not None for lr in learner_list]
+        if game.period > 1 and not type(lr).holds_rules:
+            raise ValueError(f"learner {lr.name} cannot hold a rule for a period (period = "
+                             f"{game.period}): its rule reads its live model, which changes as "
+                             "it learns")
+        refusal = compiled_path_refusal(game, lr)
+        if engine == "compiled" and refusal is not None:
+            raise ValueError(f"engine 'compiled' cannot run this: {refusal} (use engine 'auto' "
+                             "or 'reference')")
+    compiled = [engine != "reference" and compiled_path_refusal(game, lr) is None
+                for lr in learner_list]
     names = [lr.name for lr in learner_list]
     identities = [(learner_id(lr), learner_params(lr)) for lr in learner_list]
     seed_list = _seeds(seeds)

@@ -38,6 +38,9 @@ GAME_SETTINGS: dict[str, Any] = {
     "adversarial_tremble": False,
     "budget_low": 0.0,
     "cost": None,
+    "delay": 0,
+    "delay_law": "fixed",
+    "period": 1,
 }
 
 
@@ -122,7 +125,8 @@ def game_from_settings(settings: dict[str, Any]) -> Game:
     try:
         return Game(dimension=s["dimension"], delta=s["delta"], feedback=s["feedback"],
                     r0=s["r0"], sigma=s["sigma"], contexts=contexts, truthful=s["truthful"],
-                    agents=agents)
+                    agents=agents, delay=s["delay"], delay_law=s["delay_law"],
+                    period=s["period"])
     except ValueError as exc:  # name the setting, not the model's field it sets
         text = str(exc)
         for field, setting in _MODEL_FIELDS.items():
@@ -132,4 +136,5 @@ def game_from_settings(settings: dict[str, Any]) -> Game:
 
 
 #: Model fields whose settings have other names.
-_MODEL_FIELDS = {"low": "budget-low", "adversarial": "adversarial-tremble"}
+_MODEL_FIELDS = {"low": "budget-low", "adversarial": "adversarial-tremble",
+                 "delay_law": "delay-law"}

@@ -17,9 +17,13 @@ from .policies import GeneralRule, LinearThreshold, score
 FEEDBACK = ("apple", "bandit")
 
 #: Independent random streams spawned, in this order, from each seed's SeedSequence.
-#: ("benchmark" draws the search directions of the Stackelberg benchmark; appended last, it
-#: leaves the other streams unchanged.)
-STREAMS = ("theta", "contexts", "agents", "noise", "learner", "benchmark")
+#: ("benchmark" draws the search directions of the Stackelberg benchmark, "delays" the outcome
+#: delays; appended last, each left the streams before it unchanged.)
+STREAMS = ("theta", "contexts", "agents", "noise", "learner", "benchmark", "delays")
+
+#: How outcome delays are drawn (:class:`Game`'s ``delay_law``): every outcome ``delay`` rounds
+#: late, or uniformly from 0 to 2·``delay`` rounds late (mean ``delay``).
+DELAY_LAWS = ("fixed", "uniform")
 
 
 def check_number(name: str, value: Any, low: float | None = None, high: float = math.inf, *,
@@ -47,6 +51,10 @@ def check_number(name: str, value: Any, low: float | None = None, high: float = 
         allowed = what or " ".join(["a finite number", " and ".join(bounds)]).strip()
         raise ValueError(f"{name} must be {allowed}, got {value!r}")
     return float(value)
+
+
+#: The longest delay or publication period, in rounds.
+MAX_ROUNDS = 10**9
 
 
 def _unit_vector(rng: np.random.Generator, d: int) -> np.ndarray:
@@ -80,6 +88,16 @@ class Game:
     theta1, theta0 : array of shape (d,), optional
         True reward parameters; by default each seed draws them uniformly on the unit sphere
         (θ0 is 0 under apple tasting).
+    delay : int
+        Rounds after its decision that an observed outcome reaches the learner (its mean,
+        under ``delay_law="uniform"``): 0, the paper's game, learns each outcome at the end of
+        its own round. A rejection under apple tasting has no outcome and is learned at once.
+    delay_law : {"fixed", "uniform"}
+        Every outcome ``delay`` rounds late, or a delay drawn uniformly from 0..2·delay each
+        round (from its own stream, so every learner meets the same delays).
+    period : int
+        Rounds a published rule stays in force: the learner publishes at rounds 1, 1 + period,
+        1 + 2·period, ... (1, the paper's game, publishes every round).
 
     Examples
     --------
@@ -99,6 +117,9 @@ class Game:
     agents: Any = field(default_factory=LazyBestResponse)
     theta1: np.ndarray | None = field(default=None, compare=False)
     theta0: np.ndarray | None = field(default=None, compare=False)
+    delay: int = 0
+    delay_law: str = "fixed"
+    period: int = 1
 
     def __post_init__(self) -> None:
         d = self.dimension
@@ -141,6 +162,20 @@ class Game:
             object.__setattr__(self, name, arr)
         if self.theta0 is not None and self.feedback == "apple" and np.any(self.theta0 != 0):
             raise ValueError("theta0 must be 0 under apple tasting (r(0) is the constant r0)")
+        for name, low in (("delay", 0), ("period", 1)):
+            value = getattr(self, name)
+            if not (isinstance(value, int | np.integer) and not isinstance(value, bool)
+                    and low <= value <= MAX_ROUNDS):
+                raise ValueError(f"{name} must be an integer from {low} to 10^9, got {value!r}")
+            object.__setattr__(self, name, int(value))
+        if self.delay_law not in DELAY_LAWS:
+            raise ValueError(f"delay_law must be one of {', '.join(DELAY_LAWS)}, "
+                             f"got {self.delay_law!r}")
+
+    @property
+    def max_delay(self) -> int:
+        """The longest delay an outcome can have (the engine keeps that many rounds pending)."""
+        return self.delay * (2 if self.delay_law == "uniform" else 1)
 
     def settings(self) -> dict[str, Any]:
         """Flat settings for results tables: one column each."""
@@ -148,7 +183,8 @@ class Game:
             "dimension": int(self.dimension), "delta": float(self.delta),
             "feedback": self.feedback, "r0": float(self.r0), "sigma": float(self.sigma),
             "contexts": self.contexts.name, "truthful": float(self.truthful),
-            "agents": self.agents.name,
+            "agents": self.agents.name, "delay": self.delay, "delay_law": self.delay_law,
+            "period": self.period,
         }
         out.update(self.agents.settings())
         out.update(self.contexts.settings())
@@ -230,6 +266,16 @@ class GameInstance:
         x_obs, moved = self.game.agents.respond_once(policy.beta, policy.threshold, x,
                                                      self.rngs["agents"])
         return x_obs, bool(moved)
+
+    def next_delay(self) -> int:
+        """Draw this round's outcome delay (drawn every round, whatever the decision, so that
+        every learner meets the same delays; no draw when the law is fixed)."""
+        game = self.game
+        if game.delay_law == "fixed" or game.delay == 0:
+            return game.delay
+        # A uniform double scaled to 0..2·delay: the compiled loop draws it the same way, bit
+        # for bit (numba's random() is numpy's; its integers() need not be).
+        return int(self.rngs["delays"].random() * (2 * game.delay + 1))
 
     def next_rewards(self, x: np.ndarray) -> tuple[float, float]:
         """Draw this round's noise; return the realized (r(1), r(0)) for true context x."""

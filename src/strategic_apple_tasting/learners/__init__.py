@@ -16,6 +16,7 @@ from importlib import metadata
 from .._jit import njit
 from .base import Learner, LearnerKernels
 from .baselines import AcceptAll, Oracle, RejectAll
+from .decisions import Decision, PublishedRule
 from .epsilon_greedy import EpsilonGreedy
 from .etc import ExploreThenCommit
 from .exp3_sae import Exp3SAE
@@ -23,6 +24,7 @@ from .exp3p_sae import Exp3PSAE
 from .greedy_ols import SAOLS, NaiveGreedyOLS, ShiftedOLS
 from .lin_ts import LinTS
 from .linucb import LinUCB
+from .persistence import load as load_learner
 from .theorem import Theorem
 from .unknown_horizon import UnknownHorizon
 
@@ -103,7 +105,7 @@ def make_learner(name: str, **params) -> Learner:
     return learner_class(name)(**params)
 
 
-__all__ = ["ENTRY_POINTS", "LEARNERS", "SAOLS", "AcceptAll", "EpsilonGreedy", "Exp3PSAE", "Exp3SAE",
-           "ExploreThenCommit", "Learner", "LearnerKernels", "LinTS", "LinUCB", "NaiveGreedyOLS",
-           "Oracle", "RejectAll", "ShiftedOLS", "Theorem", "UnknownHorizon", "learner_class",
-           "make_learner", "njit"]
+__all__ = ["ENTRY_POINTS", "LEARNERS", "SAOLS", "AcceptAll", "Decision", "EpsilonGreedy",
+           "Exp3PSAE", "Exp3SAE", "ExploreThenCommit", "Learner", "LearnerKernels", "LinTS",
+           "LinUCB", "NaiveGreedyOLS", "Oracle", "PublishedRule", "RejectAll", "ShiftedOLS",
+           "Theorem", "UnknownHorizon", "learner_class", "load_learner", "make_learner", "njit"]

@@ -49,6 +49,7 @@ from ..game.agents import RESPOND, LazyBestResponse
 from ..game.best_response import check_supported
 from ..game.game import FEEDBACK, check_number
 from ..game.policies import RULES, GeneralRule, LinearThreshold
+from .decisions import DecisionDesk
 from .theorem import Theorem
 
 
@@ -118,7 +119,7 @@ def _nbytes(state: Any) -> int:
     return 0
 
 
-class Learner:
+class Learner(DecisionDesk):
     """Base class of every learner: hyperparameters in ``__init__``, state in :meth:`reset`.
 
     Subclasses set ``name`` (the name in results tables), ``strategy_aware`` (False for
@@ -161,6 +162,9 @@ class Learner:
     #: Whether the learner may publish a GeneralRule (agents answer it numerically, so the
     #: game's agent model must have a numerical best response; checked by :meth:`bind`).
     nonlinear: ClassVar[bool] = False
+    #: Whether outcomes learned in any order leave the state that decision order leaves (to
+    #: rounding): checked by :func:`strategic_apple_tasting.checks.check_outcomes_in_any_order`.
+    outcomes_commute: ClassVar[bool] = True
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -298,7 +302,7 @@ class Learner:
         # a Generator only.
         self._rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self._state = self._init_state(self._d)
-        self._committed: LinearThreshold | GeneralRule | None = None
+        self._reset_desk()
         return self
 
     def _require_reset(self) -> None:
@@ -314,9 +318,7 @@ class Learner:
         ``accepts(x)``.
         """
         self._require_reset()
-        if self._committed is None:
-            self._committed = self._checked_rule(self._publish())
-        return self._committed
+        return self._current().rule
 
     def _checked_rule(self, rule: Any) -> LinearThreshold | GeneralRule:
         """A rule from ``_publish``, or ``ValueError`` naming what is wrong with it."""
@@ -383,10 +385,22 @@ class Learner:
                 raise ValueError(f"reward must be None when accepted is False under apple "
                                  f"tasting (a rejected applicant's outcome is not observed), "
                                  f"got {reward!r}")
-        rule = self.policy()
-        used = self._learn(rule, x, bool(accepted), None if reward is None else float(reward))
-        self._committed = None
-        return bool(used)
+        # The per-round API is the decision API's special case: the round's outcome is learned
+        # under the rule in force, and the next policy() call publishes.
+        version = self._current().version
+        used = self._learn_under(version, x, bool(accepted),
+                                 None if reward is None else float(reward))
+        self._end_round()
+        return used
+
+    def save(self, path: Any) -> Any:
+        """Write this learner (its parameters, state, random generator and decisions awaiting
+        outcomes) to ``path``: a versioned file of JSON and arrays, no pickle
+        (:mod:`.persistence`); :func:`~strategic_apple_tasting.learners.load` reads it back.
+        Returns the path."""
+        from .persistence import save
+
+        return save(self, path)
 
     def estimate(self) -> np.ndarray | None:
         """Current estimate of θ1 − θ0 (θ1 under apple tasting), or None if there is none."""

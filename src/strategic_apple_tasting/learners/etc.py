@@ -47,6 +47,9 @@ class ExploreThenCommit(Learner):
     """
 
     name = "etc"
+    # Exploration ends after T0 outcomes and later ones are not learned: which outcomes fall
+    # before the switch depends on the order they arrive in.
+    outcomes_commute = False
     theorem = Theorem("2/3", "thm:etc-reg", lambda d: 2 / 3)
     kernels = KERNELS
 

@@ -91,6 +91,8 @@ class Exp3SAE(Learner):
     144
     """
 
+    # update() learns the played expert's weight with its probability (set by policy()).
+    published_fields = ("played", "q_played")
     name = "exp3-sae"
     theorem = Theorem("(d+1)/(d+2)", "thm:upd-one-app", lambda d: (d + 1) / (d + 2))
     kernels = KERNELS

@@ -143,6 +143,8 @@ class Exp3PSAE(Learner):
     False
     """
 
+    # update() learns the played expert's weight with its probability (set by policy()).
+    published_fields = ("played", "q_played")
     name = "exp3p-sae"
     theorem = Theorem("(d+1)/(d+2)", "thm:upd-one-app", lambda d: (d + 1) / (d + 2))
     kernels = KERNELS

@@ -58,6 +58,9 @@ class UnknownHorizon(Learner):
     """
 
     name = "unknown-horizon"
+    # Each doubling epoch starts from no data: which outcomes are learned before a restart
+    # depends on the order they arrive in.
+    outcomes_commute = False
     theorem = Theorem("2/3 before τ*, 1/2 after", "thm:best-both", None, "2/3→1/2",
                       after_switching_time=True)
     kernels = KERNELS

@@ -159,6 +159,10 @@ class PeerLearner(Learner):
 
     strategy_aware = False
     nonlinear = True
+    # The rule reads the library's live model; the libraries do not promise that their
+    # updates commute, so the adapters do not claim it.
+    holds_rules = False
+    outcomes_commute = False
     #: The library's import name (the top-level module).
     library: ClassVar[str]
     #: Relative step of the linearization at the origin (a step of g's own scale: the

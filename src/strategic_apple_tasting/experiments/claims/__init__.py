@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..sweep import load
-from . import agents, horizons, peers, stochastic
+from . import agents, delays, horizons, peers, stochastic
 from .parts import NON_STRATEGIC, PARTS, SIZES, Size, parts
 from .rows import (
     INCONCLUSIVE,
@@ -49,6 +49,8 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("lock-in",), stochastic.lock_in),
     (("stackelberg",), agents.stackelberg),
     (("peers",), peers.peers),
+    (("delays",), delays.delays),
+    (("periods",), delays.periods),
 ]
 
 

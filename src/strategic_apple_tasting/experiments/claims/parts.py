@@ -125,6 +125,14 @@ def parts(size: Size) -> dict[str, dict]:
                   "seeds_per_cell": max(1, size.peers_seeds // 2),
                   "game": {"dimension": 2, "delta": 0.1, "sigma": 0.1, "truthful": [0.0, 1.0]},
                   "learners": _learners("sa-ols", *PEERS)},
+        # Deciding in the real world: outcomes learned late and rules held for a period, on
+        # the paper's stochastic game; accept-all (which learns nothing) is the control.
+        "delays": {"horizon": main, "seeds": seeds,
+                   "game": {**STOCHASTIC, "delay": [0, 10, 100, 1000]},
+                   "learners": _learners("sa-ols", "accept-all")},
+        "periods": {"horizon": main, "seeds": seeds,
+                    "game": {**STOCHASTIC, "period": [1, 10, 100, 1000]},
+                    "learners": _learners("sa-ols", "accept-all")},
         # Stackelberg regret where it differs from strategic regret.
         "stackelberg": {"horizon": main // 10, "seeds": seeds,
                         "game": {"dimension": 3, "delta": 0.2, "truthful": 0.5},

