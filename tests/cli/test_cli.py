@@ -97,6 +97,7 @@ def test_demo_writes_results_figure_and_summary(tmp_path):
     (["lending", "--delta", "-1", "-T", "5"], "--delta must be a finite number >= 0, got -1.0"),
     (["lending", "--horizon", "0"], "--horizon must be"),
     (["lending", "-T", "5", "--out", "x/table.txt"], "--out must end in .parquet or .csv"),
+    (["lending", "-T", "5", "--report", "/etc/hostname"], "--report '/etc/hostname' is a file"),
 ])
 def test_bad_flags_give_one_line_and_exit_2(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -128,11 +129,17 @@ def test_lending_on_a_csv_of_ones_own(tmp_path, capsys):
     code = main(["lending", "--csv", str(tmp_path / "loans.csv"), "--label", "bad",
                  "--default-value", "1", "--features", "income,cash", "--gameable", "cash",
                  "-l", "sa-ols", "-l", "oracle", "-l", "accept-all", "--delta", "0.5",
-                 "-T", "300", "--seeds", "2", "--out", str(tmp_path / "t.csv")])
+                 "-T", "300", "--seeds", "2", "--delay", "5", "--out", str(tmp_path / "t.csv"),
+                 "--report", str(tmp_path / "report")])
     assert code == 0
     out = capsys.readouterr().out
     assert "| 0.5 | oracle | 2 | 0 (on every seed) |" in out and "| 0.5 | sa-ols | 2 |" in out
-    assert (tmp_path / "t.csv").read_text().startswith("learner,seed,t")
+    table = (tmp_path / "t.csv").read_text()
+    assert table.startswith("learner,seed,t,delta,truthful,delay,period")
+    assert table.splitlines()[1].split(",")[5:7] == ["5", "1"]
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert page.count("<tr>") == 1 + 3 and "data:image/png;base64," in page
+    assert (tmp_path / "report" / "regret-delta-0_5.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_console_script_exit_status():

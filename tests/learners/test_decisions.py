@@ -207,3 +207,19 @@ def test_a_rule_held_for_a_period_does_not_change_as_outcomes_arrive():
             learner.report(d.id, -1.0)
     assert [learner.rule_in_force().rule.value(p) for p in probes] == before
     assert [learner.publish().rule.value(p) for p in probes] != before  # the control
+
+
+def test_the_order_check_fails_a_learner_whose_outcomes_do_not_commute():
+    """The control of ``check_outcomes_in_any_order``: the unknown-horizon scheme restarts
+    from no data at each doubling, so the order of outcomes matters; claiming that they
+    commute fails the check (and the class says they do not)."""
+    from strategic_apple_tasting.checks import check_learner
+    from strategic_apple_tasting.learners import UnknownHorizon
+
+    class Claims(UnknownHorizon):
+        outcomes_commute = True
+
+    assert UnknownHorizon.outcomes_commute is False
+    with pytest.raises(AssertionError, match="outcomes reported in another order"):
+        check_learner(Claims(), checks=["check_outcomes_in_any_order"], feedback=["apple"])
+    check_learner(UnknownHorizon(), checks=["check_outcomes_in_any_order"], feedback=["apple"])

@@ -291,10 +291,16 @@ def _fill_lending(lend: argparse.ArgumentParser) -> None:
                      help="probability that an applicant does not game (default 0)")
     run.add_argument("--horizon", "-T", type=_positive_int("--horizon"), default=20_000,
                      help="applicants per run (default 20000)")
+    run.add_argument("--delay", type=_int_in("--delay", 0, 10**9), default=0,
+                     help="rounds before a loan's outcome reaches the learner (default 0)")
+    run.add_argument("--period", type=_int_in("--period", 1, 10**9), default=1,
+                     help="rounds a published rule stays in force (default 1)")
     run.add_argument("--seeds", type=_positive_int("--seeds"), default=10,
                      help="seeds (default 10)")
     run.add_argument("--out", "-o", type=Path,
                      help="also write every run's totals here (.csv or .parquet)")
+    run.add_argument("--report", type=Path, metavar="DIR",
+                     help="also write an HTML report (the table and regret curves) in DIR")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -349,7 +355,8 @@ def _os_reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
-def prepare_out(out: Path, *, force: bool, holds: str = "results.parquet") -> Path:
+def prepare_out(out: Path, *, force: bool, holds: str = "results.parquet",
+                flag: str = "--out") -> Path:
     """Check, before any compute, that ``out`` is (or can be made) a directory we can write
     and that it does not hold an earlier run's results (unless ``force``). Leaves no trace:
     the directory is made when the results are written."""
@@ -360,16 +367,16 @@ def prepare_out(out: Path, *, force: bool, holds: str = "results.parquet") -> Pa
         existing = existing.parent
     if not existing.is_dir():
         what = "is a file" if existing == out else f"is under a file ({str(existing)!r})"
-        raise ValueError(f"--out {str(out)!r} {what}: give a directory for the results")
+        raise ValueError(f"{flag} {str(out)!r} {what}: give a directory for the results")
     try:
         fd, probe = tempfile.mkstemp(prefix=".sat-probe.", dir=existing)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise ValueError(f"--out {str(out)!r} cannot be written ({_os_reason(exc)}): give a "
+        raise ValueError(f"{flag} {str(out)!r} cannot be written ({_os_reason(exc)}): give a "
                          "writable directory") from None
     if (out / holds).exists() and not force:
-        raise ValueError(f"--out {str(out)!r} already holds the results of an earlier run "
+        raise ValueError(f"{flag} {str(out)!r} already holds the results of an earlier run "
                          f"({holds}): pass --force to overwrite them, or choose another "
                          "directory")
     return out
@@ -711,14 +718,17 @@ def cmd_lending(args: argparse.Namespace) -> int:
     learners = args.learner or list(LEARNERS)
     print(f"data: {data.source}; {data.n} applicants, d = {data.d}, "
           f"{len(data.gameable_names())} gameable feature(s)", flush=True)
-    table = run_lending(data, learners, horizon=args.horizon, seeds=args.seeds,
-                        delta=deltas[0], truthful=args.truthful)
-    for d in deltas[1:]:
-        import pandas as pd
+    import pandas as pd
 
-        table = pd.concat([table, run_lending(data, learners, horizon=args.horizon,
-                                              seeds=args.seeds, delta=d,
-                                              truthful=args.truthful)], ignore_index=True)
+    from ..engine.grid import recording_grid
+
+    if args.report is not None:
+        prepare_out(args.report, force=True, holds="index.html", flag="--report")
+    record = recording_grid(args.horizon, 10) if args.report is not None else None
+    table = pd.concat([run_lending(data, learners, horizon=args.horizon, seeds=args.seeds,
+                                   delta=d, truthful=args.truthful, delay=args.delay,
+                                   period=args.period, record_at=record) for d in deltas],
+                      ignore_index=True)
     print(format_table(compare_lending(data, horizon=args.horizon, seeds=args.seeds,
                                        deltas=deltas, table=table)))
     if args.out is not None:
@@ -729,6 +739,10 @@ def cmd_lending(args: argparse.Namespace) -> int:
             table.to_parquet(tmp, index=False)
         tmp.replace(args.out)
         print(f"table: {args.out}")
+    if args.report is not None:
+        from ..reports.lending import write_lending_report
+
+        print(f"report: {write_lending_report(table, data, args.report)}")
     return 0
 
 

@@ -36,6 +36,9 @@ FLOAT_COLUMNS = ("regret", "realized_regret", "theta_error")
 INT_COLUMNS = ("accepted", "moved", "clean", "learned", "gamed_as_clean")
 #: Scratch rows of the loop: x, x_obs, β, the estimate, then the best response's.
 _ROWS = 4
+#: What the loop learns next at the end of a round (a slot of a decision awaiting its outcome
+#: otherwise): this round's own feedback, the chain of outcomes arriving now, nothing more.
+NOW, CHAIN, DONE = -2, -3, -1
 
 
 def respond_and_act(state, agents, rng, beta, threshold, x, x_obs, work):
@@ -59,14 +62,6 @@ def _respond_and_act_overload(state, agents, rng, beta, threshold, x, x_obs, wor
         moved = respond_rule(agents, rng, state, beta, x, x_obs, work)
         return moved, rule_accepts(state, x_obs, work[0])
     return general
-
-
-# The learner's update, compiled once and called from the loop's two places (now, and when a
-# late outcome arrives): inlined twice, numba warns about the inlined variables' scopes.
-# Without the NRT, as the loop (see below).
-@njit(inline="never", **NO_NRT)
-def _learn(state, rng, beta, threshold, x_obs, accepted, reward, observed):
-    return learner_update(state, rng, beta, threshold, x_obs, accepted, reward, observed)
 
 
 @njit
@@ -142,47 +137,55 @@ def _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_
         n_moved += moved
 
         observed = a or bandit
-        if slots == 1 or not observed:
-            # Learned now: the paper's game, or a rejection under apple tasting (nothing to
-            # wait for).
-            used = _learn(state, learner_rng, beta, threshold, x_obs, a, r1 if a else rew0,
-                          observed)
-            n_clean += used and a  # accepted points learned from (θ̂1's data)
-            n_learned += used  # every point learned from (bandit: rejected ones fit θ̂0)
-            n_gamed_clean += used and moved
+        reward = r1 if a else rew0
+        # What the learner learns at the end of round t, in order: this round's own feedback
+        # if it is learned now (the paper's game, or a rejection under apple tasting, which
+        # has nothing to wait for), then the late outcomes arriving now, in decision order.
+        # One call site of the learner's update: it is inlined into the loop once.
+        e = NOW if slots == 1 or not observed else CHAIN
         if slots > 1:
             late = delay
             if uniform and delay > 0:
                 # As GameInstance.next_delay: drawn every round, a double scaled to 0..2·delay.
                 late = int(delay_rng.random() * (2 * delay + 1))
             if observed:
-                e = t % slots
+                slot = t % slots
                 for i in range(d):
-                    pend_vec[e, 0, i] = x_obs[i]
-                    pend_vec[e, 1, i] = beta[i]
-                pend_num[e, 0] = threshold
-                pend_num[e, 1] = r1 if a else rew0
-                pend_int[e, 0] = a
-                pend_int[e, 1] = moved
-                pend_int[e, 2] = -1
+                    pend_vec[slot, 0, i] = x_obs[i]
+                    pend_vec[slot, 1, i] = beta[i]
+                pend_num[slot, 0] = threshold
+                pend_num[slot, 1] = reward
+                pend_int[slot, 0] = a
+                pend_int[slot, 1] = moved
+                pend_int[slot, 2] = -1
                 b = (t + late) % slots
                 if bucket[0, b] < 0:
-                    bucket[0, b] = e
+                    bucket[0, b] = slot
                 else:
-                    pend_int[bucket[1, b], 2] = e
-                bucket[1, b] = e
-            # The outcomes arriving at the end of round t, in decision order.
-            b = t % slots
-            e = bucket[0, b]
-            while e >= 0:
-                was = pend_int[e, 0] != 0
-                used = _learn(state, learner_rng, pend_vec[e, 1], pend_num[e, 0],
-                              pend_vec[e, 0], was, pend_num[e, 1], True)
-                n_clean += used and was
-                n_learned += used
-                n_gamed_clean += used and pend_int[e, 1] != 0
-                e = pend_int[e, 2]
-            bucket[0, b] = -1
+                    pend_int[bucket[1, b], 2] = slot
+                bucket[1, b] = slot
+        while e != DONE:
+            if e == CHAIN:
+                b = t % slots
+                e = bucket[0, b]
+                bucket[0, b] = -1
+                if e < 0:
+                    break
+            if e == NOW:
+                rule_beta, rule_threshold, point = beta, threshold, x_obs
+                was, was_moved, got, seen = a, moved, reward, observed
+                after = CHAIN if slots > 1 else DONE
+            else:
+                rule_beta, rule_threshold, point = pend_vec[e, 1], pend_num[e, 0], pend_vec[e, 0]
+                was, was_moved, got, seen = pend_int[e, 0] != 0, pend_int[e, 1] != 0, \
+                    pend_num[e, 1], True
+                after = pend_int[e, 2] if pend_int[e, 2] >= 0 else DONE
+            used = learner_update(state, learner_rng, rule_beta, rule_threshold, point, was, got,
+                                  seen)
+            n_clean += used and was  # accepted points learned from (θ̂1's data)
+            n_learned += used  # every point learned from (bandit: rejected ones fit θ̂0)
+            n_gamed_clean += used and was_moved
+            e = after
 
         if t == record_at[k]:
             out_float[k, 0] = regret

@@ -151,7 +151,8 @@ def _check(delta: Any, r0: Any, truthful: Any, horizon: Any, seeds: Any) -> list
 def run_lending(data: LendingData, learners: Sequence[str | Learner] = LEARNERS, *,
                 horizon: int, seeds: int | Sequence[int], delta: float, r0: float = 0.0,
                 truthful: float = 0.0, seed: int = 0,
-                record_at: Sequence[int] | None = None) -> pd.DataFrame:
+                record_at: Sequence[int] | None = None, delay: int = 0,
+                period: int = 1) -> pd.DataFrame:
     """Play the lending scenario; one row per learner × seed × recorded round.
 
     Seed index s uses the child s of ``SeedSequence(seed)``, which spawns three streams: the
@@ -182,6 +183,12 @@ def run_lending(data: LendingData, learners: Sequence[str | Learner] = LEARNERS,
         Entropy of the root ``SeedSequence``.
     record_at : sequence of int, optional
         Rounds after which totals are recorded (default: the last round only).
+    delay : int
+        Rounds after its decision that a loan's outcome reaches the learner (0: at the end of
+        its own round, the paper's game). Learners run through the decision API
+        (:mod:`strategic_apple_tasting.learners.decisions`): outcomes are reported by id.
+    period : int
+        Rounds a published rule stays in force (1: a rule each round).
 
     Returns
     -------
@@ -207,6 +214,10 @@ def run_lending(data: LendingData, learners: Sequence[str | Learner] = LEARNERS,
     [0.0, 27.0]
     """
     seed_list = _check(delta, r0, truthful, horizon, seeds)
+    for name, value, low in (("delay", delay, 0), ("period", period, 1)):
+        if not (isinstance(value, int | np.integer) and not isinstance(value, bool)
+                and value >= low):
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
     if not isinstance(data, LendingData):
         raise ValueError(f"data must be a LendingData (load_german_credit, load_csv), "
                          f"got {type(data).__name__}")
@@ -231,7 +242,7 @@ def run_lending(data: LendingData, learners: Sequence[str | Learner] = LEARNERS,
         for label, spec in specs:
             bound = spec.bind(instance, int(horizon))
             rows += _play(data, bound, streams, agents, int(horizon), float(r0), record,
-                          label=label, seed=s, delta=float(delta),
+                          int(delay), int(period), label=label, seed=s, delta=float(delta),
                           truthful=float(truthful))
     return pd.DataFrame(rows)
 
@@ -279,7 +290,8 @@ def _within(gap: np.ndarray, reach_norm: float, delta: float) -> np.ndarray:
 
 
 def _play(data: LendingData, learner: Learner, streams: _Streams, agents: EllipsoidalCost,
-          horizon: int, r0: float, record: list[int], **labels: Any) -> list[dict[str, Any]]:
+          horizon: int, r0: float, record: list[int], delay: int, period: int,
+          **labels: Any) -> list[dict[str, Any]]:
     start = time.perf_counter()
     learner.reset(data.d, np.random.default_rng(streams.learner))
     respond = RESPOND[EllipsoidalCost]
@@ -290,10 +302,13 @@ def _play(data: LendingData, learner: Learner, streams: _Streams, agents: Ellips
     totals = dict.fromkeys(COUNTS, 0)
     regret = stack = earned = 0.0
     rows, k = [], 0
+    moved_at: dict[int, bool] = {}
     for t in range(horizon):
         i = streams.rows[t]
         x = features[i]
-        rule = learner.policy()
+        if t % period == 0:
+            learner.publish()
+        rule = learner.rule_in_force().rule
         if not isinstance(rule, LinearThreshold):
             raise ValueError(f"learner {labels['label']!r} published a non-linear rule; the "
                              "lending scenario's agents answer linear thresholds only")
@@ -302,26 +317,38 @@ def _play(data: LendingData, learner: Learner, streams: _Streams, agents: Ellips
         if not streams.honest[t] and float(beta @ x) < rule.threshold:
             moved = bool(respond(gamer, scratch_rng, beta, float(rule.threshold), x, out))
         x_obs = out.copy() if moved else x
-        accepted = learner.act(x_obs)
+        accepted = learner.decide(x_obs, id=t).accepted
         got = float(reward[i]) if accepted else r0
-        used = learner.update(x_obs, accepted, got if accepted else None)
+        if accepted:
+            moved_at[t] = moved
+        else:  # a rejection's (empty) feedback is learned by decide(), at once
+            _count(totals, learner._last_used, False, moved)
+        # The loan of round t − delay is repaid (or not) now: its outcome reaches the learner.
+        due = t - delay
+        if due in moved_at:
+            _count(totals, learner.report(due, float(reward[streams.rows[due]])), True,
+                   moved_at.pop(due))
         earned += got
         regret += streams.benchmark[t] - got
         stack += streams.stackelberg[t] - got
         totals["accepted"] += accepted
         totals["moved"] += moved
-        totals["clean"] += used and accepted
-        totals["learned"] += used
-        totals["gamed_as_clean"] += used and moved
         if t + 1 == record[k]:
             rows.append({"learner": labels["label"], "seed": labels["seed"], "t": t + 1,
                          "delta": labels["delta"], "truthful": labels["truthful"],
+                         "delay": delay, "period": period,
                          "regret": regret, "stackelberg_regret": stack,
                          "stackelberg_exact": agents.truthful in (0.0, 1.0) or agents.delta == 0,
                          "reward": earned, **totals,
                          "seconds": time.perf_counter() - start})
             k += 1
     return rows
+
+
+def _count(totals: dict[str, int], used: bool, accepted: bool, moved: bool) -> None:
+    totals["clean"] += used and accepted
+    totals["learned"] += used
+    totals["gamed_as_clean"] += used and moved
 
 
 def compare_lending(data: LendingData, learners: Sequence[str | Learner] = LEARNERS, *,
