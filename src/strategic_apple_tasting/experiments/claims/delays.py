@@ -32,20 +32,20 @@ def _slope(x: np.ndarray, extra: np.ndarray):
     return bootstrap(extra, lambda m: log_slopes(x, np.maximum(m.mean(axis=1), FLOOR)))
 
 
-def _claim(table: pa.Table, axis: str, what: str) -> list[Row]:
+def _claim(table: pa.Table, axis: str, what: str, theory: str, why_control: str) -> list[Row]:
     x, extra = _extra(table, "sa-ols", axis)
     _, control = _extra(table, "accept-all", axis)
     per = ", ".join(f"{int(v)}: {mean(extra[:, i]).shown()}" for i, v in enumerate(x))
     return [
-        Claim(f"SA-OLS's extra regret from {what} grows about in proportion to it (delayed-"
-              "bandit theory: an additive cost ∝ the delay)", "issue 11 (delays)",
+        Claim(f"SA-OLS's extra regret from {what} grows about in proportion to it ({theory})",
+              "issue 11 (delays)",
               f"log–log slope of the mean extra regret at T against {axis}",
               _slope(x, extra), Check("in [0.5, 1.5] (≈ proportional)", low=0.5, high=1.5),
               Control("the same for accept-all, which learns nothing from outcomes",
                       _slope(x, control)),
               detail=f"extra regret at T by {axis} {per}"),
         Consistency(f"{what} leaves a learner that ignores outcomes untouched (accept-all's "
-                    f"regret is the same at every {axis}: the delays draw from their own stream)",
+                    f"regret is the same at every {axis}: {why_control})",
                     "engine", f"largest change {np.abs(control).max():.3g}",
                     bool(np.all(control == 0))),
     ]
@@ -53,9 +53,13 @@ def _claim(table: pa.Table, axis: str, what: str) -> list[Row]:
 
 def delays(table: pa.Table) -> list[Row]:
     """Extra regret of SA-OLS against the outcome delay."""
-    return _claim(table, "delay", "learning outcomes late")
+    return _claim(table, "delay", "learning outcomes late",
+                  "delayed-bandit theory: an additive cost ∝ the delay",
+                  "the delays draw from their own stream")
 
 
 def periods(table: pa.Table) -> list[Row]:
     """Extra regret of SA-OLS against the publication period."""
-    return _claim(table, "period", "holding a rule for a period")
+    return _claim(table, "period", "holding a rule for a period",
+                  "the learner's information is up to a period stale, as under a delay",
+                  "a rule held is the same rule")
