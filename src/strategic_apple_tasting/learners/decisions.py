@@ -33,12 +33,12 @@ learned with the copy of its decision's rule in place.
 from __future__ import annotations
 
 import copy
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..game.game import check_number
 from ..game.policies import GeneralRule, LinearThreshold
 
 
@@ -103,11 +103,10 @@ DESK_ATTRIBUTES = frozenset({
     "_outcomes_since", "_last_used", "_learned_since"})
 
 
-def _number(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) \
-            or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return float(value)
+def _number(name: str, value: Any, **allowed: Any) -> float:
+    """:func:`~strategic_apple_tasting.game.game.check_number`, for numpy scalars too."""
+    return check_number(name, value.item() if isinstance(value, np.generic) else value,
+                        **allowed)
 
 
 def _count(name: str, value: Any) -> int | None:
@@ -176,9 +175,7 @@ class DecisionDesk:
         self._require_reset()
         self._every_outcomes = _count("outcomes", outcomes)
         if period is not None:
-            period = _number("period", period)
-            if period <= 0:
-                raise ValueError(f"period must be > 0 or None, got {period!r}")
+            period = _number("period", period, low=0.0, open_low=True, what="> 0 or None")
         self._period = period
         return self
 
@@ -292,8 +289,6 @@ class DecisionDesk:
         """Feed back the outcome (the reward of the decision taken) of decision ``id``: the
         learner learns from it under the rule in force when the decision was made. Returns
         whether the point was used for learning; may publish, by the outcome cadence."""
-        from ..game.game import check_number
-
         self._require_reset()
         pending = self._pending.get(id) if isinstance(id, int | str) else None
         if pending is None:
@@ -302,8 +297,7 @@ class DecisionDesk:
                                  "under apple tasting (never observed) or was reported already")
             raise ValueError(f"decision {id!r} is unknown: no decision with that id awaits an "
                              "outcome")
-        outcome = check_number("outcome", float(outcome) if isinstance(outcome, np.floating)
-                               else outcome)
+        outcome = _number("outcome", outcome)
         del self._pending[id]
         self._reported.add(id)
         used = self._learn_under(pending.version, pending.x_obs, pending.accepted,

@@ -86,16 +86,22 @@ def _refit(state):
 
 
 @njit
-def _add_sample(factor, scale, sign, rng, beta, y):
-    """beta += sign·scale·R⁻¹ξ, ξ ~ N(0, I) drawn in index order (R the factor's triangle)."""
-    d = beta.shape[0]
-    for k in range(d):
-        y[k] = rng.standard_normal()
+def _back_substitute(factor, y, d):
+    """y[:d] ← R⁻¹y[:d] in place (R the d × d upper triangle of the factor)."""
     for k in range(d - 1, -1, -1):
         acc = y[k]
         for j in range(k + 1, d):
             acc -= factor[k, j] * y[j]
         y[k] = acc / factor[k, k]
+
+
+@njit
+def _add_sample(factor, scale, sign, rng, beta, y):
+    """beta += sign·scale·R⁻¹ξ, ξ ~ N(0, I) drawn in index order (R the factor's triangle)."""
+    d = beta.shape[0]
+    for k in range(d):
+        y[k] = rng.standard_normal()
+    _back_substitute(factor, y, d)
     for i in range(d):
         beta[i] += sign * scale * y[i]
 
@@ -139,11 +145,7 @@ def _width(factor, z, w):
 def _add_width_gradient(factor, w, width, coef, grad):
     """grad += coef·V⁻¹z/‖R⁻ᵀz‖, from w = R⁻ᵀz (back substitution in place: R⁻¹w = V⁻¹z)."""
     d = grad.shape[0]
-    for k in range(d - 1, -1, -1):
-        acc = w[k]
-        for j in range(k + 1, d):
-            acc -= factor[k, j] * w[j]
-        w[k] = acc / factor[k, k]
+    _back_substitute(factor, w, d)
     for i in range(d):
         grad[i] += coef * (w[i] / width)
 

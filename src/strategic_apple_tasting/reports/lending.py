@@ -5,53 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only: never a window
-
-import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..metrics import regret_curves
 from ..scenarios import LendingData, compare_lending
-from .figures import has_positive, log_axes
+from ..scenarios.run import shown_mean
 from .html import _e, _Figures, _table, _write_page
-
-
-def _shown(value: float, half: float) -> str:
-    if np.isnan(half):
-        return f"{value:.4g} (one seed)"
-    if half == 0:
-        return f"{value:.4g} (on every seed)"
-    return f"{value:.4g} ± {half:.2g}"
-
-
-def _curves(runs: pd.DataFrame, delta: float) -> plt.Figure:
-    """Cumulative regret against rounds for each learner at budget ``delta``: mean over seeds
-    with its 95% band (log rounds; right panel log–log where something is positive)."""
-    table = pa.Table.from_pandas(runs[["learner", "seed", "t", "regret"]], preserve_index=False)
-    fig, (ax_lin, ax_log) = plt.subplots(1, 2, figsize=(11, 4.4))
-    positive = False
-    for name in dict.fromkeys(runs["learner"]):
-        t, mean, half = regret_curves(table, name)
-        positive |= has_positive(mean)
-        for ax in (ax_lin, ax_log):
-            (line,) = ax.plot(t, mean, label=name, lw=1.5)
-            band = np.nan_to_num(half)
-            ax.fill_between(t, mean - band, mean + band, alpha=0.18, color=line.get_color(),
-                            lw=0)
-    ax_lin.set_xscale("log")
-    log_axes(ax_log, positive, "regret")
-    for ax in (ax_lin, ax_log):
-        ax.set_xlabel("applicant t")
-        ax.grid(alpha=0.3, which="both")
-    ax_lin.set_ylabel("cumulative regret against the fitted rule")
-    ax_lin.legend(loc="upper left", fontsize=8)
-    fig.suptitle(f"δ = {delta:g}: mean over {runs['seed'].nunique()} seeds with 95% band")
-    fig.tight_layout()
-    return fig
+from .plots import regret_figure
 
 
 def write_lending_report(runs: pd.DataFrame, data: LendingData, out_dir: str | os.PathLike,
@@ -81,8 +41,8 @@ def write_lending_report(runs: pd.DataFrame, data: LendingData, out_dir: str | o
     deltas = list(dict.fromkeys(runs["delta"]))
     summary = compare_lending(data, horizon=horizon, seeds=seeds, deltas=deltas, table=runs)
     figures = _Figures(out)
-    rows = [[_e(r.learner), f"{r.delta:g}", str(r.seeds), _e(_shown(r.regret, r.regret_ci)),
-             _e(_shown(r.stackelberg_regret, r.stackelberg_ci)), f"{r.accepted:.0f}",
+    rows = [[_e(r.learner), f"{r.delta:g}", str(r.seeds), _e(shown_mean(r.regret, r.regret_ci)),
+             _e(shown_mean(r.stackelberg_regret, r.stackelberg_ci)), f"{r.accepted:.0f}",
              f"{r.moved:.0f}", f"{r.clean:.0f}", str(r.gamed_as_clean)]
             for r in summary.itertuples(index=False)]
     gameable = ", ".join(data.gameable_names()) or "none"
@@ -106,7 +66,11 @@ def write_lending_report(runs: pd.DataFrame, data: LendingData, out_dir: str | o
                 "clean", "gamed as clean"], rows, text_columns=1),
     ]
     for delta in deltas:
-        fig = _curves(runs[runs["delta"] == delta], float(delta))
+        at = runs[runs["delta"] == delta]
+        fig = regret_figure(
+            pa.Table.from_pandas(at[["learner", "seed", "t", "regret"]], preserve_index=False),
+            title=f"δ = {delta:g}: mean over {at['seed'].nunique()} seeds with 95% band",
+            ylabel="cumulative regret against the fitted rule", clip_band=False)
         stem = f"regret-delta-{delta:g}".replace(".", "_")
         body.append(figures.embed(fig, stem, f"regret curves at δ = {delta:g}",
                                   f"Cumulative regret at δ = {delta:g}."))

@@ -16,10 +16,14 @@ from ..metrics import regret_curves
 from .figures import has_positive, log_axes
 
 
-def plot_regret(table: pa.Table, path: str | os.PathLike, *, title: str | None = None) -> Path:
-    """Cumulative strategic regret against rounds: mean over seeds with a 95% band, per learner.
+def regret_figure(table: pa.Table, *, title: str | None = None,
+                  ylabel: str = "cumulative strategic regret", clip_band: bool = True
+                  ) -> plt.Figure:
+    """Cumulative regret against rounds: mean over seeds with a 95% band, per learner.
 
-    Left panel linear regret on a log round axis; right panel log–log.
+    Left panel linear regret on a log round axis; right panel log–log (where something is
+    positive). ``clip_band``: the band stops at 0 (strategic regret cannot be negative; a
+    regret against a fitted rule can).
     """
     learners = list(dict.fromkeys(table.column("learner").to_pylist()))
     fig, (ax_lin, ax_log) = plt.subplots(1, 2, figsize=(11, 4.2))
@@ -27,22 +31,28 @@ def plot_regret(table: pa.Table, path: str | os.PathLike, *, title: str | None =
     for name in learners:
         t, mean, half = regret_curves(table, name)
         positive |= has_positive(mean)
+        band = np.nan_to_num(half)
+        low = np.maximum(mean - band, 0) if clip_band else mean - band
         for ax in (ax_lin, ax_log):
             (line,) = ax.plot(t, mean, label=name, lw=1.6, marker="o" if t.size == 1 else None)
-            ax.fill_between(t, np.maximum(mean - half, 0), mean + half, alpha=0.2,
-                            color=line.get_color(), lw=0)
+            ax.fill_between(t, low, mean + band, alpha=0.2, color=line.get_color(), lw=0)
     ax_lin.set_xscale("log")
     logged = log_axes(ax_log, positive, "regret")
     for ax in (ax_lin, ax_log):
         ax.set_xlabel("round t")
         ax.grid(alpha=0.3, which="both")
-    ax_lin.set_ylabel("cumulative strategic regret")
-    ax_log.set_ylabel("cumulative strategic regret (log)" if logged
-                      else "cumulative strategic regret")
+    ax_lin.set_ylabel(ylabel)
+    ax_log.set_ylabel(f"{ylabel} (log)" if logged else ylabel)
     ax_lin.legend(loc="upper left", fontsize=9)
     n_seeds = len(set(table.column("seed").to_pylist()))
     fig.suptitle(title or f"Regret: mean over {n_seeds} seeds with 95% band")
     fig.tight_layout()
+    return fig
+
+
+def plot_regret(table: pa.Table, path: str | os.PathLike, *, title: str | None = None) -> Path:
+    """:func:`regret_figure`, written to ``path``."""
+    fig = regret_figure(table, title=title)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)

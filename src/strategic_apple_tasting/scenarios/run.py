@@ -418,14 +418,14 @@ def format_table(summary: pd.DataFrame | Mapping[str, Any]) -> str:
     lines = [head, "|" + "---|" * 9]
     for r in frame.itertuples(index=False):
         lines.append(f"| {r.delta:g} | {r.learner} | {r.seeds} | "
-                     f"{_shown(r.regret, r.regret_ci)} | "
-                     f"{_shown(r.stackelberg_regret, r.stackelberg_ci)} "
+                     f"{shown_mean(r.regret, r.regret_ci)} | "
+                     f"{shown_mean(r.stackelberg_regret, r.stackelberg_ci)} "
                      f"| {r.accepted:.0f} | {r.moved:.0f} | {r.clean:.0f} | "
                      f"{r.gamed_as_clean} |")
     return "\n".join(lines)
 
 
-def _shown(value: float, half: float) -> str:
+def shown_mean(value: float, half: float) -> str:
     """A mean with its interval's half-width; never "± 0", which would claim a precision:
     a value that is the same on every seed says so, one seed has no interval."""
     if math.isnan(half):
