@@ -1,5 +1,5 @@
-"""The ``sat`` command line: ``sat run``, ``sat demo``, ``sat sweep``, ``sat results`` and
-``sat report``.
+"""The ``sat`` command line: ``sat run``, ``sat demo``, ``sat sweep``, ``sat results``,
+``sat report``, ``sat reproduce``, ``sat lending`` and ``sat serve`` (in :mod:`.serve`).
 
 Bad input gets one line naming the flag, the value and what is allowed, and exit status 2.
 """
@@ -337,6 +337,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "within the budget; the learner sees the real outcome only if it accepts. "
                    "Prints regret (95%% CI over seeds) against the best linear rule fitted on "
                    "all labels and the Stackelberg benchmark.")
+    sub.add_parser("serve", fill=_fill_serve,
+                   help="the decision service: decide, learn outcomes, publish the rule",
+                   description="Run the decision service (HTTP, a real database): applicants "
+                   "are decided by id under the published rule, outcomes are learned when "
+                   "they arrive, the rule in force is public. Also: 'keys' (API keys), "
+                   "'check' (the log replays to the saved learner), 'play' (the strategic "
+                   "game against a running service). Needs the 'serve' extra.")
     sub.add_parser("report", fill=_fill_report,
                    help="write a sweep's HTML report with its figures",
                    description="Write a self-contained HTML page (index.html) of a "
@@ -746,8 +753,21 @@ def cmd_lending(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fill_serve(p: argparse.ArgumentParser) -> None:
+    from .serve import fill_serve
+
+    fill_serve(p)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .serve import cmd_serve as run
+
+    return run(args)
+
+
 COMMANDS = {"run": cmd_run, "demo": cmd_demo, "sweep": cmd_sweep, "results": cmd_results,
-            "report": cmd_report, "reproduce": cmd_reproduce, "lending": cmd_lending}
+            "report": cmd_report, "reproduce": cmd_reproduce, "lending": cmd_lending,
+            "serve": cmd_serve}
 
 
 class _PipeSafe:

@@ -264,18 +264,69 @@ class DecisionDesk:
         if self._learned_since and not self.holds_rules:
             raise ValueError(f"{self.name}'s published rule reads its live model, which has "
                              "learned since it was published: publish() before deciding again")
-        accepted = rule.rule.accepts(x)
-        decision = Decision(id, accepted, rule.version, now)
-        if accepted or self._bandit():
-            self._pending[id] = _Pending(rule.version, x, accepted)
-            self._uses[rule.version] = self._uses.get(rule.version, 0) + 1
-        else:
-            # Apple tasting: a rejection's feedback (nothing observed) is complete now.
-            self._reported.add(id)
-            self._learn_under(rule.version, x, False, None)
+        decision = Decision(id, rule.rule.accepts(x), rule.version, now)
+        self._file(decision, x)
+        if not (decision.accepted or self._bandit()):
+            self._reported.add(id)  # its (empty) feedback is complete: no report will come
         if time is None:
             self._clock += 1.0
         return decision
+
+    def _file(self, decision: Decision, x: np.ndarray) -> None:
+        """Keep a decision awaiting its outcome, or (a rejection under apple tasting, whose
+        feedback, nothing observed, is complete now) learn from it at once."""
+        if decision.accepted or self._bandit():
+            self._pending[decision.id] = _Pending(decision.version, x, decision.accepted)
+            self._uses[decision.version] = self._uses.get(decision.version, 0) + 1
+        else:
+            self._learn_under(decision.version, x, False, None)
+
+    def record(self, x_obs: Any, id: int | str, accepted: bool, version: int, time: float
+               ) -> Decision:
+        """File a decision made elsewhere under published rule ``version`` (a decision
+        service's workers decide from the published rule alone; the one learner records their
+        decisions in the log's order). The rule must still be held (the one in force, one a
+        pending decision needs, or one kept by :meth:`hold`) and must give ``accepted``.
+
+        The log that calls this keeps ids unique, so the desk does not remember recorded ids
+        (a service's log would otherwise grow the learner's state without end)."""
+        from .base import _vector
+
+        self._require_reset()
+        x = _vector("x_obs", x_obs, self._d)
+        if isinstance(id, bool) or not isinstance(id, int | str):
+            raise ValueError(f"id must be an integer or a string, got {id!r}")
+        if id in self._pending:
+            raise ValueError(f"id {id!r} is already taken by a decision awaiting its outcome")
+        published = self._rules.get(version)
+        if published is None:
+            raise ValueError(f"rule version {version!r} is not held (held: "
+                             f"{sorted(self._rules) or 'none'}): hold() the versions deciders "
+                             "may still use")
+        if published.rule.accepts(x) != bool(accepted):
+            raise ValueError(f"decision {id!r} says accepted={bool(accepted)}, but rule "
+                             f"version {version} {'accepts' if not accepted else 'rejects'} "
+                             "its context")
+        decision = Decision(id, bool(accepted), version, self._time(time))
+        self._file(decision, x)
+        return decision
+
+    def hold(self, version: int) -> None:
+        """Keep published rule ``version`` (the one in force, or one still held) until
+        :meth:`release`: deciders elsewhere may still decide under it."""
+        self._require_reset()
+        if version not in self._rules:
+            raise ValueError(f"rule version {version!r} is not held: it cannot be kept")
+        self._uses[version] = self._uses.get(version, 0) + 1
+
+    def release(self, version: int) -> None:
+        """Undo one :meth:`hold` of ``version``; it is forgotten once nothing needs it."""
+        self._require_reset()
+        if not self._uses.get(version):
+            raise ValueError(f"rule version {version!r} is not held by hold()")
+        self._uses[version] -= 1
+        if not self._uses[version] and version != self._version_in_force():
+            self._forget(version)
 
     def _bandit(self) -> bool:
         return self.get_params().get("feedback") == "bandit"

@@ -162,17 +162,12 @@ def _writable(path: Path) -> None:
                          "not writable")
 
 
-def save(learner: Any, path: str | os.PathLike) -> Path:
-    """Write ``learner`` (reset, at any point of a run) to ``path``; returns the path.
-
-    The file is written next to its final name and renamed into place, so a crash never leaves
-    half a file under that name.
-    """
+def dumps(learner: Any) -> bytes:
+    """``learner`` (reset, at any point of a run) in the saved format, as bytes (what
+    :func:`save` writes; a database keeps them in a column)."""
     from .. import __version__
 
     learner._require_reset()
-    path = Path(path)
-    _writable(path)
     owner = type(learner).__name__
     arrays: dict[str, np.ndarray] = {}
     state = _encode(learner._state, "state", arrays, owner)
@@ -185,14 +180,29 @@ def save(learner: Any, path: str | os.PathLike) -> Path:
         "d": learner._d, "rng": _jsonable_rng(learner._rng), "state": state,
         "attributes": attributes, "desk": desk,
     }
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("meta.json", json.dumps(meta, indent=1))
+        for name, arr in arrays.items():
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)
+            zf.writestr(f"{name}.npy", buf.getvalue())
+    return out.getvalue()
+
+
+def save(learner: Any, path: str | os.PathLike) -> Path:
+    """Write ``learner`` (reset, at any point of a run) to ``path``; returns the path.
+
+    The file is written next to its final name and renamed into place, so a crash never leaves
+    half a file under that name.
+    """
+    learner._require_reset()
+    path = Path(path)
+    _writable(path)
+    data = dumps(learner)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr("meta.json", json.dumps(meta, indent=1))
-            for name, arr in arrays.items():
-                buf = io.BytesIO()
-                np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)
-                zf.writestr(f"{name}.npy", buf.getvalue())
+        tmp.write_bytes(data)
         os.replace(tmp, path)
     finally:
         if tmp.exists():
@@ -209,21 +219,25 @@ def load(path: str | os.PathLike) -> Any:
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"path {str(path)!r} is not a file")
+    return loads(path.read_bytes(), f"path {str(path)!r}")
+
+
+def loads(data: bytes, source: str = "the data") -> Any:
+    """The learner that :func:`dumps` gave ``data`` (``source`` names it in errors)."""
     try:
-        with zipfile.ZipFile(path) as zf:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
             meta = json.loads(zf.read("meta.json"))
             arrays = {name[:-4]: np.lib.format.read_array(io.BytesIO(zf.read(name)),
                                                           allow_pickle=False)
                       for name in zf.namelist() if name.endswith(".npy")}
     except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, ValueError, OSError) as exc:
-        raise ValueError(f"path {str(path)!r} is not a saved learner ({exc})") from None
+        raise ValueError(f"{source} is not a saved learner ({exc})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ValueError(f"path {str(path)!r} is not a saved learner (no {FORMAT!r} format "
-                         "field)")
+        raise ValueError(f"{source} is not a saved learner (no {FORMAT!r} format field)")
     version = meta.get("format_version")
     if version not in READERS:
         newest = max(READERS)
-        raise ValueError(f"path {str(path)!r} is in saved-learner format {version!r} (written "
+        raise ValueError(f"{source} is in saved-learner format {version!r} (written "
                          f"by release {meta.get('written_by')!r}); this release reads formats "
                          f"{', '.join(map(str, sorted(READERS)))}"
                          + (": upgrade to read it" if isinstance(version, int)

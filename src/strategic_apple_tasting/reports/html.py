@@ -298,13 +298,17 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
     return _write_page(out / "index.html", title, body)
 
 
-def _write_page(path: Path, title: str, body: str) -> Path:
-    page = (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+def html_page(title: str, body: str) -> str:
+    """A whole self-contained page (the reports' style) around ``body``."""
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f'<link rel="icon" href="data:,">\n<title>{_e(title)}</title>\n'
             f"<style>{_CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+
+
+def _write_page(path: Path, title: str, body: str) -> Path:
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(page, encoding="utf-8")
+    tmp.write_text(html_page(title, body), encoding="utf-8")
     tmp.replace(path)
     return path
 

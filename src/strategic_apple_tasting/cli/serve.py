@@ -1,0 +1,214 @@
+"""``sat serve``: run the decision service, manage its API keys, check its log, play the game
+against it.
+
+* ``sat serve [--config FILE] [flags]``: serve (until Ctrl-C);
+* ``sat serve keys create --name NAME`` / ``keys revoke ID`` / ``keys list``;
+* ``sat serve check``: replay the log from nothing and compare with the saved learner;
+* ``sat serve play --url URL --key KEY [game flags]``: the strategic game over the wire, with
+  ``--compare`` to check it against the engine in process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+EXTRA = "the decision service needs the 'serve' extra: pip install 'strategic-apple-tasting[serve]'"
+
+
+def _param(text: str) -> tuple[str, Any]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"--param must be NAME=VALUE, got {text!r}")
+    try:
+        return name, json.loads(value)
+    except json.JSONDecodeError:
+        return name, value
+
+
+def _database_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", metavar="FILE", help="the service's TOML settings")
+    p.add_argument("--database", metavar="URL",
+                   help="sqlite:///FILE (default sqlite:///sat-service.db) or "
+                   "postgresql://USER@HOST/NAME")
+
+
+def fill_serve(p: argparse.ArgumentParser) -> None:
+    from .main import _add_game_flags, _int_in, _learner, _names, _Parser, _positive_int
+
+    _database_flags(p)
+    p.add_argument("--learner", "-l", type=_learner, help="learner (default sa-ols)")
+    p.add_argument("--param", type=_param, action="append", metavar="NAME=VALUE",
+                   help="a learner parameter (repeat), e.g. --param delta=0.3 --param r0=0")
+    p.add_argument("--dimension", "-d", type=_int_in("--dimension", 1, 10_000),
+                   help="features per applicant")
+    p.add_argument("--features", type=_names("--features"), metavar="A,B,...",
+                   help="the features' names, in order")
+    p.add_argument("--seed", type=_int_in("--seed", 0), help="the learner's seed (default 0)")
+    p.add_argument("--publish", metavar="CADENCE",
+                   help="manual, outcomes:K or period:SECONDS (default outcomes:100)")
+    p.add_argument("--max-batch", type=_positive_int("--max-batch"),
+                   help="applicants or outcomes per request (default 10000)")
+    p.add_argument("--max-body", type=_int_in("--max-body", 1024),
+                   help="bytes per request body (default 4 MiB)")
+    p.add_argument("--snapshot-every", type=_positive_int("--snapshot-every"),
+                   help="log entries between saved learner states (default 10000)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
+                   "127.0.0.1; 0.0.0.0 for every interface)")
+    p.add_argument("--port", type=_int_in("--port", 1, 65535), default=8000,
+                   help="port (default 8000)")
+    p.add_argument("--role", choices=("all", "decide"), default="all",
+                   help="all: decide and learn (one per database); decide: decide only "
+                   "(more workers beside the one that learns)")
+    sub = p.add_subparsers(dest="action", parser_class=_Parser)
+    keys = sub.add_parser("keys", help="create, revoke or list API keys")
+    keys_sub = keys.add_subparsers(dest="keys_action", required=True, parser_class=_Parser)
+    create = keys_sub.add_parser("create", help="create a key (printed once)")
+    create.add_argument("--name", required=True, help="who or what uses the key")
+    _database_flags(create)
+    revoke = keys_sub.add_parser("revoke", help="revoke a key")
+    revoke.add_argument("id", help="the key's id (or the whole key)")
+    _database_flags(revoke)
+    listing = keys_sub.add_parser("list", help="list keys (ids and names, never secrets)")
+    _database_flags(listing)
+    check = sub.add_parser("check", help="replay the log from nothing; compare with the "
+                           "saved learner")
+    _database_flags(check)
+    play = sub.add_parser("play", help="play the strategic game against a running service")
+    play.add_argument("--url", required=True, help="the service, e.g. http://127.0.0.1:8000")
+    play.add_argument("--key", required=True, help="an API key")
+    play.add_argument("--horizon", "-T", type=_positive_int("--horizon"), default=1000,
+                      help="rounds (default 1000)")
+    play.add_argument("--seed", type=_int_in("--seed", 0), default=0,
+                      help="the game's seed (default 0; the service's --seed must match)")
+    play.add_argument("--compare", action="store_true",
+                      help="also play the game in process with the service's learner and "
+                      "compare decisions, rules and regret")
+    _add_game_flags(play)
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from ..service.config import ServiceConfig
+
+    given = {"learner": getattr(args, "learner", None),
+             "dimension": getattr(args, "dimension", None),
+             "features": getattr(args, "features", None), "seed": getattr(args, "seed", None),
+             "publish": getattr(args, "publish", None), "database": args.database,
+             "max_batch": getattr(args, "max_batch", None),
+             "max_body": getattr(args, "max_body", None),
+             "snapshot_every": getattr(args, "snapshot_every", None)}
+    params = dict(getattr(args, "param", None) or [])
+    if args.config:
+        config = ServiceConfig.from_file(args.config, **given)
+        config.params.update(params)
+        return config
+    return ServiceConfig(**{k: v for k, v in given.items() if v is not None}, params=params)
+
+
+def _engine(args: argparse.Namespace) -> Any:
+    from ..service import store
+
+    engine = store.connect(_config(args).database)
+    store.migrate(engine)
+    return engine
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise ValueError(EXTRA) from None
+    action = args.action
+    if action == "keys":
+        return _keys(args)
+    if action == "check":
+        return _check(args)
+    if action == "play":
+        return _play(args)
+    from ..service.server import serve
+
+    serve(_config(args), args.host, args.port, args.role)
+    return 0
+
+
+def _keys(args: argparse.Namespace) -> int:
+    from ..service import keys
+
+    engine = _engine(args)
+    try:
+        if args.keys_action == "create":
+            key = keys.create_key(engine, args.name)
+            print(key)
+            print("sat serve: keep this key; only its hash is stored", file=sys.stderr)
+        elif args.keys_action == "revoke":
+            keys.revoke_key(engine, args.id)
+            print(f"revoked {args.id}")
+        else:
+            for k in keys.list_keys(engine):
+                state = "revoked" if k["revoked_at"] else "active"
+                print(f"{k['id']}\t{state}\t{k['name']}")
+    finally:
+        engine.dispose()
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    import sqlalchemy as sa
+
+    from ..service import learning, store
+    from ..service.config import ServiceConfig
+
+    engine = _engine(args)
+    try:
+        with engine.connect() as conn:
+            fixed = store.read_setting(conn, "fixed")
+            saved = conn.execute(sa.select(sa.func.max(store.learner_state.c.seq))).scalar()
+        if fixed is None or saved is None:
+            raise ValueError(f"database {engine.url.render_as_string()!r} has no service's "
+                             "log (start `sat serve` on it first)")
+        from ..learners.persistence import from_jsonable
+
+        config = ServiceConfig(learner=fixed["learner"], params=from_jsonable(fixed["params"]),
+                               dimension=fixed["dimension"], seed=fixed["seed"],
+                               database=_config(args).database)
+        from_saved = learning.restore(engine, config, upto=saved)
+        replayed = learning.restore(engine, config, upto=saved, saved=False)
+        differences = learning.state_differences(from_saved.learner, replayed.learner)
+    finally:
+        engine.dispose()
+    if differences:
+        print(f"the log replayed from nothing differs from the saved learner (position {saved})"
+              f" in: {', '.join(differences)}")
+        return 1
+    print(f"the log replayed from nothing gives the saved learner at position {saved}, bit "
+          f"for bit ({replayed.learned} outcomes learned, rule version {replayed.version})")
+    return 0
+
+
+def _play(args: argparse.Namespace) -> int:
+    from ..learners import make_learner
+    from ..learners.persistence import from_jsonable
+    from ..service import wire
+    from .main import _game
+
+    game = _game(args)
+    run = wire.play_over_the_wire(args.url, args.key, game, args.seed, args.horizon)
+    print(f"{args.horizon} rounds over the wire ({run.requests} requests): regret "
+          f"{run.regret:.6g}, accepted {sum(run.accepted)}, rules published {len(run.rules)}")
+    if not args.compare:
+        return 0
+    import httpx
+
+    doc = httpx.get(args.url.rstrip("/") + "/policy", timeout=30).json()
+    learner = make_learner(doc["learner"], **from_jsonable(doc["params"]))
+    here = wire.play_in_process(game, learner, args.seed, args.horizon)
+    differences = wire.compare_with_engine(run, here)
+    if differences:
+        print("differs from the engine in process: " + "; ".join(differences))
+        return 1
+    print(f"the same as the engine in process: every decision, every rule, regret "
+          f"{here.regret:.6g}")
+    return 0

@@ -1,0 +1,14 @@
+"""A decision service (``sat serve``): decisions by id under a published rule, outcomes learned
+when they arrive, on a real database.
+
+Layers: :mod:`.config` (what runs), :mod:`.store` (tables, connection, migrations),
+:mod:`.deciding` (the writer of decisions and outcomes), :mod:`.learning` (the one learner and
+the log's replay), :mod:`.keys` (API keys), :mod:`.app` (HTTP) and :mod:`.page` (the public
+page), :mod:`.wire` (the strategic game played against a running service).
+
+Needs the ``serve`` extra (``pip install 'strategic-apple-tasting[serve]'``).
+"""
+
+from .config import ServiceConfig
+
+__all__ = ["ServiceConfig"]

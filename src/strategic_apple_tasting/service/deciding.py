@@ -1,0 +1,235 @@
+"""Deciding and logging: a worker's writer of decisions and outcomes.
+
+A decision needs only the published rule: the writer reads the newest rule inside the same
+transaction that writes the decisions, applies it (the rule's own ``accepts``, the one the
+learner checks against) and commits before any response is sent. Requests that arrive while a
+transaction runs wait for the next one and are committed together (a group commit), so many
+concurrent clients share one disk sync.
+
+Retries change nothing: a decision is keyed by its id, so a retried decision with the same id
+and features gets the recorded decision back, and a retried outcome with the same value is
+acknowledged again; the same id with other features, or another value, is a conflict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import threading
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from ..game.policies import LinearThreshold
+from . import store
+
+#: Rows written in one transaction at most (a group of requests is cut there).
+GROUP_ROWS = 20_000
+
+
+class ServiceError(Exception):
+    """A request the service refuses: an HTTP status and one line."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class _Request:
+    kind: str  # "decisions" or "outcomes"
+    items: list[tuple[str | None, Any]]  # (id, features) or (id, outcome)
+    future: asyncio.Future
+    loop: asyncio.AbstractEventLoop
+    result: Any = None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Writer:
+    """The thread that writes decisions and outcomes (see the module's description).
+
+    ``bandit``: every decision awaits its outcome (bandit feedback); else only acceptances do
+    (apple tasting: a rejected applicant's outcome is never observed).
+    """
+
+    def __init__(self, engine: Engine, bandit: bool, on_commit: Any = lambda: None) -> None:
+        self.engine = engine
+        self.bandit = bandit
+        self.on_commit = on_commit
+        self._queue: queue.Queue[_Request | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._rule: tuple[int, LinearThreshold] | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="sat-writer", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+
+    async def submit(self, kind: str, items: list[tuple[str | None, Any]]) -> Any:
+        """Write one request's items; returns its result once committed (or raises
+        :class:`ServiceError`)."""
+        loop = asyncio.get_running_loop()
+        request = _Request(kind, items, loop.create_future(), loop)
+        self._queue.put(request)
+        return await request.future
+
+    # -- the thread -------------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            group, rows = [first], len(first.items)
+            stop = False
+            while rows < GROUP_ROWS:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    stop = True
+                    break
+                group.append(more)
+                rows += len(more.items)
+            try:
+                with store.transaction(self.engine) as conn:
+                    self._write(conn, group)
+                self.on_commit()
+            except Exception as exc:
+                failure = ServiceError(503, f"the database refused the write ({type(exc).__name__}:"
+                                       f" {str(exc).splitlines()[0] if str(exc) else ''}); "
+                                       "nothing was recorded: retry")
+                for request in group:
+                    request.result = failure
+            for request in group:
+                request.loop.call_soon_threadsafe(_settle, request.future, request.result)
+            if stop:
+                return
+
+    def _latest_rule(self, conn: Connection) -> tuple[int, LinearThreshold]:
+        r = store.rules
+        row = conn.execute(sa.select(r.c.version, r.c.beta, r.c.threshold, r.c.probability)
+                           .order_by(r.c.version.desc()).limit(1)).first()
+        if row is None:
+            raise ServiceError(503, "no rule is published yet: the learner has not started")
+        if self._rule is None or self._rule[0] != row.version:
+            self._rule = (row.version, LinearThreshold(
+                np.asarray(json.loads(row.beta), dtype=float), row.threshold, row.probability))
+        return self._rule
+
+    def _write(self, conn: Connection, group: list[_Request]) -> None:
+        """Decide and check every request of the group against the database (and the group's
+        earlier requests), then write the new rows with consecutive log positions."""
+        d, o = store.decisions, store.outcomes
+        decided_ids = [i for q in group for i, _ in q.items if i is not None]
+        known: dict[str, Any] = {}
+        if decided_ids:
+            for chunk in _chunks(decided_ids):
+                for row in conn.execute(sa.select(d.c.id, d.c.features, d.c.accepted,
+                                                  d.c.version).where(d.c.id.in_(chunk))):
+                    known[row.id] = row
+        reported: dict[str, float] = {}
+        outcome_ids = [i for q in group if q.kind == "outcomes" for i, _ in q.items]
+        for chunk in _chunks(outcome_ids):
+            for row in conn.execute(sa.select(o.c.decision_id, o.c.outcome)
+                                    .where(o.c.decision_id.in_(chunk))):
+                reported[row.decision_id] = row.outcome
+        version, rule = self._latest_rule(conn) if any(
+            q.kind == "decisions" for q in group) else (0, None)
+        now = store.now()
+        new: list[tuple[_Request, dict[str, Any]]] = []
+        for request in group:
+            try:
+                if request.kind == "decisions":
+                    request.result = self._decide(request, known, version, rule, now)
+                else:
+                    request.result = self._outcomes(request, known, reported, now)
+            except ServiceError as exc:
+                request.result, request.rows = exc, []
+                continue
+            new.extend((request, row) for row in request.rows)
+        if not new:
+            return
+        first = store.take_positions(conn, len(new))
+        for k, (_, row) in enumerate(new):
+            row["seq"] = first + k
+        decisions_rows = [row for q, row in new if q.kind == "decisions"]
+        outcome_rows = [row for q, row in new if q.kind == "outcomes"]
+        if decisions_rows:
+            conn.execute(sa.insert(d), decisions_rows)
+        if outcome_rows:
+            conn.execute(sa.insert(o), outcome_rows)
+
+    def _decide(self, request: _Request, known: dict[str, Any], version: int,
+                rule: LinearThreshold, now: float) -> list[dict[str, Any]]:
+        out, rows, mine = [], [], {}
+        for given, x in request.items:
+            if given is not None and (given in known or given in mine):
+                row = mine.get(given) or known[given]
+                features = row["features"] if isinstance(row, dict) else row.features
+                if json.loads(features) != list(x):
+                    raise ServiceError(409, f"decision id {given!r} was already decided for "
+                                       "other features: give a new id")
+                accepted = row["accepted"] if isinstance(row, dict) else row.accepted
+                made = row["version"] if isinstance(row, dict) else row.version
+                out.append({"id": given, "accepted": bool(accepted), "version": made})
+                continue
+            id_ = given if given is not None else uuid.uuid4().hex
+            accepted = bool(rule.accepts(np.asarray(x, dtype=float)))
+            row = {"id": id_, "features": json.dumps(list(x)), "accepted": accepted,
+                   "version": version, "created_at": now}
+            rows.append(row)
+            mine[id_] = row
+            out.append({"id": id_, "accepted": accepted, "version": version})
+        request.rows = rows
+        known.update(mine)
+        return out
+
+    def _outcomes(self, request: _Request, known: dict[str, Any], reported: dict[str, float],
+                  now: float) -> list[dict[str, Any]]:
+        out, rows, mine = [], [], {}
+        for id_, value in request.items:
+            row = known.get(id_)
+            if row is None:
+                raise ServiceError(404, f"decision {id_!r} is unknown: no decision has that id")
+            accepted = row["accepted"] if isinstance(row, dict) else row.accepted
+            if not accepted and not self.bandit:
+                raise ServiceError(409, f"decision {id_!r} was a rejection: under apple "
+                                   "tasting its outcome is never observed, so none is taken")
+            before = mine.get(id_, reported.get(id_))
+            if before is not None:
+                if before != value:
+                    raise ServiceError(409, f"decision {id_!r} already has outcome {before!r}; "
+                                       f"it cannot be changed to {value!r}")
+                out.append({"id": id_, "recorded": "already"})
+                continue
+            rows.append({"decision_id": id_, "outcome": float(value), "created_at": now})
+            mine[id_] = float(value)
+            out.append({"id": id_, "recorded": "now"})
+        request.rows = rows
+        reported.update(mine)
+        return out
+
+
+def _settle(future: asyncio.Future, result: Any) -> None:
+    if future.done():  # the client went away
+        return
+    if isinstance(result, Exception):
+        future.set_exception(result)
+    else:
+        future.set_result(result)
+
+
+def _chunks(items: list[str], size: int = 5_000) -> list[list[str]]:
+    return [items[k:k + size] for k in range(0, len(items), size)]

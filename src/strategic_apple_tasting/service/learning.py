@@ -1,0 +1,409 @@
+"""The service's one learner: it reads the log in order, learns, publishes, and saves itself.
+
+Deciding needs only the published rule, so any number of workers decide; learning happens here
+only, in one thread of one process (a lock on the database makes sure of it), so the learner's
+state has a single writer. The learner reads decisions and outcomes in log order
+(:mod:`.store`): a decision is filed with :meth:`~..learners.decisions.DecisionDesk.record`
+under the rule version it was made with, an outcome is learned with
+:meth:`~..learners.decisions.DecisionDesk.report`, and a publication is written to the rules
+table with the log position it follows. Every so often the learner's saved state goes into the
+database with the position it includes.
+
+The learner is a function of the log: :func:`restore` rebuilds it from the last saved state
+(or from nothing) by replaying the log after it, and a start, a restart after ``kill -9`` and
+``sat serve check`` all go through it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from ..learners.decisions import PublishedRule
+from ..learners.persistence import dumps, loads
+from . import store
+from .config import ServiceConfig
+
+log = logging.getLogger("strategic_apple_tasting.service")
+
+#: Rule versions the learner keeps besides the one in force: a worker that read the rule just
+#: before a publication may still decide under it (the deciders read the newest rule inside the
+#: transaction that writes the decision, so one older version is all SQLite can see; two is the
+#: margin for PostgreSQL's read-committed reads).
+HELD = 3
+#: Log entries read per transaction.
+CHUNK = 5_000
+#: Saved states kept in the database (the newest ones).
+KEEP_STATES = 2
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One log entry: a decision or an outcome."""
+
+    seq: int
+    id: str
+    x: list[float] | None = None  # a decision's features, as seen
+    accepted: bool | None = None
+    version: int | None = None  # the rule a decision was made under
+    outcome: float | None = None  # an outcome's value
+
+
+def read_log(conn: Connection, after: int, limit: int = CHUNK, upto: int | None = None
+             ) -> list[Entry]:
+    """The log's entries after position ``after`` (and up to ``upto``), in order; at most about
+    ``limit``, never skipping one."""
+    d, o = store.decisions, store.outcomes
+    dq = sa.select(d.c.seq, d.c.id, d.c.features, d.c.accepted, d.c.version).where(
+        d.c.seq > after)
+    oq = sa.select(o.c.seq, o.c.decision_id, o.c.outcome).where(o.c.seq > after)
+    if upto is not None:
+        dq, oq = dq.where(d.c.seq <= upto), oq.where(o.c.seq <= upto)
+    ds = conn.execute(dq.order_by(d.c.seq).limit(limit)).all()
+    os_ = conn.execute(oq.order_by(o.c.seq).limit(limit)).all()
+    entries = [Entry(r.seq, r.id, json.loads(r.features), bool(r.accepted), r.version)
+               for r in ds] + [Entry(r.seq, r.decision_id, outcome=r.outcome) for r in os_]
+    entries.sort(key=lambda e: e.seq)
+    # A full read may have left later rows of its table: stop where it ends.
+    ends = [rows[-1].seq for rows in (ds, os_) if len(rows) == limit]
+    if ends:
+        entries = [e for e in entries if e.seq <= min(ends)]
+    return entries
+
+
+def rule_row(rule: PublishedRule, after_seq: int, published_at: float) -> dict[str, Any]:
+    return {"version": rule.version, "kind": "linear",
+            "beta": json.dumps([float(b) for b in np.asarray(rule.rule.beta, dtype=float)]),
+            "threshold": float(rule.rule.threshold),
+            "probability": float(rule.rule.probability),
+            "after_seq": after_seq, "published_at": published_at}
+
+
+class LogLearner:
+    """The learner and where it is in the log (position, rule in force, counts)."""
+
+    def __init__(self, config: ServiceConfig, learner: Any = None, seq: int = 0,
+                 learned: int = 0, clean: int = 0, since: int = 0) -> None:
+        self.config = config
+        self.learner = config.make_learner() if learner is None else learner
+        self.seq = seq
+        self.learned = learned
+        self.clean = clean
+        self.since = since  # outcomes learned since the last publication
+
+    @property
+    def version(self) -> int:
+        rule = self.learner.rule_in_force()
+        return 0 if rule is None else rule.version
+
+    def apply(self, entry: Entry) -> None:
+        if entry.outcome is None:
+            self.learner.record(np.asarray(entry.x, dtype=float), entry.id, entry.accepted,
+                                entry.version, time=float(entry.seq))
+        else:
+            used = self.learner.report(entry.id, entry.outcome)
+            self.learned += 1
+            self.clean += bool(used)
+            self.since += 1
+        self.seq = entry.seq
+
+    def publish(self) -> PublishedRule:
+        """Publish the next rule at the current log position, keep it (and the
+        :data:`HELD` before it) for deciders that have not seen the publication yet."""
+        rule = self.learner.publish(time=float(self.seq))
+        self.learner.hold(rule.version)
+        if rule.version > HELD:
+            self.learner.release(rule.version - HELD)
+        self.since = 0
+        return rule
+
+    def saved_row(self) -> dict[str, Any]:
+        return {"seq": self.seq, "version": self.version, "state": dumps(self.learner),
+                "learned": self.learned, "clean": self.clean, "since": self.since,
+                "created_at": store.now()}
+
+
+def _rules_after(conn: Connection, version: int) -> Iterator[Any]:
+    r = store.rules
+    yield from conn.execute(sa.select(r).where(r.c.version > version).order_by(r.c.version))
+
+
+def restore(engine: Engine, config: ServiceConfig, *, upto: int | None = None,
+            saved: bool = True) -> LogLearner:
+    """The service's learner, rebuilt: from the newest saved state (``saved``; else from
+    nothing), then the log after it replayed in order, each publication in its place and
+    checked against the rules table, up to the learner's recorded progress (or ``upto``)."""
+    with engine.connect() as conn:
+        if upto is None:
+            upto = conn.execute(sa.select(store.learner_progress.c.seq)).scalar_one()
+        row = None
+        if saved:
+            s = store.learner_state
+            row = conn.execute(sa.select(s).where(s.c.seq <= upto)
+                               .order_by(s.c.seq.desc()).limit(1)).first()
+        if row is None:
+            current = LogLearner(config)
+        else:
+            learner = loads(row.state, f"the saved learner state at log position {row.seq}")
+            current = LogLearner(config, learner, row.seq, row.learned, row.clean, row.since)
+        rules = [r for r in _rules_after(conn, current.version) if r.after_seq <= upto]
+        entries: list[Entry] = []
+        while True:
+            if not entries:
+                entries = read_log(conn, current.seq, upto=upto)
+            while rules and (not entries or rules[0].after_seq < entries[0].seq):
+                _republish(current, rules.pop(0))
+            if not entries:
+                break
+            for entry in entries:
+                while rules and rules[0].after_seq < entry.seq:
+                    _republish(current, rules.pop(0))
+                current.apply(entry)
+            entries = []
+    return current
+
+
+def _republish(current: LogLearner, row: Any) -> None:
+    if row.after_seq != current.seq:
+        raise ValueError(f"replay diverged: rule version {row.version} follows log position "
+                         f"{row.after_seq}, the replay is at {current.seq}")
+    rule = current.publish()
+    beta = json.dumps([float(b) for b in np.asarray(rule.rule.beta, dtype=float)])
+    if rule.version != row.version or beta != row.beta or \
+            float(rule.rule.threshold) != row.threshold:
+        raise ValueError(f"replay diverged: rule version {row.version} was β={row.beta}, "
+                         f"threshold {row.threshold}; the replay published version "
+                         f"{rule.version}, β={beta}, threshold {rule.rule.threshold}")
+
+
+def state_differences(a: Any, b: Any) -> list[str]:
+    """Where two learners' saved states differ (empty if they are the same, bit for bit)."""
+    import io
+    import zipfile
+
+    def parts(learner: Any) -> tuple[dict[str, Any], dict[str, bytes]]:
+        with zipfile.ZipFile(io.BytesIO(dumps(learner))) as zf:
+            meta = json.loads(zf.read("meta.json"))
+            arrays = {n: zf.read(n) for n in zf.namelist() if n.endswith(".npy")}
+        return meta, arrays
+
+    (ma, aa), (mb, ab) = parts(a), parts(b)
+    out = [f"meta.{k}" for k in sorted(set(ma) | set(mb)) if ma.get(k) != mb.get(k)]
+    out += [f"array {n}" for n in sorted(set(aa) | set(ab)) if aa.get(n) != ab.get(n)]
+    return out
+
+
+class SingleLearner:
+    """The lock that makes one learner per database: a lock on a file beside a SQLite database,
+    a session-level advisory lock on PostgreSQL. Both are released by the system when the
+    process holding them dies, so a restart after ``kill -9`` takes them at once."""
+
+    KEY = 0x5A7_1EA2  # the advisory lock's key
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._file: Any = None
+        self._conn: Connection | None = None
+
+    def acquire(self) -> None:
+        url = self.engine.url
+        if url.get_backend_name() == "sqlite":
+            path = Path(url.database).resolve()
+            self._file = open(path.with_name(path.name + ".learner-lock"), "a")
+            try:
+                fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self._file.close()
+                self._file = None
+                raise ValueError(f"database {url.render_as_string()!r} already has a learner "
+                                 "running (another `sat serve`): start this one with "
+                                 "--role decide") from None
+            return
+        self._conn = self.engine.connect()
+        got = self._conn.execute(sa.text("SELECT pg_try_advisory_lock(:k)"),
+                                 {"k": self.KEY}).scalar()
+        self._conn.commit()
+        if not got:
+            self._conn.close()
+            self._conn = None
+            raise ValueError(f"database {url.render_as_string(hide_password=True)!r} already "
+                             "has a learner running (another `sat serve`): start this one "
+                             "with --role decide")
+
+    def release(self) -> None:
+        if self._file is not None:
+            fcntl.flock(self._file, fcntl.LOCK_UN)
+            self._file.close()
+            self._file = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+class LearnerLoop:
+    """The learning thread of a service (see the module's description).
+
+    ``on_publish(row)`` is called after each publication has committed, with its rules row.
+    """
+
+    def __init__(self, engine: Engine, config: ServiceConfig,
+                 on_publish: Callable[[dict[str, Any]], None] = lambda row: None) -> None:
+        self.engine = engine
+        self.config = config
+        self.on_publish = on_publish
+        self.error: str | None = None
+        self._lock = SingleLearner(engine)
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._commands: list[Future] = []
+        self._guard = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self.current: LogLearner | None = None
+        self._saved_at = 0
+        self._published_at = 0.0
+
+    # -- life -------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Take the single-learner lock, rebuild the learner, publish the first rule if the
+        database has none, then learn in a thread."""
+        self._lock.acquire()
+        try:
+            self.current = restore(self.engine, self.config)
+            with store.transaction(self.engine) as conn:
+                last = conn.execute(sa.select(sa.func.max(store.learner_state.c.seq))).scalar()
+                self._saved_at = -1 if last is None else int(last)
+                if self.current.version == 0:
+                    self._publish(conn)
+                else:
+                    self._published_at = conn.execute(
+                        sa.select(store.rules.c.published_at)
+                        .where(store.rules.c.version == self.current.version)).scalar_one()
+                if self._saved_at < 0:
+                    self._save(conn)
+        except BaseException:
+            self._lock.release()
+            raise
+        self._thread = threading.Thread(target=self._run, name="sat-learner", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Learn what the log holds, save the learner, and stop."""
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._wake.set()
+        self._thread.join()
+        self._thread = None
+        if self.error is None:
+            try:
+                with store.transaction(self.engine) as conn:
+                    self._step(conn, save=True)
+            except Exception as exc:  # the log is safe; the next start replays it
+                log.warning("learner not saved at stop: %s", exc)
+        self._lock.release()
+
+    def wake(self) -> None:
+        """New log entries: learn them soon."""
+        self._wake.set()
+
+    def publish(self) -> Future:
+        """Learn everything logged so far, then publish; the future gives the rules row."""
+        future: Future = Future()
+        with self._guard:
+            self._commands.append(future)
+        self._wake.set()
+        return future
+
+    # -- the loop ---------------------------------------------------------------------------
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(0.05)
+            self._wake.clear()
+            try:
+                with store.transaction(self.engine) as conn:
+                    done = self._step(conn)
+                for future, row in done:
+                    future.set_result(row)
+                    if row is not None:
+                        self.on_publish(row)
+            except sa.exc.OperationalError as exc:
+                # The database refused a transaction (locked too long, connection lost): what
+                # was learned in memory is not in it, so rebuild from the database and retry.
+                log.warning("learner transaction failed (%s): rebuilding from the log", exc)
+                try:
+                    self.current = restore(self.engine, self.config)
+                except Exception as again:
+                    self._fail(f"cannot rebuild the learner: {again}")
+            except Exception as exc:
+                self._fail(f"{type(exc).__name__}: {exc}")
+
+    def _fail(self, message: str) -> None:
+        self.error = message
+        log.error("learner stopped: %s", message)
+        with self._guard:
+            commands, self._commands = self._commands, []
+        for future in commands:
+            future.set_exception(RuntimeError(f"the learner has stopped: {message}"))
+        try:
+            with store.transaction(self.engine) as conn:
+                conn.execute(sa.update(store.learner_progress).values(error=message))
+        except Exception:  # the error is in memory and in /health either way
+            pass
+        self._stop.set()
+
+    def _step(self, conn: Connection, save: bool = False) -> list[tuple[Future, Any]]:
+        """One transaction of learning: read the log, learn, publish by the cadence or on
+        request, save now and then, record progress."""
+        current = self.current
+        kind, amount = self.config.cadence()
+        with self._guard:
+            commands, self._commands = self._commands, []
+        published: list[dict[str, Any]] = []
+        while True:
+            entries = read_log(conn, current.seq)
+            for entry in entries:
+                current.apply(entry)
+                if kind == "outcomes" and current.since >= amount:
+                    published.append(self._publish(conn))
+            if len(entries) < CHUNK // 2 or not commands:
+                break  # a publication on request first learns all that is logged
+        if kind == "period" and store.now() >= self._published_at + amount:
+            published.append(self._publish(conn))
+        done = [(future, self._publish(conn)) for future in commands]
+        if save or current.seq - self._saved_at >= self.config.snapshot_every:
+            self._save(conn)
+        conn.execute(sa.update(store.learner_progress).values(
+            seq=current.seq, version=current.version, learned=current.learned,
+            clean=current.clean, updated_at=store.now()))
+        for row in published:
+            done.append((Future(), row))
+        return done
+
+    def _publish(self, conn: Connection) -> dict[str, Any]:
+        rule = self.current.publish()
+        self._published_at = store.now()
+        row = rule_row(rule, self.current.seq, self._published_at)
+        conn.execute(sa.insert(store.rules).values(**row))
+        return row
+
+    def _save(self, conn: Connection) -> None:
+        s = store.learner_state
+        row = self.current.saved_row()
+        conn.execute(sa.delete(s).where(s.c.seq == row["seq"]))
+        conn.execute(sa.insert(s).values(**row))
+        keep = conn.execute(sa.select(s.c.seq).order_by(s.c.seq.desc())
+                            .limit(KEEP_STATES)).scalars().all()
+        conn.execute(sa.delete(s).where(s.c.seq < min(keep)))
+        self._saved_at = self.current.seq
+

@@ -1,0 +1,25 @@
+"""Running a service: uvicorn on a host and port, one process."""
+
+from __future__ import annotations
+
+import sys
+
+from .app import Service, create_app
+from .config import ServiceConfig
+
+
+def serve(config: ServiceConfig, host: str = "127.0.0.1", port: int = 8000,
+          role: str = "all") -> None:
+    """Check and open the service (a ``ValueError`` in one line before anything listens), then
+    serve until interrupted (``GET /health`` answers once it listens)."""
+    import uvicorn
+
+    service = Service(config, role).open()
+    try:
+        print(f"sat serve: {config.learner} ({role}) on http://{host}:{port}, database "
+              f"{config.database}, publishing {config.publish} (Ctrl-C stops)",
+              file=sys.stderr, flush=True)
+        uvicorn.run(create_app(service), host=host, port=port, log_level="warning",
+                    access_log=False)
+    finally:
+        service.close()

@@ -1,0 +1,209 @@
+"""The decision service's database: its tables, its connection, its migrations.
+
+One layer (SQLAlchemy Core) speaks to SQLite (embedded, one file, the default) and PostgreSQL
+(by URL). The schema is created and upgraded by versioned migrations (Alembic, in
+``migrations/``), run when the service starts; :data:`METADATA` describes the schema the newest
+migration makes, and a test checks that the two agree.
+
+The log
+-------
+Decisions and outcomes are the service's log. Each row takes a position ``seq`` from one
+counter (``log_counter``) inside the transaction that inserts it; the counter's row is locked
+until that transaction commits (SQLite runs one write transaction at a time, PostgreSQL locks
+the row), so once a position is visible every smaller one is committed. The one learner reads
+the log in that order. A published rule records the last position its learner had read
+(``after_seq``): replaying the log in order, with each publication put right after that
+position, rebuilds the learner exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+#: The schema the newest migration makes (migrations are the history; this is the present).
+METADATA = sa.MetaData()
+
+#: The longest decision id a client may give.
+MAX_ID = 128
+
+service = sa.Table(
+    "service", METADATA,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False))
+
+log_counter = sa.Table(
+    "log_counter", METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("seq", sa.BigInteger, nullable=False))
+
+rules = sa.Table(
+    "rules", METADATA,
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("beta", sa.Text, nullable=False),  # JSON list: floats written exactly
+    sa.Column("threshold", sa.Double, nullable=False),
+    sa.Column("probability", sa.Double, nullable=False),
+    sa.Column("after_seq", sa.BigInteger, nullable=False),
+    sa.Column("published_at", sa.Double, nullable=False))
+
+decisions = sa.Table(
+    "decisions", METADATA,
+    sa.Column("id", sa.String(MAX_ID), primary_key=True),
+    sa.Column("seq", sa.BigInteger, nullable=False, unique=True),
+    sa.Column("features", sa.Text, nullable=False),  # JSON list, as the applicant showed them
+    sa.Column("accepted", sa.Boolean, nullable=False),
+    sa.Column("version", sa.Integer, sa.ForeignKey("rules.version"), nullable=False),
+    sa.Column("created_at", sa.Double, nullable=False))
+
+outcomes = sa.Table(
+    "outcomes", METADATA,
+    sa.Column("decision_id", sa.String(MAX_ID), sa.ForeignKey("decisions.id"),
+              primary_key=True),
+    sa.Column("seq", sa.BigInteger, nullable=False, unique=True),
+    sa.Column("outcome", sa.Double, nullable=False),
+    sa.Column("created_at", sa.Double, nullable=False))
+
+learner_state = sa.Table(
+    "learner_state", METADATA,
+    sa.Column("seq", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("state", sa.LargeBinary, nullable=False),  # the saved-learner format's bytes
+    sa.Column("learned", sa.BigInteger, nullable=False),
+    sa.Column("clean", sa.BigInteger, nullable=False),
+    sa.Column("since", sa.BigInteger, nullable=False),  # outcomes since the last publication
+    sa.Column("created_at", sa.Double, nullable=False))
+
+learner_progress = sa.Table(
+    "learner_progress", METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("seq", sa.BigInteger, nullable=False),  # the last log position learned
+    sa.Column("version", sa.Integer, nullable=False),  # the rule in force
+    sa.Column("learned", sa.BigInteger, nullable=False),  # outcomes learned
+    sa.Column("clean", sa.BigInteger, nullable=False),  # of which used for learning
+    sa.Column("error", sa.Text, nullable=True),
+    sa.Column("updated_at", sa.Double, nullable=False))
+
+api_keys = sa.Table(
+    "api_keys", METADATA,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("hash", sa.String(64), nullable=False),  # SHA-256 of the secret, hex
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("created_at", sa.Double, nullable=False),
+    sa.Column("revoked_at", sa.Double, nullable=True))
+
+
+def check_url(url: str) -> str:
+    """``url`` if it names a database this service runs on (SQLite or PostgreSQL), else a
+    ``ValueError`` in one line. A SQLite file's directory must exist and be writable."""
+    try:
+        parsed = sa.engine.make_url(url)
+    except sa.exc.ArgumentError:
+        raise ValueError(f"database {url!r} is not a database URL (sqlite:///FILE or "
+                         "postgresql://USER@HOST/NAME)") from None
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        if not parsed.database or parsed.database == ":memory:":
+            raise ValueError(f"database {url!r}: give a SQLite file (sqlite:///FILE); a "
+                             "memory database would lose every decision at exit")
+        folder = Path(parsed.database).resolve().parent
+        if not folder.is_dir():
+            raise ValueError(f"database {url!r}: directory {str(folder)!r} does not exist")
+        import os
+
+        if not os.access(folder, os.W_OK):
+            raise ValueError(f"database {url!r}: directory {str(folder)!r} is not writable")
+    elif backend != "postgresql":
+        raise ValueError(f"database {url!r}: the service runs on sqlite or postgresql, not "
+                         f"{backend!r}")
+    return url
+
+
+def connect(url: str) -> Engine:
+    """An engine for ``url``. SQLite: write-ahead log, every commit synced to disk
+    (``synchronous=FULL``: an acknowledged decision survives a crash of the machine, not only
+    of the process), write transactions taken at BEGIN (``BEGIN IMMEDIATE``) so that two
+    writers wait for each other rather than fail, and a five-second wait for the lock.
+    PostgreSQL: psycopg 3 (``postgresql://`` is read as ``postgresql+psycopg://``)."""
+    check_url(url)
+    parsed = sa.engine.make_url(url)
+    if parsed.get_backend_name() == "postgresql":
+        if parsed.drivername == "postgresql":
+            parsed = parsed.set(drivername="postgresql+psycopg")
+        return sa.create_engine(parsed, pool_size=8, max_overflow=8, pool_pre_ping=True)
+    engine = sa.create_engine(parsed, connect_args={"check_same_thread": False,
+                                                    "timeout": 5.0})
+
+    @sa.event.listens_for(engine, "connect")
+    def _pragmas(dbapi_connection: Any, _record: Any) -> None:
+        # The driver's own transaction handling is turned off: BEGIN is ours (below).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=FULL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=5000")
+        cursor.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _begin(conn: Connection) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the database's schema to the newest migration (creating it if empty)."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(__file__).with_name("migrations")))
+    with engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, "head")
+
+
+def schema_revision(engine: Engine) -> str | None:
+    """The migration the database is at (None if it has none)."""
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+@contextmanager
+def transaction(engine: Engine) -> Iterator[Connection]:
+    """One write transaction (committed on leaving, rolled back on an error)."""
+    with engine.begin() as conn:
+        yield conn
+
+
+def take_positions(conn: Connection, n: int) -> int:
+    """Take ``n`` log positions inside the caller's transaction; returns the first."""
+    last = conn.execute(sa.update(log_counter).where(log_counter.c.id == 1)
+                        .values(seq=log_counter.c.seq + n)
+                        .returning(log_counter.c.seq)).scalar_one()
+    return int(last) - n + 1
+
+
+def read_setting(conn: Connection, key: str) -> Any:
+    value = conn.execute(sa.select(service.c.value).where(service.c.key == key)).scalar()
+    return None if value is None else json.loads(value)
+
+
+def write_setting(conn: Connection, key: str, value: Any) -> None:
+    conn.execute(sa.delete(service).where(service.c.key == key))
+    conn.execute(sa.insert(service).values(key=key, value=json.dumps(value)))
+
+
+def now() -> float:
+    """Wall-clock time, seconds since the epoch (what ``created_at`` columns hold)."""
+    return time.time()
