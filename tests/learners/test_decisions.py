@@ -223,3 +223,49 @@ def test_the_order_check_fails_a_learner_whose_outcomes_do_not_commute():
     with pytest.raises(AssertionError, match="outcomes reported in another order"):
         check_learner(Claims(), checks=["check_outcomes_in_any_order"], feedback=["apple"])
     check_learner(UnknownHorizon(), checks=["check_outcomes_in_any_order"], feedback=["apple"])
+
+
+def test_a_decision_made_elsewhere_is_recorded_under_its_rule_as_if_decided_here():
+    """A service's worker decides from the published rule and the learner records it: the
+    learner ends where deciding itself would have taken it. Controls: a decision the rule would
+    not have made, and one under a rule no longer held, are refused."""
+    rng = np.random.default_rng(5)
+    xs, rewards = rng.uniform(-1, 1, size=(120, 2)), rng.normal(0.1, 0.5, size=120)
+    here, there = _saols(), _saols()
+    for k, (x, reward) in enumerate(zip(xs, rewards, strict=True)):
+        if k % 10 == 0:
+            rule = here.publish(time=k)
+            assert there.publish(time=k).rule == rule.rule
+        d = here.decide(x, id=k, time=k)
+        made = there.rule_in_force()
+        r = there.record(x, k, made.rule.accepts(x), made.version, time=k)
+        assert (r.accepted, r.version) == (d.accepted, d.version)
+        if d.accepted:
+            assert here.report(k, reward) == there.report(k, reward)
+    assert np.array_equal(here.state.fits, there.state.fits)
+    x = xs[0]
+    in_force = there.rule_in_force()
+    with pytest.raises(ValueError, match="rejects its context|accepts its context"):
+        there.record(x, "wrong", not in_force.rule.accepts(x), in_force.version, time=200)
+    with pytest.raises(ValueError, match=r"rule version 1 is not held \(held: \[12\]\)"):
+        there.record(x, "stale", True, 1, time=200)
+
+
+def test_a_held_rule_outlives_its_successors_until_released():
+    learner = _saols()
+    first = learner.publish()
+    learner.hold(first.version)
+    learner.publish()
+    learner.publish()
+    x = np.array([0.3, 0.1])
+    accepted = first.rule.accepts(x)
+    assert learner.record(x, "late", accepted, first.version, time=5).version == 1
+    if accepted:
+        learner.report("late", 0.5)
+    learner.release(first.version)
+    with pytest.raises(ValueError, match="rule version 1 is not held"):
+        learner.record(x, "later", accepted, first.version, time=6)
+    with pytest.raises(ValueError, match="is not held by hold"):
+        learner.release(first.version)
+    with pytest.raises(ValueError, match="cannot be kept"):
+        learner.hold(first.version)

@@ -172,3 +172,13 @@ def test_a_state_held_in_python_objects_cannot_be_saved(tmp_path):
                                          "be saved without pickle"):
         lr.save(tmp_path / "keeper.sat")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_learner_as_bytes_round_trips_and_junk_is_refused_in_one_line():
+    learner = _run(SAOLS(delta=0.1, r0=0.0, feedback="apple").reset(2, rng=0))
+    again = persistence.loads(persistence.dumps(learner))
+    assert np.array_equal(again.state.fits, learner.state.fits)
+    assert again.pending() == learner.pending()
+    with pytest.raises(ValueError, match="the state column is not a saved learner") as info:
+        persistence.loads(b"junk", "the state column")
+    assert "\n" not in str(info.value)

@@ -145,8 +145,10 @@ class Writer:
             for row in conn.execute(sa.select(o.c.decision_id, o.c.outcome)
                                     .where(o.c.decision_id.in_(chunk))):
                 reported[row.decision_id] = row.outcome
-        version, rule = self._latest_rule(conn) if any(
-            q.kind == "decisions" for q in group) else (0, None)
+        version, rule = 0, None
+        if any(q.kind == "decisions" for q in group):
+            store.lock_log(conn)  # before reading the rule: see store.lock_log
+            version, rule = self._latest_rule(conn)
         now = store.now()
         new: list[tuple[_Request, dict[str, Any]]] = []
         for request in group:

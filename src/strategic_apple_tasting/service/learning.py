@@ -37,11 +37,6 @@ from .config import ServiceConfig
 
 log = logging.getLogger("strategic_apple_tasting.service")
 
-#: Rule versions the learner keeps besides the one in force: a worker that read the rule just
-#: before a publication may still decide under it (the deciders read the newest rule inside the
-#: transaction that writes the decision, so one older version is all SQLite can see; two is the
-#: margin for PostgreSQL's read-committed reads).
-HELD = 3
 #: Log entries read per transaction.
 CHUNK = 5_000
 #: Saved states kept in the database (the newest ones).
@@ -82,12 +77,13 @@ def read_log(conn: Connection, after: int, limit: int = CHUNK, upto: int | None 
     return entries
 
 
-def rule_row(rule: PublishedRule, after_seq: int, published_at: float) -> dict[str, Any]:
+def rule_row(rule: PublishedRule, after_seq: int, log_at: int, published_at: float
+             ) -> dict[str, Any]:
     return {"version": rule.version, "kind": "linear",
             "beta": json.dumps([float(b) for b in np.asarray(rule.rule.beta, dtype=float)]),
             "threshold": float(rule.rule.threshold),
             "probability": float(rule.rule.probability),
-            "after_seq": after_seq, "published_at": published_at}
+            "after_seq": after_seq, "log_at": log_at, "published_at": published_at}
 
 
 class LogLearner:
@@ -101,6 +97,9 @@ class LogLearner:
         self.learned = learned
         self.clean = clean
         self.since = since  # outcomes learned since the last publication
+        # (version, position): a superseded rule is kept until the learner has read the log
+        # as far as it reached when the next rule was published (store.lock_log).
+        self.releases: list[tuple[int, int]] = []
 
     @property
     def version(self) -> int:
@@ -117,16 +116,23 @@ class LogLearner:
             self.clean += bool(used)
             self.since += 1
         self.seq = entry.seq
+        self._release_due()
 
-    def publish(self) -> PublishedRule:
-        """Publish the next rule at the current log position, keep it (and the
-        :data:`HELD` before it) for deciders that have not seen the publication yet."""
+    def publish(self, log_at: int) -> PublishedRule:
+        """Publish the next rule at the current log position, the log then reaching
+        ``log_at``: the rule before it is kept until the learner has read that far (decisions
+        under it may lie up to there)."""
         rule = self.learner.publish(time=float(self.seq))
         self.learner.hold(rule.version)
-        if rule.version > HELD:
-            self.learner.release(rule.version - HELD)
+        if rule.version > 1:
+            self.releases.append((rule.version - 1, log_at))
         self.since = 0
+        self._release_due()
         return rule
+
+    def _release_due(self) -> None:
+        while self.releases and self.seq >= self.releases[0][1]:
+            self.learner.release(self.releases.pop(0)[0])
 
     def saved_row(self) -> dict[str, Any]:
         return {"seq": self.seq, "version": self.version, "state": dumps(self.learner),
@@ -157,6 +163,12 @@ def restore(engine: Engine, config: ServiceConfig, *, upto: int | None = None,
         else:
             learner = loads(row.state, f"the saved learner state at log position {row.seq}")
             current = LogLearner(config, learner, row.seq, row.learned, row.clean, row.since)
+            r = store.rules
+            current.releases = [
+                (v.version - 1, v.log_at) for v in conn.execute(
+                    sa.select(r.c.version, r.c.log_at).where(
+                        r.c.version <= current.version, r.c.version > 1,
+                        r.c.log_at > current.seq).order_by(r.c.version))]
         rules = [r for r in _rules_after(conn, current.version) if r.after_seq <= upto]
         entries: list[Entry] = []
         while True:
@@ -178,7 +190,7 @@ def _republish(current: LogLearner, row: Any) -> None:
     if row.after_seq != current.seq:
         raise ValueError(f"replay diverged: rule version {row.version} follows log position "
                          f"{row.after_seq}, the replay is at {current.seq}")
-    rule = current.publish()
+    rule = current.publish(row.log_at)
     beta = json.dumps([float(b) for b in np.asarray(rule.rule.beta, dtype=float)])
     if rule.version != row.version or beta != row.beta or \
             float(rule.rule.threshold) != row.threshold:
@@ -385,15 +397,16 @@ class LearnerLoop:
             self._save(conn)
         conn.execute(sa.update(store.learner_progress).values(
             seq=current.seq, version=current.version, learned=current.learned,
-            clean=current.clean, updated_at=store.now()))
+            clean=current.clean, error=None, updated_at=store.now()))
         for row in published:
             done.append((Future(), row))
         return done
 
     def _publish(self, conn: Connection) -> dict[str, Any]:
-        rule = self.current.publish()
+        log_at = store.lock_log(conn)
+        rule = self.current.publish(log_at)
         self._published_at = store.now()
-        row = rule_row(rule, self.current.seq, self._published_at)
+        row = rule_row(rule, self.current.seq, log_at, self._published_at)
         conn.execute(sa.insert(store.rules).values(**row))
         return row
 

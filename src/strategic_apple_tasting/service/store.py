@@ -13,7 +13,9 @@ until that transaction commits (SQLite runs one write transaction at a time, Pos
 the row), so once a position is visible every smaller one is committed. The one learner reads
 the log in that order. A published rule records the last position its learner had read
 (``after_seq``): replaying the log in order, with each publication put right after that
-position, rebuilds the learner exactly.
+position, rebuilds the learner exactly. It also records the log's end when it was published
+(``log_at``, see :func:`lock_log`): decisions under the rule before it lie no further, so the
+learner keeps that rule until it has read that far.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ rules = sa.Table(
     sa.Column("beta", sa.Text, nullable=False),  # JSON list: floats written exactly
     sa.Column("threshold", sa.Double, nullable=False),
     sa.Column("probability", sa.Double, nullable=False),
-    sa.Column("after_seq", sa.BigInteger, nullable=False),
+    sa.Column("after_seq", sa.BigInteger, nullable=False),  # the learner's position
+    sa.Column("log_at", sa.BigInteger, nullable=False),  # the log's end when it was published
     sa.Column("published_at", sa.Double, nullable=False))
 
 decisions = sa.Table(
@@ -192,6 +195,17 @@ def take_positions(conn: Connection, n: int) -> int:
                         .values(seq=log_counter.c.seq + n)
                         .returning(log_counter.c.seq)).scalar_one()
     return int(last) - n + 1
+
+
+def lock_log(conn: Connection) -> int:
+    """Lock the log's counter until the caller's transaction ends; returns the log's end.
+
+    Deciders lock it before they read the rule in force, and a publication locks it before it
+    writes a rule, so a decision made under rule v has a position at most the log's end when
+    v + 1 was published: once the learner has read that far, no decision under v is to come.
+    (SQLite runs one write transaction at a time, which locks as much.)"""
+    return int(conn.execute(sa.select(log_counter.c.seq).where(log_counter.c.id == 1)
+                            .with_for_update()).scalar_one())
 
 
 def read_setting(conn: Connection, key: str) -> Any:

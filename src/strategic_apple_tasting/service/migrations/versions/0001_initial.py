@@ -29,6 +29,7 @@ def upgrade() -> None:
         sa.Column("threshold", sa.Double, nullable=False),
         sa.Column("probability", sa.Double, nullable=False),
         sa.Column("after_seq", sa.BigInteger, nullable=False),
+        sa.Column("log_at", sa.BigInteger, nullable=False),
         sa.Column("published_at", sa.Double, nullable=False))
     op.create_table(
         "decisions",

@@ -1,0 +1,576 @@
+"""Throughput and latency of the decision service (`sat serve`) under concurrent clients.
+
+Each configuration (backend × mode × clients) starts the real server as its own process on a
+loopback port, on a fresh database (a new SQLite file in a temporary directory, or a new
+database in one throwaway PostgreSQL cluster, see ``service/throwaway.py``), makes an API key,
+and then, in this process, drives it with ``--clients`` concurrent clients, each with its own
+keep-alive connection and a bounded loop of requests:
+
+- **health** (the reference): ``GET /health``, ``--requests`` a client. It is the framework's
+  floor on this machine (uvicorn, FastAPI, one ``SELECT 1``), measured on the same server just
+  before the decisions.
+- **single**: ``POST /decisions`` with one applicant, ``--requests`` a client.
+- **batched**: ``POST /decisions`` with ``--batch`` applicants, ``--batch-requests`` a client.
+
+Reported per configuration: decisions per second (wall clock over the whole bounded loop, from
+the moment every client is connected to the last response), requests per second, request
+latency p50 and p99 (ms, measured in the client, so it includes the client's own scheduling),
+non-200 answers (must be 0; the first ones are printed), the ratio of single-mode requests/s to
+health requests/s, the CPU the server and this process (the clients) used as a share of one
+core, the learner's lag (log entries not yet learned, from ``/metrics``) when the loop ends,
+and how long the server took to stop (Ctrl-C: the learner learns the rest and saves). Every
+decision is checked afterwards against ``/metrics`` (a count that differs is an error).
+
+The clients are httpx ``AsyncClient``s on one asyncio loop (``--client async``, the default:
+it used less CPU per request than a thread per client with ``httpx.Client``, which
+``--client threads`` runs). The machine has 2 cores shared by the server, the clients and
+anything else running: the load average is printed before and after, and numbers taken on a
+busy machine are low.
+
+The issue's targets (2 cores, SQLite) are printed beside the numbers: ≥ 500 single
+decisions/s with p99 ≤ 50 ms at 32 clients, and ≥ 20,000 decisions/s batched.
+
+Usage::
+
+    .venv/bin/python benchmarks/serve.py                      # smoke: small sizes
+    .venv/bin/python benchmarks/serve.py --requests 300 --batch-requests 20
+    .venv/bin/python benchmarks/serve.py --backends sqlite --modes single --clients 32 \\
+        --requests 500 [--batch 1000] [--dimension 5] [--ids] [--client threads]
+
+PostgreSQL runs when a throwaway cluster can start here (``throwaway.missing()`` is None; else
+the reason is printed and it is skipped). It runs with ``fsync`` and ``synchronous_commit`` off
+unless ``--pg-fsync`` is given, while SQLite syncs every commit (``synchronous=FULL``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import os
+import platform
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+from strategic_apple_tasting.service import keys, store, throwaway
+
+#: The issue's targets on 2 cores with SQLite.
+TARGET_SINGLE_RATE = 500.0  # single decisions/s at 32 clients
+TARGET_SINGLE_P99_MS = 50.0  # ... with this p99
+TARGET_SINGLE_CLIENTS = 32
+TARGET_BATCH_RATE = 20_000.0  # decisions/s, batched
+#: Distinct feature vectors the clients cycle through.
+POOL = 4096
+#: Non-200 answers printed per phase (all are counted).
+SHOWN_ERRORS = 5
+
+Body = Callable[[int, int], bytes | None]  # (client, request) → body (None: a GET)
+
+
+@dataclass
+class Phase:
+    """One bounded loop of requests by every client."""
+
+    requests: int
+    decisions: int  # applicants decided (0 for health)
+    seconds: float  # wall clock, the first request sent to the last answer
+    latencies_ms: np.ndarray
+    errors: int
+    shown: list[str]
+    client_cpu: float  # seconds of this process's CPU during the loop
+    server_cpu: float  # seconds of the server's CPU during the loop
+
+    @property
+    def rate(self) -> float:
+        return self.requests / self.seconds
+
+    def percentile(self, q: float) -> float:
+        return float(np.percentile(self.latencies_ms, q)) if self.latencies_ms.size else np.nan
+
+
+@dataclass
+class Result:
+    backend: str
+    mode: str
+    clients: int
+    batch: int
+    health: Phase
+    decide: Phase
+    recorded_ok: bool
+    learner_lag: int | None
+    stop_seconds: float
+    notes: list[str] = field(default_factory=list)
+
+
+# -- the server ---------------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """One ``sat serve`` process on a loopback port (stopped by :meth:`stop`, always)."""
+
+    def __init__(self, database: str, dimension: int, log: Path) -> None:
+        self.database = database
+        self.dimension = dimension
+        self.log = log
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.key = ""
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 60.0) -> Server:
+        command = [sys.executable, "-m", "strategic_apple_tasting", "serve",
+                   "--learner", "sa-ols", "--param", "delta=0.3", "--param", "r0=0",
+                   "--dimension", str(self.dimension), "--publish", "outcomes:1000",
+                   "--database", self.database, "--port", str(self.port)]
+        with open(self.log, "ab") as out:
+            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
+                                            stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"sat serve exited {self.process.returncode}: "
+                                   f"{self.log.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{self.url}/health", timeout=1.0).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"sat serve did not answer /health in {timeout} s")
+            time.sleep(0.05)
+        engine = store.connect(self.database)
+        try:
+            self.key = keys.create_key(engine, "benchmark")
+        finally:
+            engine.dispose()
+        return self
+
+    def cpu_seconds(self) -> float:
+        """The server's user + system CPU so far (from /proc; NaN where there is none)."""
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, AttributeError):
+            return float("nan")
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self, timeout: float = 120.0) -> float:
+        """Ctrl-C, as an operator would; killed if it has not exited in ``timeout`` s.
+        Returns the seconds it took."""
+        start = time.perf_counter()
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                print(f"  (server on port {self.port} did not stop in {timeout:.0f} s: killed)")
+        return time.perf_counter() - start
+
+
+# -- the load -----------------------------------------------------------------------------------
+def make_body(mode: str, batch: int, dimension: int, ids: bool, tag: str, seed: int = 0) -> Body:
+    """The request bodies: JSON bytes built from a pool of feature vectors (cheap to build,
+    so the clients spend little on them); ``ids``: every applicant gets a unique client id."""
+    rng = np.random.default_rng(seed)
+    pool = ["[" + ",".join(f"{v:.4f}" for v in row) + "]"
+            for row in rng.standard_normal((POOL, dimension))]
+
+    def applicant(n: int, c: int, k: int, i: int) -> str:
+        if ids:
+            return f'{{"x":{pool[n % POOL]},"id":"{tag}-{c}-{k}-{i}"}}'
+        return f'{{"x":{pool[n % POOL]}}}'
+
+    def body(c: int, k: int) -> bytes:
+        n = (c * 7919 + k) * batch
+        if mode == "single":
+            return applicant(n, c, k, 0).encode()
+        return ('{"applicants":[' + ",".join(applicant(n + i, c, k, i) for i in range(batch))
+                + "]}").encode()
+
+    return body
+
+
+def _record(status: int, text: str, shown: list[str]) -> None:
+    if len(shown) < SHOWN_ERRORS:
+        shown.append(f"{status}: {text[:300]}")
+
+
+def run_async(url: str, key: str, path: str, body: Body, clients: int, requests: int,
+              per_request: int, server: Server) -> Phase:
+    """Every client an ``httpx.AsyncClient`` with one keep-alive connection, on one loop."""
+
+    async def main() -> Phase:
+        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        sessions = [httpx.AsyncClient(base_url=url, headers=headers, timeout=120.0,
+                                      limits=limits) for _ in range(clients)]
+        latencies = np.zeros((clients, requests))
+        errors: list[int] = [0]
+        shown: list[str] = []
+        go = asyncio.Event()
+
+        async def client(c: int, session: httpx.AsyncClient) -> None:
+            await session.get("/health")  # connect before the clock starts
+            ready.append(c)
+            if len(ready) == clients:
+                go.set()
+            await go.wait()
+            for k in range(requests):
+                content = body(c, k)
+                t0 = time.perf_counter()
+                try:
+                    if content is None:
+                        r = await session.get(path)
+                    else:
+                        r = await session.post(path, content=content)
+                    status, text = r.status_code, r.text if r.status_code != 200 else ""
+                except httpx.HTTPError as exc:
+                    status, text = -1, f"{type(exc).__name__}: {exc}"
+                latencies[c, k] = time.perf_counter() - t0
+                if status != 200:
+                    errors[0] += 1
+                    _record(status, text, shown)
+
+        ready: list[int] = []
+        tasks = [asyncio.create_task(client(c, s)) for c, s in enumerate(sessions)]
+        await go.wait()
+        cpu0, server0, t0 = time.process_time(), server.cpu_seconds(), time.perf_counter()
+        await asyncio.gather(*tasks)
+        seconds = time.perf_counter() - t0
+        cpu, server_cpu = time.process_time() - cpu0, server.cpu_seconds() - server0
+        for s in sessions:
+            await s.aclose()
+        return Phase(clients * requests, clients * requests * per_request, seconds,
+                     latencies.ravel() * 1e3, errors[0], shown, cpu, server_cpu)
+
+    return asyncio.run(main())
+
+
+def run_threads(url: str, key: str, path: str, body: Body, clients: int, requests: int,
+                per_request: int, server: Server) -> Phase:
+    """A thread per client, each an ``httpx.Client`` with one keep-alive connection."""
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    latencies = np.zeros((clients, requests))
+    errors: list[int] = [0]
+    shown: list[str] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(clients + 1)
+
+    def client(c: int) -> None:
+        with httpx.Client(base_url=url, headers=headers, timeout=120.0) as session:
+            session.get("/health")
+            barrier.wait()
+            for k in range(requests):
+                content = body(c, k)
+                t0 = time.perf_counter()
+                try:
+                    r = session.get(path) if content is None else session.post(path,
+                                                                                 content=content)
+                    status, text = r.status_code, r.text if r.status_code != 200 else ""
+                except httpx.HTTPError as exc:
+                    status, text = -1, f"{type(exc).__name__}: {exc}"
+                latencies[c, k] = time.perf_counter() - t0
+                if status != 200:
+                    with lock:
+                        errors[0] += 1
+                        _record(status, text, shown)
+
+    threads = [threading.Thread(target=client, args=(c,), daemon=True) for c in range(clients)]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    cpu0, server0, t0 = time.process_time(), server.cpu_seconds(), time.perf_counter()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - t0
+    return Phase(clients * requests, clients * requests * per_request, seconds,
+                 latencies.ravel() * 1e3, errors[0], shown, time.process_time() - cpu0,
+                 server.cpu_seconds() - server0)
+
+
+def run_raw(url: str, key: str, path: str, body: Body, clients: int, requests: int,
+            per_request: int, server: Server) -> Phase:
+    """A diagnostic, not a general client: HTTP/1.1 written and read by hand on asyncio
+    streams (one keep-alive connection a client; the answers of this server carry a
+    Content-Length), to tell how much of a measurement is httpx's own cost."""
+    host, port = url.removeprefix("http://").split(":")
+
+    async def main() -> Phase:
+        latencies = np.zeros((clients, requests))
+        errors: list[int] = [0]
+        shown: list[str] = []
+        go = asyncio.Event()
+        ready: list[int] = []
+        auth = f"Authorization: Bearer {key}\r\n"
+
+        def request(content: bytes | None) -> bytes:
+            if content is None:
+                return (f"GET {path} HTTP/1.1\r\nHost: {host}\r\n{auth}\r\n").encode()
+            return (f"POST {path} HTTP/1.1\r\nHost: {host}\r\n{auth}Content-Type: "
+                    f"application/json\r\nContent-Length: {len(content)}\r\n\r\n"
+                    ).encode() + content
+
+        async def exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                           data: bytes) -> tuple[int, bytes]:
+            writer.write(data)
+            head = await reader.readuntil(b"\r\n\r\n")
+            status = int(head.split(b" ", 2)[1])
+            length = 0
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            return status, await reader.readexactly(length)
+
+        async def client(c: int) -> None:
+            reader, writer = await asyncio.open_connection(host, int(port), limit=2**24)
+            await exchange(reader, writer, f"GET /health HTTP/1.1\r\nHost: {host}\r\n\r\n"
+                           .encode())
+            ready.append(c)
+            if len(ready) == clients:
+                go.set()
+            await go.wait()
+            for k in range(requests):
+                data = request(body(c, k))
+                t0 = time.perf_counter()
+                try:
+                    status, text = await exchange(reader, writer, data)
+                except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
+                    status, text = -1, f"{type(exc).__name__}: {exc}".encode()
+                latencies[c, k] = time.perf_counter() - t0
+                if status != 200:
+                    errors[0] += 1
+                    _record(status, text.decode(errors="replace"), shown)
+                    if status == -1:
+                        break
+            writer.close()
+
+        tasks = [asyncio.create_task(client(c)) for c in range(clients)]
+        await go.wait()
+        cpu0, server0, t0 = time.process_time(), server.cpu_seconds(), time.perf_counter()
+        await asyncio.gather(*tasks)
+        seconds = time.perf_counter() - t0
+        return Phase(clients * requests, clients * requests * per_request, seconds,
+                     latencies.ravel() * 1e3, errors[0], shown, time.process_time() - cpu0,
+                     server.cpu_seconds() - server0)
+
+    return asyncio.run(main())
+
+
+RUNNERS = {"async": run_async, "threads": run_threads, "raw": run_raw}
+
+
+def metrics(url: str) -> dict[str, Any]:
+    return httpx.get(f"{url}/metrics", timeout=60.0).json()
+
+
+def measure(backend: str, database: str, mode: str, clients: int,
+            args: argparse.Namespace, workdir: Path) -> Result:
+    """One configuration: a fresh server on ``database``, health then decisions."""
+    run = RUNNERS[args.client]
+    batch = 1 if mode == "single" else args.batch
+    requests = args.requests if mode == "single" else args.batch_requests
+    log = workdir / f"server-{backend}-{mode}-{clients}.log"
+    server = Server(database, args.dimension, log)
+    try:
+        server.start()
+        # Warm-up, untimed: the first decisions import and touch what later ones use.
+        warm = make_body(mode, batch, args.dimension, args.ids, "warm")
+        with httpx.Client(base_url=server.url, timeout=120.0,
+                          headers={"Authorization": f"Bearer {server.key}",
+                                   "Content-Type": "application/json"}) as session:
+            for k in range(3):
+                r = session.post("/decisions", content=warm(0, k))
+                if r.status_code != 200:
+                    raise RuntimeError(f"warm-up decision refused: {r.status_code} {r.text}")
+        before = metrics(server.url)["decisions"]
+        health = run(server.url, server.key, "/health", lambda c, k: None, clients,
+                     args.requests, 0, server)
+        decide = run(server.url, server.key, "/decisions",
+                     make_body(mode, batch, args.dimension, args.ids, f"{mode}{clients}"),
+                     clients, requests, batch, server)
+        after = metrics(server.url)
+        recorded = after["decisions"] - before
+        expected = decide.decisions - decide.errors * batch
+        notes = []
+        if recorded != expected:
+            notes.append(f"/metrics counts {recorded:,} new decisions, the clients got "
+                         f"{expected:,} answered")
+        return Result(backend, mode, clients, batch, health, decide, recorded == expected,
+                      after.get("learner_lag"), server.stop(), notes)
+    finally:
+        server.stop()
+
+
+# -- the databases ------------------------------------------------------------------------------
+@contextmanager
+def databases(backend: str, args: argparse.Namespace, workdir: Path) -> Iterator[Callable[[str],
+                                                                                         str]]:
+    """``fresh(name)`` gives the URL of a new, empty database of ``backend``."""
+    if backend == "sqlite":
+        yield lambda name: f"sqlite:///{workdir}/{name}.db"
+        return
+    with throwaway.throwaway_postgres(fsync=args.pg_fsync) as url:
+        import psycopg
+
+        base = url.rsplit("/", 1)[0]
+
+        def fresh(name: str) -> str:
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(f'CREATE DATABASE "{name}"')
+            return f"{base}/{name}"
+
+        yield fresh
+
+
+# -- the report ---------------------------------------------------------------------------------
+def _ms(v: float) -> str:
+    return f"{v:.1f}" if v < 100 else f"{v:.0f}"
+
+
+def target(r: Result) -> str:
+    if r.backend != "sqlite":
+        return "-"
+    rate, p99 = r.decide.decisions / r.decide.seconds, r.decide.percentile(99)
+    if r.mode == "single" and r.clients == TARGET_SINGLE_CLIENTS:
+        met = rate >= TARGET_SINGLE_RATE and p99 <= TARGET_SINGLE_P99_MS
+        return (f"≥ {TARGET_SINGLE_RATE:.0f}/s, p99 ≤ {TARGET_SINGLE_P99_MS:.0f} ms: "
+                + ("yes" if met else "**no**"))
+    if r.mode == "batched":
+        return f"≥ {TARGET_BATCH_RATE:,.0f}/s: " + ("yes" if rate >= TARGET_BATCH_RATE
+                                                     else "**no**")
+    return "-"
+
+
+HEADER = ("backend", "mode", "clients", "decisions/s", "req/s", "p50 ms", "p99 ms", "errors",
+          "health req/s", "req/s ÷ health", "server CPU", "client CPU", "learner lag",
+          "stop s", "target")
+
+
+def row(r: Result) -> str:
+    d, h = r.decide, r.health
+    ratio = f"{d.rate / h.rate:.2f}" if r.mode == "single" else "-"
+    mode = "single" if r.mode == "single" else f"batched ×{r.batch:,}"
+    errors = d.errors + h.errors + (0 if r.recorded_ok else 1)
+    cells = (r.backend, mode, str(r.clients), f"{d.decisions / d.seconds:,.0f}",
+             f"{d.rate:,.0f}", _ms(d.percentile(50)), _ms(d.percentile(99)),
+             str(errors) if errors == 0 else f"**{errors}**", f"{h.rate:,.0f}", ratio,
+             f"{d.server_cpu / d.seconds:.0%}", f"{d.client_cpu / d.seconds:.0%}",
+             "-" if r.learner_lag is None else f"{r.learner_lag:,}", f"{r.stop_seconds:.1f}",
+             target(r))
+    return "| " + " | ".join(cells) + " |"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backends", nargs="+", choices=("sqlite", "postgresql"),
+                        default=["sqlite", "postgresql"])
+    parser.add_argument("--modes", nargs="+", choices=("single", "batched"),
+                        default=["single", "batched"])
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32],
+                        help="concurrent clients, one configuration each (default 1 8 32)")
+    parser.add_argument("--requests", type=_positive, default=20,
+                        help="requests per client, single mode and health (default 20)")
+    parser.add_argument("--batch-requests", type=_positive, default=2,
+                        help="requests per client, batched mode (default 2)")
+    parser.add_argument("--batch", type=_positive, default=1000,
+                        help="applicants per batched request (default 1000; at most the "
+                        "service's max_batch, 10,000)")
+    parser.add_argument("--dimension", type=_positive, default=5,
+                        help="features per applicant (default 5)")
+    parser.add_argument("--ids", action="store_true",
+                        help="send a unique client id with every applicant")
+    parser.add_argument("--client", choices=tuple(RUNNERS), default="async",
+                        help="async: httpx.AsyncClient on one asyncio loop (default); "
+                        "threads: a thread per client with httpx.Client; raw: HTTP/1.1 by "
+                        "hand on asyncio streams (a diagnostic of httpx's own cost)")
+    parser.add_argument("--pg-fsync", action="store_true",
+                        help="run the throwaway PostgreSQL with fsync on (default off)")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the temporary directory (databases, server logs)")
+    args = parser.parse_args()
+    if any(c < 1 for c in args.clients):
+        parser.error(f"--clients must be integers >= 1, got {args.clients}")
+    if args.batch > 10_000:
+        parser.error(f"--batch must be at most 10,000 (the service's max_batch), got "
+                     f"{args.batch}")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally blocks
+
+    backends = list(args.backends)
+    if "postgresql" in backends:
+        why = throwaway.missing()
+        if why is not None:
+            print(f"PostgreSQL skipped: {why}")
+            backends.remove("postgresql")
+    print(f"{datetime.datetime.now():%Y-%m-%d %H:%M}, Python {platform.python_version()}, "
+          f"httpx {httpx.__version__}, {os.cpu_count()} cores, load average "
+          f"{' '.join(f'{v:.2f}' for v in os.getloadavg())}; SA-OLS, d = {args.dimension}, "
+          f"publish outcomes:1000 (no outcomes sent); clients: {args.client}; single: "
+          f"{args.requests} requests a client; batched: {args.batch_requests} requests of "
+          f"{args.batch:,} a client; health: {args.requests} a client"
+          + ("; unique ids" if args.ids else "; no ids"), flush=True)
+    print("| " + " | ".join(HEADER) + " |")
+    print("|" + "|".join("---" if h in ("backend", "mode", "target") else "---:"
+                         for h in HEADER) + "|", flush=True)
+    results: list[Result] = []
+    workdir = Path(tempfile.mkdtemp(prefix="sat-bench-serve-"))
+    started = time.perf_counter()
+    try:
+        for backend in backends:
+            with databases(backend, args, workdir) as fresh:
+                for mode in args.modes:
+                    for clients in args.clients:
+                        name = f"bench_{mode}_{clients}_{random.randrange(10**6)}"
+                        result = measure(backend, fresh(name), mode, clients, args, workdir)
+                        results.append(result)
+                        print(row(result), flush=True)
+    finally:
+        if args.keep:
+            print(f"kept {workdir}")
+        else:
+            import shutil
+
+            shutil.rmtree(workdir, ignore_errors=True)
+    print(f"\n{time.perf_counter() - started:.0f} s in all; load average now "
+          f"{' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    bad = [r for r in results if r.decide.errors or r.health.errors or not r.recorded_ok]
+    for r in results:
+        for phase, what in ((r.health, "health"), (r.decide, "decisions")):
+            for line in phase.shown:
+                print(f"{r.backend} {r.mode} {r.clients} clients, {what}: {line}")
+        for note in r.notes:
+            print(f"{r.backend} {r.mode} {r.clients} clients: {note}")
+    return 1 if bad else 0
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""Real servers for the service's tests: ``sat serve`` started as a process on a loopback port,
+on a SQLite file (or a throwaway PostgreSQL cluster), with an API key made through the API."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+httpx = pytest.importorskip("httpx", reason="the 'serve' extra is not installed")
+pytest.importorskip("fastapi", reason="the 'serve' extra is not installed")
+
+from strategic_apple_tasting.service import keys, store, throwaway  # noqa: E402
+
+SA_OLS = ["--learner", "sa-ols", "--param", "delta=0.3", "--param", "r0=0",
+          "--param", "feedback=\"apple\""]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    """One ``sat serve`` process; restartable on the same database and port."""
+
+    database: str
+    args: list[str]
+    log: Path
+    port: int = field(default_factory=free_port)
+    key: str = ""
+    process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60.0) -> Server:
+        with open(self.log, "ab") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "strategic_apple_tasting", "serve", *self.args,
+                 "--database", self.database, "--port", str(self.port)],
+                stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"sat serve exited {self.process.returncode}: "
+                                     f"{self.log.read_text()[-2000:]}")
+            try:
+                health = httpx.get(f"{self.url}/health", timeout=1.0)
+            except httpx.TransportError:
+                time.sleep(0.05)
+                continue
+            if health.status_code == 200:
+                break
+            raise AssertionError(f"sat serve is unhealthy: {health.text}")
+        else:
+            raise AssertionError(f"sat serve did not answer in {timeout} s")
+        if not self.key:
+            engine = store.connect(self.database)
+            self.key = keys.create_key(engine, "tests")
+            engine.dispose()
+        return self
+
+    def client(self, **kwargs) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=30.0,
+                            headers={"Authorization": f"Bearer {self.key}"}, **kwargs)
+
+    def kill(self) -> None:
+        """``kill -9``: no shutdown of any kind."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> None:
+        """Ctrl-C: the learner learns what is logged and saves itself."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                raise
+
+
+@pytest.fixture
+def serve(tmp_path):
+    """``serve(*flags, database=None)`` starts a server (SA-OLS, d = 3 by default); every
+    server is stopped after the test."""
+    started: list[Server] = []
+
+    def start(*args: str, database: str | None = None, dimension: int = 3) -> Server:
+        database = database or f"sqlite:///{tmp_path}/service-{len(started)}.db"
+        flags = list(args) if any(a == "--learner" for a in args) else [*SA_OLS, *args]
+        server = Server(database, [*flags, "--dimension", str(dimension)],
+                        tmp_path / f"server-{len(started)}.log")
+        started.append(server)
+        return server.start()
+
+    yield start
+    for server in started:
+        if server.process is not None and server.process.poll() is None:
+            server.process.kill()
+            server.process.wait()
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A throwaway PostgreSQL cluster's URL, or a skip that says what is missing."""
+    why = throwaway.missing()
+    if why is not None:
+        pytest.skip(f"{why}: the PostgreSQL tests did not run")
+    with throwaway.throwaway_postgres() as url:
+        yield url
