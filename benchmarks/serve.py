@@ -107,6 +107,7 @@ class Result:
     backend: str
     mode: str
     clients: int
+    client: str
     batch: int
     health: Phase
     decide: Phase
@@ -383,13 +384,13 @@ def metrics(url: str) -> dict[str, Any]:
     return httpx.get(f"{url}/metrics", timeout=60.0).json()
 
 
-def measure(backend: str, database: str, mode: str, clients: int,
+def measure(backend: str, database: str, mode: str, clients: int, kind: str,
             args: argparse.Namespace, workdir: Path) -> Result:
     """One configuration: a fresh server on ``database``, health then decisions."""
-    run = RUNNERS[args.client]
+    run = RUNNERS[kind]
     batch = 1 if mode == "single" else args.batch
     requests = args.requests if mode == "single" else args.batch_requests
-    log = workdir / f"server-{backend}-{mode}-{clients}.log"
+    log = workdir / f"server-{backend}-{mode}-{clients}-{kind}.log"
     server = Server(database, args.dimension, log)
     try:
         server.start()
@@ -415,7 +416,7 @@ def measure(backend: str, database: str, mode: str, clients: int,
         if recorded != expected:
             notes.append(f"/metrics counts {recorded:,} new decisions, the clients got "
                          f"{expected:,} answered")
-        return Result(backend, mode, clients, batch, health, decide, recorded == expected,
+        return Result(backend, mode, clients, kind, batch, health, decide, recorded == expected,
                       after.get("learner_lag"), server.stop(), notes)
     finally:
         server.stop()
@@ -461,8 +462,8 @@ def target(r: Result) -> str:
     return "-"
 
 
-HEADER = ("backend", "mode", "clients", "decisions/s", "req/s", "p50 ms", "p99 ms", "errors",
-          "health req/s", "req/s ÷ health", "server CPU", "client CPU", "learner lag",
+HEADER = ("backend", "mode", "clients", "client", "decisions/s", "req/s", "p50 ms", "p99 ms",
+          "errors", "health req/s", "req/s ÷ health", "server CPU", "client CPU", "learner lag",
           "stop s", "target")
 
 
@@ -471,7 +472,7 @@ def row(r: Result) -> str:
     ratio = f"{d.rate / h.rate:.2f}" if r.mode == "single" else "-"
     mode = "single" if r.mode == "single" else f"batched ×{r.batch:,}"
     errors = d.errors + h.errors + (0 if r.recorded_ok else 1)
-    cells = (r.backend, mode, str(r.clients), f"{d.decisions / d.seconds:,.0f}",
+    cells = (r.backend, mode, str(r.clients), r.client, f"{d.decisions / d.seconds:,.0f}",
              f"{d.rate:,.0f}", _ms(d.percentile(50)), _ms(d.percentile(99)),
              str(errors) if errors == 0 else f"**{errors}**", f"{h.rate:,.0f}", ratio,
              f"{d.server_cpu / d.seconds:.0%}", f"{d.client_cpu / d.seconds:.0%}",
@@ -499,10 +500,11 @@ def main() -> int:
                         help="features per applicant (default 5)")
     parser.add_argument("--ids", action="store_true",
                         help="send a unique client id with every applicant")
-    parser.add_argument("--client", choices=tuple(RUNNERS), default="async",
-                        help="async: httpx.AsyncClient on one asyncio loop (default); "
-                        "threads: a thread per client with httpx.Client; raw: HTTP/1.1 by "
-                        "hand on asyncio streams (a diagnostic of httpx's own cost)")
+    parser.add_argument("--client", nargs="+", choices=tuple(RUNNERS), default=["threads"],
+                        help="how the clients send, one configuration each: threads: a thread "
+                        "per client with httpx.Client (default); async: httpx.AsyncClient on "
+                        "one asyncio loop; raw: HTTP/1.1 by hand on asyncio streams (a "
+                        "diagnostic of httpx's own cost)")
     parser.add_argument("--pg-fsync", action="store_true",
                         help="run the throwaway PostgreSQL with fsync on (default off)")
     parser.add_argument("--keep", action="store_true",
@@ -524,12 +526,12 @@ def main() -> int:
     print(f"{datetime.datetime.now():%Y-%m-%d %H:%M}, Python {platform.python_version()}, "
           f"httpx {httpx.__version__}, {os.cpu_count()} cores, load average "
           f"{' '.join(f'{v:.2f}' for v in os.getloadavg())}; SA-OLS, d = {args.dimension}, "
-          f"publish outcomes:1000 (no outcomes sent); clients: {args.client}; single: "
+          f"publish outcomes:1000 (no outcomes sent); clients: {' '.join(args.client)}; single: "
           f"{args.requests} requests a client; batched: {args.batch_requests} requests of "
           f"{args.batch:,} a client; health: {args.requests} a client"
           + ("; unique ids" if args.ids else "; no ids"), flush=True)
     print("| " + " | ".join(HEADER) + " |")
-    print("|" + "|".join("---" if h in ("backend", "mode", "target") else "---:"
+    print("|" + "|".join("---" if h in ("backend", "mode", "client", "target") else "---:"
                          for h in HEADER) + "|", flush=True)
     results: list[Result] = []
     workdir = Path(tempfile.mkdtemp(prefix="sat-bench-serve-"))
@@ -539,10 +541,12 @@ def main() -> int:
             with databases(backend, args, workdir) as fresh:
                 for mode in args.modes:
                     for clients in args.clients:
-                        name = f"bench_{mode}_{clients}_{random.randrange(10**6)}"
-                        result = measure(backend, fresh(name), mode, clients, args, workdir)
-                        results.append(result)
-                        print(row(result), flush=True)
+                        for kind in args.client:
+                            name = f"bench_{mode}_{clients}_{kind}_{random.randrange(10**6)}"
+                            result = measure(backend, fresh(name), mode, clients, kind, args,
+                                             workdir)
+                            results.append(result)
+                            print(row(result), flush=True)
     finally:
         if args.keep:
             print(f"kept {workdir}")

@@ -16,7 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 TEXT = README.read_text()
 BLOCKS = re.findall(r"```python\n(.*?)```", TEXT, flags=re.S)
-SHELL = re.findall(r"```sh\n(.*?)```", TEXT, flags=re.S)
+SHELL_BLOCKS = re.findall(r"```sh\n(.*?)```", TEXT, flags=re.S)
+#: The decision service's blocks start a server in the background: each runs as one script.
+SERVICE = [b for b in SHELL_BLOCKS if "sat serve" in b]
+SHELL = [b for b in SHELL_BLOCKS if b not in SERVICE]
 
 #: Commands the README shows that this test does not run, each with where it is covered.
 NOT_RUN = {
@@ -90,6 +93,40 @@ def test_readme_shell_commands_run_as_pasted(tmp_path):
     assert (tmp_path / "runs/first/results.parquet").is_file()
     assert (tmp_path / "runs/small/all.csv").is_file()
     assert (tmp_path / "runs/small/report/index.html").is_file()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("block", SERVICE, ids=[f"service{i}" for i in range(len(SERVICE))])
+def test_readme_service_blocks_run_as_one_script(block, tmp_path):
+    """Each block as pasted into a shell (a server started with `&`, stopped with `kill %1`),
+    on free ports and at small sizes."""
+    pytest.importorskip("fastapi", reason="the 'serve' extra is not installed")
+    if shutil.which("curl") is None:
+        pytest.skip("curl is not installed")
+    script = block.replace("\\\n", " ")
+    for flag, value in SMALL.items():
+        script = re.sub(rf"(?<= ){re.escape(flag)} \d+", f"{flag} {value}", script)
+    for port in sorted(set(re.findall(r"--port (\d+)", script))):  # its URLs name it too
+        script = script.replace(port, str(_free_port()))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    # Should a command fail, the server started with & is stopped all the same.
+    script = "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + script
+    done = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{script}\n{done.stdout}\n{done.stderr}"
+    assert "Traceback" not in done.stderr, done.stderr
+    assert '"error"' not in done.stdout, done.stdout
+    if "sat serve check" in script:
+        assert '"accepted": true' in done.stdout and "bit for bit" in done.stdout
+    if "sat serve play" in script:
+        assert "the same as the engine in process" in done.stdout
 
 
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])

@@ -135,6 +135,13 @@ class ServiceConfig:
             rule = learner.publish().rule
         except (TypeError, ValueError) as exc:
             raise ValueError(f"learner {self.learner!r} cannot publish a rule: {exc}") from None
+        try:
+            from ..learners.persistence import dumps
+
+            dumps(learner)
+        except ValueError as exc:
+            raise ValueError(f"learner {self.learner!r} cannot run in the service: its state "
+                             f"cannot be saved ({exc})") from None
         if not isinstance(rule, LinearThreshold):
             raise ValueError(f"learner {self.learner!r} publishes a general (non-linear) rule: "
                              "the service publishes linear rules (β, threshold) that any "
