@@ -1,41 +1,52 @@
 """Throughput and latency of the decision service (`sat serve`) under concurrent clients.
 
-Each configuration (backend × mode × clients) starts the real server as its own process on a
-loopback port, on a fresh database (a new SQLite file in a temporary directory, or a new
-database in one throwaway PostgreSQL cluster, see ``service/throwaway.py``), makes an API key,
-and then, in this process, drives it with ``--clients`` concurrent clients, each with its own
-keep-alive connection and a bounded loop of requests:
+Each configuration (backend × mode × clients × client kind) starts the real server as its own
+process on a loopback port, on a fresh database (a new SQLite file in a temporary directory, or
+a new database in one throwaway PostgreSQL cluster, see ``service/throwaway.py``), makes an API
+key, sends 3 untimed decisions, and then, from this process, drives it with ``--clients``
+concurrent clients, each with its own keep-alive connection and a bounded loop of requests:
 
-- **health** (the reference): ``GET /health``, ``--requests`` a client. It is the framework's
-  floor on this machine (uvicorn, FastAPI, one ``SELECT 1``), measured on the same server just
-  before the decisions.
+- **health** (the reference): ``GET /health``, ``--requests`` a client: the framework's floor
+  on this machine (uvicorn, FastAPI, one ``SELECT 1``), on the same server, just before the
+  decisions.
 - **single**: ``POST /decisions`` with one applicant, ``--requests`` a client.
 - **batched**: ``POST /decisions`` with ``--batch`` applicants, ``--batch-requests`` a client.
 
-Reported per configuration: decisions per second (wall clock over the whole bounded loop, from
-the moment every client is connected to the last response), requests per second, request
-latency p50 and p99 (ms, measured in the client, so it includes the client's own scheduling),
-non-200 answers (must be 0; the first ones are printed), the ratio of single-mode requests/s to
-health requests/s, the CPU the server and this process (the clients) used as a share of one
-core, the learner's lag (log entries not yet learned, from ``/metrics``) when the loop ends,
-and how long the server took to stop (Ctrl-C: the learner learns the rest and saves). Every
-decision is checked afterwards against ``/metrics`` (a count that differs is an error).
+No outcomes are sent, so under apple tasting every accepted decision stays pending in the
+learner (with the initial accept-all rule: every decision).
 
-The clients are httpx ``AsyncClient``s on one asyncio loop (``--client async``, the default:
-it used less CPU per request than a thread per client with ``httpx.Client``, which
-``--client threads`` runs). The machine has 2 cores shared by the server, the clients and
-anything else running: the load average is printed before and after, and numbers taken on a
-busy machine are low.
+Reported per configuration: decisions/s (wall clock over the whole bounded loop, from the moment
+every client is connected to the last answer), requests/s, request latency p50 and p99 (ms,
+timed in the client, so it includes the client's own scheduling), errors (non-200 answers and
+failed requests, plus one if ``/metrics`` does not count exactly the decisions answered; must
+be 0, the first ones are printed), single-mode requests/s ÷ health requests/s, the CPU of the
+server process and of this process (the clients) as a share of one core (PostgreSQL's own
+processes are not in "server CPU"), the share of all cores busy (any process, from /proc/stat:
+other work on the machine shows here), the learner's lag when the loop ends (log entries not
+yet learned, from ``/metrics``), and how long the server took to stop (Ctrl-C: the learner
+learns the rest and saves).
+
+Clients (``--client``, several allowed, one configuration each):
+
+- ``threads`` (default): a thread per client, each an ``httpx.Client``. It used less CPU per
+  request than ``async`` (about 0.6 against 1 ms) at every client count measured.
+- ``async``: ``httpx.AsyncClient``s on one asyncio loop.
+- ``raw``: a diagnostic, not a general client: HTTP/1.1 written and read by hand on asyncio
+  streams (about 0.05 ms of CPU a request). At 8 and 32 clients in single mode httpx takes most
+  of a core and is the bottleneck on 2 cores; ``raw`` shows what the server does without it.
+
+The machine has 2 cores shared by the server, the clients and anything else running: the load
+average is printed before and after, and numbers from a busy machine are low and noisy.
 
 The issue's targets (2 cores, SQLite) are printed beside the numbers: ≥ 500 single
 decisions/s with p99 ≤ 50 ms at 32 clients, and ≥ 20,000 decisions/s batched.
 
 Usage::
 
-    .venv/bin/python benchmarks/serve.py                      # smoke: small sizes
-    .venv/bin/python benchmarks/serve.py --requests 300 --batch-requests 20
+    .venv/bin/python benchmarks/serve.py                      # smoke: small sizes (~1 min)
+    .venv/bin/python benchmarks/serve.py --requests 150 --batch-requests 3 --client threads raw
     .venv/bin/python benchmarks/serve.py --backends sqlite --modes single --clients 32 \\
-        --requests 500 [--batch 1000] [--dimension 5] [--ids] [--client threads]
+        --requests 500 [--batch 1000] [--dimension 5] [--ids] [--pg-fsync] [--keep]
 
 PostgreSQL runs when a throwaway cluster can start here (``throwaway.missing()`` is None; else
 the reason is printed and it is skipped). It runs with ``fsync`` and ``synchronous_commit`` off
@@ -93,6 +104,7 @@ class Phase:
     shown: list[str]
     client_cpu: float  # seconds of this process's CPU during the loop
     server_cpu: float  # seconds of the server's CPU during the loop
+    machine_busy: float = float("nan")  # share of all cores busy (any process) during the loop
 
     @property
     def rate(self) -> float:
@@ -185,6 +197,27 @@ class Server:
                 self.process.wait()
                 print(f"  (server on port {self.port} did not stop in {timeout:.0f} s: killed)")
         return time.perf_counter() - start
+
+
+def machine_jiffies() -> tuple[int, int]:
+    """(busy, total) CPU time of the whole machine so far, from /proc/stat (0, 0 without)."""
+    try:
+        with open("/proc/stat") as f:
+            values = [int(v) for v in f.readline().split()[1:9]]
+    except OSError:
+        return 0, 0
+    idle = values[3] + values[4]  # idle, iowait
+    return sum(values) - idle, sum(values)
+
+
+def timed(run: Callable[..., Phase], *args: Any) -> Phase:
+    """``run(*args)``, with the machine's busy share over it filled in."""
+    busy0, total0 = machine_jiffies()
+    phase = run(*args)
+    busy1, total1 = machine_jiffies()
+    if total1 > total0:
+        phase.machine_busy = (busy1 - busy0) / (total1 - total0)
+    return phase
 
 
 # -- the load -----------------------------------------------------------------------------------
@@ -404,11 +437,11 @@ def measure(backend: str, database: str, mode: str, clients: int, kind: str,
                 if r.status_code != 200:
                     raise RuntimeError(f"warm-up decision refused: {r.status_code} {r.text}")
         before = metrics(server.url)["decisions"]
-        health = run(server.url, server.key, "/health", lambda c, k: None, clients,
-                     args.requests, 0, server)
-        decide = run(server.url, server.key, "/decisions",
-                     make_body(mode, batch, args.dimension, args.ids, f"{mode}{clients}"),
-                     clients, requests, batch, server)
+        health = timed(run, server.url, server.key, "/health", lambda c, k: None, clients,
+                       args.requests, 0, server)
+        decide = timed(run, server.url, server.key, "/decisions",
+                       make_body(mode, batch, args.dimension, args.ids, f"{mode}{clients}"),
+                       clients, requests, batch, server)
         after = metrics(server.url)
         recorded = after["decisions"] - before
         expected = decide.decisions - decide.errors * batch
@@ -463,8 +496,8 @@ def target(r: Result) -> str:
 
 
 HEADER = ("backend", "mode", "clients", "client", "decisions/s", "req/s", "p50 ms", "p99 ms",
-          "errors", "health req/s", "req/s ÷ health", "server CPU", "client CPU", "learner lag",
-          "stop s", "target")
+          "errors", "health req/s", "req/s ÷ health", "server CPU", "client CPU", "machine busy",
+          "learner lag", "stop s", "target")
 
 
 def row(r: Result) -> str:
@@ -476,6 +509,7 @@ def row(r: Result) -> str:
              f"{d.rate:,.0f}", _ms(d.percentile(50)), _ms(d.percentile(99)),
              str(errors) if errors == 0 else f"**{errors}**", f"{h.rate:,.0f}", ratio,
              f"{d.server_cpu / d.seconds:.0%}", f"{d.client_cpu / d.seconds:.0%}",
+             f"{d.machine_busy:.0%}",
              "-" if r.learner_lag is None else f"{r.learner_lag:,}", f"{r.stop_seconds:.1f}",
              target(r))
     return "| " + " | ".join(cells) + " |"

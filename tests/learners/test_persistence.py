@@ -6,6 +6,7 @@ itself and every way a load can be refused."""
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 
@@ -55,7 +56,8 @@ def test_the_file_is_json_and_arrays(tmp_path):
     assert meta["learner"] == "sa-ols" and meta["d"] == 2
     assert meta["params"] == {"delta": 0.1, "r0": 0.0, "feedback": "apple", "agents": None,
                               "accept_when_locked": False}
-    assert [p["id"] for p in meta["desk"]["pending"]] == lr.pending()
+    assert meta["desk"]["pending"]["ids"] == lr.pending()
+    assert "pending.npy" in names and not any(n.startswith("pending0") for n in names)
     assert not any(t.endswith(".tmp") for t in (p.name for p in tmp_path.iterdir()))
 
 
@@ -125,7 +127,7 @@ def test_loading_refuses_what_it_cannot_read_in_one_line(tmp_path):
         (tmp_path / "text.sat", "is not a saved learner"),
         (tmp_path / "empty.sat", "is not a saved learner"),
         (foreign, "is not a saved learner"),
-        (newer, f"format {persistence.FORMAT_VERSION + 1}.*this release reads formats 1: "
+        (newer, f"format {persistence.FORMAT_VERSION + 1}.*this release reads formats 1, 2: "
                 "upgrade to read it"),
         (other, "the file does not describe this learner: state field state"),
     ]
@@ -182,3 +184,27 @@ def test_a_learner_as_bytes_round_trips_and_junk_is_refused_in_one_line():
     with pytest.raises(ValueError, match="the state column is not a saved learner") as info:
         persistence.loads(b"junk", "the state column")
     assert "\n" not in str(info.value)
+
+
+def test_a_file_of_format_1_still_loads(tmp_path):
+    """Format 1 kept one array per pending decision; its reader stays."""
+    learner = _run(SAOLS(delta=0.1, r0=0.0, feedback="apple").reset(2, rng=0))
+    assert learner.pending()
+    path = learner.save(tmp_path / "v1.sat")
+
+    def to_v1(meta, files):
+        xs = np.lib.format.read_array(io.BytesIO(files.pop("pending.npy")))
+        p = meta["desk"]["pending"]
+        meta["desk"]["pending"] = [{"id": i, "version": v, "accepted": a} for i, v, a in
+                                   zip(p["ids"], p["versions"], p["accepted"], strict=True)]
+        for k, x in enumerate(xs):
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, x)
+            files[f"pending{k}.npy"] = buf.getvalue()
+        meta["format_version"] = 1
+    _rewrite(path, to_v1)
+    again = load_learner(path)
+    assert again.pending() == learner.pending()
+    assert np.array_equal(again.state.fits, learner.state.fits)
+    x = next(iter(learner._pending.values())).x_obs
+    assert np.array_equal(next(iter(again._pending.values())).x_obs, x)

@@ -167,3 +167,26 @@ def test_one_learner_per_database_and_deciders_beside_it(serve):
         assert c.get("/metrics").json()["outcomes_learned"] == 5
     with decider.client() as c:  # the decider decides under the new rule at once
         assert c.post("/decisions", json={"x": [0.0, 0.0, 0.0]}).json()["version"] == 2
+
+
+def test_a_learner_that_cannot_learn_its_log_says_so_and_answers(serve):
+    """A log entry the learner refuses (a decision its rule would not have made, written past
+    the service): the waiting publication gets a 503 naming it, at once; /health says so."""
+    server = serve("--publish", "manual")
+    engine = store.connect(server.database)
+    with store.transaction(engine) as conn:  # accept-all's rule, but marked a rejection
+        seq = store.take_positions(conn, 1)
+        conn.execute(sa.insert(store.decisions).values(
+            id="forged", seq=seq, features="[0.1, 0.2, 0.3]", accepted=False, version=1,
+            created_at=store.now()))
+    engine.dispose()
+    with server.client() as c:
+        r = c.post("/publish", timeout=10)
+        assert r.status_code == 503, r.text
+        assert "forged" in r.json()["error"] and "\n" not in r.json()["error"]
+        health = c.get("/health")
+        assert health.status_code == 503 and "forged" in health.json()["learner_error"]
+        assert c.get("/metrics").json()["learner_error"] is not None
+        assert c.post("/publish", timeout=10).status_code == 503  # and stays stopped, saying so
+    server.stop()  # a stop with a stopped learner still ends
+    assert server.process.returncode is not None

@@ -28,9 +28,13 @@ def _param(text: str) -> tuple[str, Any]:
         return name, value
 
 
-def _database_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", metavar="FILE", help="the service's TOML settings")
-    p.add_argument("--database", metavar="URL",
+def _database_flags(p: argparse.ArgumentParser, sub: bool = False) -> None:
+    """``--config`` and ``--database``; a subcommand's (``sub``) leave unset what was given
+    before the subcommand (``sat serve --database URL keys list``)."""
+    unset = argparse.SUPPRESS if sub else None
+    p.add_argument("--config", metavar="FILE", default=unset,
+                   help="the service's TOML settings")
+    p.add_argument("--database", metavar="URL", default=unset,
                    help="sqlite:///FILE (default sqlite:///sat-service.db) or "
                    "postgresql://USER@HOST/NAME")
 
@@ -67,15 +71,15 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
     keys_sub = keys.add_subparsers(dest="keys_action", required=True, parser_class=_Parser)
     create = keys_sub.add_parser("create", help="create a key (printed once)")
     create.add_argument("--name", required=True, help="who or what uses the key")
-    _database_flags(create)
+    _database_flags(create, sub=True)
     revoke = keys_sub.add_parser("revoke", help="revoke a key")
     revoke.add_argument("id", help="the key's id (or the whole key)")
-    _database_flags(revoke)
+    _database_flags(revoke, sub=True)
     listing = keys_sub.add_parser("list", help="list keys (ids and names, never secrets)")
-    _database_flags(listing)
+    _database_flags(listing, sub=True)
     check = sub.add_parser("check", help="replay the log from nothing; compare with the "
                            "saved learner")
-    _database_flags(check)
+    _database_flags(check, sub=True)
     play = sub.add_parser("play", help="play the strategic game against a running service")
     play.add_argument("--url", required=True, help="the service, e.g. http://127.0.0.1:8000")
     play.add_argument("--key", required=True, help="an API key")

@@ -32,8 +32,9 @@ import numpy as np
 
 #: What the ``format`` field of a saved learner's metadata says.
 FORMAT = "strategic-apple-tasting learner"
-#: The format this release writes.
-FORMAT_VERSION = 1
+#: The format this release writes (2: the decisions awaiting outcomes as one array; 1: one
+#: array each, which made a service's saved state grow a file per pending decision).
+FORMAT_VERSION = 2
 
 _AGENTS = "__agents__"
 _ARRAY = "__array__"
@@ -245,7 +246,9 @@ def loads(data: bytes, source: str = "the data") -> Any:
     return READERS[version](meta, arrays)
 
 
-def _read_v1(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:
+def _read_v1(meta: dict[str, Any], arrays: dict[str, np.ndarray], format_version: int = 1
+             ) -> Any:
+    """Formats 1 and 2 (they differ only in how pending decisions are kept)."""
     from . import learner_class
 
     cls = learner_class(meta["learner"])
@@ -260,8 +263,12 @@ def _read_v1(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:
                          f"{', '.join(sorted(made)) or 'none'}")
     for name, node in meta["attributes"].items():
         setattr(learner, name, _decode(node, made[name], f"attribute.{name}", arrays))
-    _decode_desk(learner, meta["desk"], template, arrays)
+    _decode_desk(learner, meta["desk"], template, arrays, format_version)
     return learner
+
+
+def _read_v2(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:
+    return _read_v1(meta, arrays, 2)
 
 
 def _attributes(learner: Any) -> dict[str, Any]:
@@ -275,7 +282,7 @@ def _attributes(learner: Any) -> dict[str, Any]:
 
 
 #: Format version → reader. A new format adds a reader and keeps the old ones.
-READERS = {1: _read_v1}
+READERS = {1: _read_v1, 2: _read_v2}
 
 
 # -- the random generator ----------------------------------------------------------------------
@@ -328,10 +335,11 @@ def _encode_desk(learner: Any, arrays: dict[str, np.ndarray], owner: str) -> dic
             "snapshot": {f: _encode(v, f"snapshot{version}.{f}", arrays, owner)
                          for f, v in learner._snapshots.get(version, {}).items()},
         })
-    pending = []
-    for k, (id_, p) in enumerate(learner._pending.items()):
-        arrays[f"pending{k}"] = p.x_obs
-        pending.append({"id": id_, "version": p.version, "accepted": p.accepted})
+    waiting = list(learner._pending.items())
+    arrays["pending"] = (np.stack([p.x_obs for _, p in waiting]) if waiting
+                         else np.empty((0, learner._d)))
+    pending = {"ids": [id_ for id_, _ in waiting], "versions": [p.version for _, p in waiting],
+               "accepted": [p.accepted for _, p in waiting]}
     return {
         "in_force": None if learner._in_force is None else learner._in_force.version,
         "rules": rules, "uses": [[v, n] for v, n in learner._uses.items()],
@@ -343,7 +351,7 @@ def _encode_desk(learner: Any, arrays: dict[str, np.ndarray], owner: str) -> dic
 
 
 def _decode_desk(learner: Any, doc: dict[str, Any], template: Any,
-                 arrays: dict[str, np.ndarray]) -> None:
+                 arrays: dict[str, np.ndarray], format_version: int) -> None:
     from .decisions import PublishedRule, _Pending
 
     params = learner.get_params()
@@ -362,8 +370,18 @@ def _decode_desk(learner: Any, doc: dict[str, Any], template: Any,
     learner._in_force = None if in_force is None else learner._rules[in_force]
     learner._uses = {v: n for v, n in doc["uses"]}
     learner._pending = {}
-    for k, p in enumerate(doc["pending"]):
-        learner._pending[p["id"]] = _Pending(p["version"], arrays[f"pending{k}"], p["accepted"])
+    if format_version == 1:
+        for k, p in enumerate(doc["pending"]):
+            learner._pending[p["id"]] = _Pending(p["version"], arrays[f"pending{k}"],
+                                                 p["accepted"])
+    else:
+        p, xs = doc["pending"], arrays["pending"]
+        if xs.shape != (len(p["ids"]), learner._d):
+            raise ValueError(f"the file does not describe this learner: {len(p['ids'])} "
+                             f"pending decisions but an array of shape {xs.shape}")
+        for k, (id_, version, accepted) in enumerate(zip(p["ids"], p["versions"],
+                                                         p["accepted"], strict=True)):
+            learner._pending[id_] = _Pending(version, xs[k].copy(), accepted)
     learner._reported = set(doc["reported"])
     learner._version = doc["version"]
     learner._next_id = doc["next_id"]

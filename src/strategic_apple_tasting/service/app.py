@@ -20,10 +20,12 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import sqlalchemy as sa
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, Response
+from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
 from . import store
@@ -32,7 +34,10 @@ from .deciding import ServiceError, Writer
 from .keys import KeyCheck
 from .learning import LearnerLoop
 
-Finite = Annotated[float, Field(allow_inf_nan=False)]
+#: Largest magnitude of a feature or an outcome: beyond it least squares overflows (a β of NaN
+#: would stop the learner), and no lending feature comes near it once scaled.
+MAX_ABS = 1e9
+Finite = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-MAX_ABS, le=MAX_ABS)]
 DecisionId = Annotated[str, Field(min_length=1, max_length=store.MAX_ID)]
 
 #: What a process of the service does: decide and learn (one per database), or only decide.
@@ -90,6 +95,17 @@ class Service:
         self.bandit = config.make_learner().get_params().get("feedback") == "bandit"
 
     def open(self) -> Service:
+        """Connect, migrate, check the database's settings, start the learner and the writer;
+        a database that cannot be used is a ``ValueError`` in one line."""
+        try:
+            return self._open()
+        except sa.exc.SQLAlchemyError as exc:
+            self.close()
+            reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            raise ValueError(f"database {self.config.database!r} cannot be used: "
+                             f"{type(exc).__name__}: {reason}") from None
+
+    def _open(self) -> Service:
         self.engine = store.connect(self.config.database)
         store.migrate(self.engine)
         fixed = self.config.fixed()
@@ -140,31 +156,48 @@ def _rule_doc(row: Any, config: ServiceConfig) -> dict[str, Any]:
             "learner": config.learner, "params": config.fixed()["params"]}
 
 
-class BodyLimit:
-    """Refuse a request body over ``limit`` bytes (413) before it is read whole."""
+class Gate:
+    """Before a request's body is read: the write endpoints need a key (401), and no body may
+    exceed ``limit`` bytes (413), whether it says its length or not. Refusals are made here,
+    so an anonymous client's body is never parsed."""
 
-    def __init__(self, app: Any, limit: int) -> None:
+    WRITES = frozenset({"/decisions", "/outcomes", "/publish"})
+
+    def __init__(self, app: Any, limit: int, keys: Any) -> None:
         self.app = app
         self.limit = limit
+        self.keys = keys
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        length = dict(scope["headers"]).get(b"content-length")
+        headers = dict(scope["headers"])
+        if scope["method"] == "POST" and scope["path"] in self.WRITES:
+            header = headers.get(b"authorization", b"").decode("latin-1")
+            _, why = self.keys().check(header)
+            if why is not None:
+                return await _error(401, why)(scope, receive, send)
         message = (f"the request body is over {self.limit:,} bytes (max_body); send a smaller "
                    "batch")
-        if length is not None and length.isdigit() and int(length) > self.limit:
-            return await _error(413, message)(scope, receive, send)
-        seen = 0
-
-        async def limited() -> Any:
-            nonlocal seen
+        length = headers.get(b"content-length")
+        if length is not None and length.isdigit():
+            if int(length) > self.limit:
+                return await _error(413, message)(scope, receive, send)
+            return await self.app(scope, receive, send)
+        # No length given (chunked): read it here, up to the limit, and hand it on.
+        events, seen = [], 0
+        while True:
             event = await receive()
+            events.append(event)
             seen += len(event.get("body", b""))
             if seen > self.limit:
-                raise ServiceError(413, message)
-            return event
-        return await self.app(scope, limited, send)
+                return await _error(413, message)(scope, receive, send)
+            if event["type"] != "http.request" or not event.get("more_body"):
+                break
+
+        async def replay() -> Any:
+            return events.pop(0) if events else await receive()
+        return await self.app(scope, replay, send)
 
 
 def create_app(service: Service) -> FastAPI:
@@ -181,7 +214,11 @@ def create_app(service: Service) -> FastAPI:
                   lifespan=lifespan,
                   description="Decisions under a published rule that strategic applicants "
                   "read, outcomes learned when they arrive (apple tasting).")
-    app.add_middleware(BodyLimit, limit=config.max_body)
+    app.add_middleware(Gate, limit=config.max_body, keys=lambda: service.keys)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        return _error(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}")
 
     @app.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError) -> Response:
@@ -190,15 +227,14 @@ def create_app(service: Service) -> FastAPI:
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
         first = exc.errors()[0]
+        if first.get("type") == "json_invalid":
+            why = first.get("ctx", {}).get("error", "invalid")
+            return _error(422, f"the body is not valid JSON ({why} at character "
+                          f"{first['loc'][-1]})")
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
         value = first.get("input")
-        shown = "" if isinstance(value, dict | list) or value is None else f" (got {value!r})"
+        shown = "" if isinstance(value, dict | list) or value is None else f" (got {value!r:.60})"
         return _error(422, f"{where}: {first.get('msg', 'invalid')}{shown}")
-
-    def authorize(request: Request) -> None:
-        _, why = service.keys.check(request.headers.get("authorization"))
-        if why is not None:
-            raise ServiceError(401, why)
 
     def features(x: list[float], where: str) -> list[float]:
         if len(x) != d:
@@ -211,9 +247,13 @@ def create_app(service: Service) -> FastAPI:
         r = store.rules
         return conn.execute(sa.select(r).order_by(r.c.version.desc()).limit(1)).first()
 
-    @app.post("/decisions", summary="Decide one applicant or a batch (API key)")
-    async def decide(body: DecisionsIn, request: Request) -> Response:
-        authorize(request)
+    # The gate checks keys; this documents them in the OpenAPI document.
+    key = [Depends(HTTPBearer(auto_error=False, description="an API key (sat serve keys "
+                              "create)"))]
+
+    @app.post("/decisions", summary="Decide one applicant or a batch (API key)",
+              dependencies=key)
+    async def decide(body: DecisionsIn) -> Response:
         if (body.applicants is None) == (body.x is None):
             raise ServiceError(422, "give one applicant (x, and optionally id) or a batch "
                                "(applicants), not both or neither")
@@ -232,9 +272,9 @@ def create_app(service: Service) -> FastAPI:
         items = [(body.id, features(body.x, "x"))]
         return _json((await service.writer.submit("decisions", items))[0])
 
-    @app.post("/outcomes", summary="Report outcomes of accepted applicants (API key)")
-    async def outcomes(body: OutcomesIn, request: Request) -> Response:
-        authorize(request)
+    @app.post("/outcomes", summary="Report outcomes of accepted applicants (API key)",
+              dependencies=key)
+    async def outcomes(body: OutcomesIn) -> Response:
         single = body.id is not None or body.outcome is not None
         if single == (body.outcomes is not None):
             raise ServiceError(422, "give one outcome (id and outcome) or a batch (outcomes), "
@@ -253,24 +293,29 @@ def create_app(service: Service) -> FastAPI:
         done = await service.writer.submit("outcomes", items)
         return _json(done[0] if single else {"outcomes": done})
 
-    @app.post("/publish", summary="Learn what is logged, then publish the next rule (API key)")
-    async def publish(request: Request) -> Response:
-        authorize(request)
+    @app.post("/publish", summary="Learn what is logged, then publish the next rule (API key)",
+              dependencies=key)
+    async def publish() -> Response:
         if service.learner is None:
             raise ServiceError(409, "this worker only decides (--role decide): send /publish "
                                "to the worker that learns")
         if service.learner.error is not None:
             raise ServiceError(503, f"the learner has stopped: {service.learner.error}")
-        row = await asyncio.wrap_future(service.learner.publish())
+        try:
+            row = await asyncio.wrap_future(service.learner.publish())
+        except RuntimeError as exc:  # the learner stopped on an error while publishing
+            raise ServiceError(503, str(exc)) from None
+        r = store.rules
+        return _json(_rule_doc(await asyncio.to_thread(read, lambda conn: conn.execute(
+            sa.select(r).where(r.c.version == row["version"])).one()), config))
+
+    def read(query: Any) -> Any:
         with service.engine.connect() as conn:
-            r = store.rules
-            return _json(_rule_doc(conn.execute(sa.select(r).where(
-                r.c.version == row["version"])).one(), config))
+            return query(conn)
 
     @app.get("/policy", summary="The rule in force (public)")
     async def policy() -> Response:
-        with service.engine.connect() as conn:
-            row = latest_rule(conn)
+        row = await asyncio.to_thread(read, latest_rule)
         if row is None:
             raise ServiceError(503, "no rule is published yet")
         return _json(_rule_doc(row, config))
@@ -278,8 +323,8 @@ def create_app(service: Service) -> FastAPI:
     @app.get("/policy/history", summary="Every published rule, oldest first (public)")
     async def history() -> Response:
         r = store.rules
-        with service.engine.connect() as conn:
-            rows = conn.execute(sa.select(r).order_by(r.c.version)).all()
+        rows = await asyncio.to_thread(
+            read, lambda conn: conn.execute(sa.select(r).order_by(r.c.version)).all())
         return _json({"rules": [_rule_doc(row, config) for row in rows]})
 
     @app.get("/metrics", summary="Counts and the rule's age (public)")
@@ -288,8 +333,7 @@ def create_app(service: Service) -> FastAPI:
 
     @app.get("/health", summary="Whether the service decides and learns (public)")
     async def health() -> Response:
-        with service.engine.connect() as conn:
-            conn.execute(sa.select(1))
+        await asyncio.to_thread(read, lambda conn: conn.execute(sa.select(1)))
         error = None if service.learner is None else service.learner.error
         return _json({"status": "ok" if error is None else "learner stopped",
                       "role": service.role, "learner_error": error},

@@ -72,9 +72,10 @@ class KeyCheck:
 
     def check(self, header: str | None) -> tuple[str | None, str | None]:
         """(the key's id, None) if ``header`` carries an active key, else (None, why not)."""
-        if not header or not header.startswith("Bearer "):
+        scheme, _, key = (header or "").partition(" ")
+        if scheme.lower() != "bearer" or not key.strip():
             return None, "this endpoint needs an API key: send 'Authorization: Bearer <key>'"
-        key = header[len("Bearer "):].strip()
+        key = key.strip()
         parts = key.split("_")
         if len(parts) < 3 or parts[0] != "sat":
             return None, "the API key is malformed (it looks like sat_<id>_<secret>)"

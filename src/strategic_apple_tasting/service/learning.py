@@ -20,6 +20,7 @@ import fcntl
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -37,6 +38,10 @@ from .config import ServiceConfig
 
 log = logging.getLogger("strategic_apple_tasting.service")
 
+#: Seconds a step waits for more of the log (one learner step, not one per decision).
+GATHER = 0.02
+#: Seconds between writes of the learner's progress when nothing else is written.
+PROGRESS_EVERY = 0.25
 #: Log entries read per transaction.
 CHUNK = 5_000
 #: Saved states kept in the database (the newest ones).
@@ -57,24 +62,25 @@ class Entry:
 
 def read_log(conn: Connection, after: int, limit: int = CHUNK, upto: int | None = None
              ) -> list[Entry]:
-    """The log's entries after position ``after`` (and up to ``upto``), in order; at most about
-    ``limit``, never skipping one."""
+    """The log's entries after position ``after`` (and up to ``upto``), in order, at most
+    ``limit``. One statement, so one snapshot: two queries could see a transaction that
+    commits between them in one table and not the other (PostgreSQL's read committed)."""
     d, o = store.decisions, store.outcomes
-    dq = sa.select(d.c.seq, d.c.id, d.c.features, d.c.accepted, d.c.version).where(
-        d.c.seq > after)
-    oq = sa.select(o.c.seq, o.c.decision_id, o.c.outcome).where(o.c.seq > after)
+    decisions = sa.select(d.c.seq, d.c.id.label("id"), d.c.features, d.c.accepted,
+                          d.c.version, sa.cast(sa.null(), sa.Double).label("outcome")
+                          ).where(d.c.seq > after)
+    outcomes = sa.select(o.c.seq, o.c.decision_id.label("id"),
+                         sa.cast(sa.null(), sa.Text).label("features"),
+                         sa.cast(sa.null(), sa.Boolean).label("accepted"),
+                         sa.cast(sa.null(), sa.Integer).label("version"), o.c.outcome
+                         ).where(o.c.seq > after)
     if upto is not None:
-        dq, oq = dq.where(d.c.seq <= upto), oq.where(o.c.seq <= upto)
-    ds = conn.execute(dq.order_by(d.c.seq).limit(limit)).all()
-    os_ = conn.execute(oq.order_by(o.c.seq).limit(limit)).all()
-    entries = [Entry(r.seq, r.id, json.loads(r.features), bool(r.accepted), r.version)
-               for r in ds] + [Entry(r.seq, r.decision_id, outcome=r.outcome) for r in os_]
-    entries.sort(key=lambda e: e.seq)
-    # A full read may have left later rows of its table: stop where it ends.
-    ends = [rows[-1].seq for rows in (ds, os_) if len(rows) == limit]
-    if ends:
-        entries = [e for e in entries if e.seq <= min(ends)]
-    return entries
+        decisions, outcomes = decisions.where(d.c.seq <= upto), outcomes.where(o.c.seq <= upto)
+    log = sa.union_all(decisions, outcomes).subquery()
+    rows = conn.execute(sa.select(log).order_by(log.c.seq).limit(limit)).all()
+    return [Entry(r.seq, r.id, json.loads(r.features), bool(r.accepted), r.version)
+            if r.features is not None else Entry(r.seq, r.id, outcome=r.outcome)
+            for r in rows]
 
 
 def rule_row(rule: PublishedRule, after_seq: int, log_at: int, published_at: float
@@ -284,6 +290,8 @@ class LearnerLoop:
         self.current: LogLearner | None = None
         self._saved_at = 0
         self._published_at = 0.0
+        self._progress_at = -1  # the position the progress row was last written at
+        self._progress_by = 0.0  # not written again before (monotonic clock)
 
     # -- life -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -319,10 +327,14 @@ class LearnerLoop:
         self._thread = None
         if self.error is None:
             try:
-                with store.transaction(self.engine) as conn:
-                    self._step(conn, save=True)
+                self._step(save=True)
             except Exception as exc:  # the log is safe; the next start replays it
                 log.warning("learner not saved at stop: %s", exc)
+        with self._guard:
+            commands, self._commands = self._commands, []
+        for future in commands:
+            future.set_exception(RuntimeError("the service is stopping: publish again after "
+                                              "it restarts"))
         self._lock.release()
 
     def wake(self) -> None:
@@ -339,26 +351,38 @@ class LearnerLoop:
 
     # -- the loop ---------------------------------------------------------------------------
     def _run(self) -> None:
+        last = 0.0
         while not self._stop.is_set():
             self._wake.wait(0.05)
             self._wake.clear()
+            with self._guard:
+                commands, self._commands = self._commands, []
+            if not commands:  # gather what arrives in a short while into one step
+                time.sleep(max(0.0, last + GATHER - time.monotonic()))
+            last = time.monotonic()
             try:
-                with store.transaction(self.engine) as conn:
-                    done = self._step(conn)
-                for future, row in done:
-                    future.set_result(row)
-                    if row is not None:
-                        self.on_publish(row)
+                done = self._step(commands)
             except sa.exc.OperationalError as exc:
                 # The database refused a transaction (locked too long, connection lost): what
-                # was learned in memory is not in it, so rebuild from the database and retry.
+                # was learned in memory is not in it, so rebuild from the database and retry
+                # (the publications asked for wait for the retry).
                 log.warning("learner transaction failed (%s): rebuilding from the log", exc)
+                with self._guard:
+                    self._commands[:0] = commands
                 try:
                     self.current = restore(self.engine, self.config)
                 except Exception as again:
                     self._fail(f"cannot rebuild the learner: {again}")
+                continue
             except Exception as exc:
+                with self._guard:
+                    self._commands[:0] = commands
                 self._fail(f"{type(exc).__name__}: {exc}")
+                continue
+            for future, row in done:
+                future.set_result(row)
+                if row is not None:
+                    self.on_publish(row)
 
     def _fail(self, message: str) -> None:
         self.error = message
@@ -374,32 +398,46 @@ class LearnerLoop:
             pass
         self._stop.set()
 
-    def _step(self, conn: Connection, save: bool = False) -> list[tuple[Future, Any]]:
-        """One transaction of learning: read the log, learn, publish by the cadence or on
-        request, save now and then, record progress."""
+    def _step(self, commands: list[Future] = (), save: bool = False
+              ) -> list[tuple[Future, Any]]:
+        """Read the log and learn (outside any write transaction: deciders never wait for the
+        learner's arithmetic), then, if there is anything to write, one short write
+        transaction: a publication by the cadence or as ``commands`` ask, a saved state now
+        and then, the progress."""
         current = self.current
         kind, amount = self.config.cadence()
-        with self._guard:
-            commands, self._commands = self._commands, []
-        published: list[dict[str, Any]] = []
-        while True:
-            entries = read_log(conn, current.seq)
-            for entry in entries:
-                current.apply(entry)
-                if kind == "outcomes" and current.since >= amount:
-                    published.append(self._publish(conn))
-            if len(entries) < CHUNK // 2 or not commands:
-                break  # a publication on request first learns all that is logged
-        if kind == "period" and store.now() >= self._published_at + amount:
-            published.append(self._publish(conn))
-        done = [(future, self._publish(conn)) for future in commands]
-        if save or current.seq - self._saved_at >= self.config.snapshot_every:
-            self._save(conn)
-        conn.execute(sa.update(store.learner_progress).values(
-            seq=current.seq, version=current.version, learned=current.learned,
-            clean=current.clean, error=None, updated_at=store.now()))
-        for row in published:
-            done.append((Future(), row))
+        due = False
+        with self.engine.connect() as conn:
+            while True:
+                entries = read_log(conn, current.seq)
+                for entry in entries:
+                    current.apply(entry)
+                    if kind == "outcomes" and current.since >= amount:
+                        due = True  # publish here, at this position: the rest waits
+                        break
+                if due or not commands or not entries:
+                    break  # a publication on request first learns all that is logged
+        if due and commands:  # the cadence's publication first; the requests' next step
+            with self._guard:
+                self._commands[:0] = commands
+            commands = []
+        due = due or (kind == "period" and store.now() >= self._published_at + amount)
+        saved = (current.saved_row() if save
+                 or current.seq - self._saved_at >= self.config.snapshot_every else None)
+        behind = current.seq != self._progress_at and time.monotonic() >= self._progress_by
+        if not (due or commands or saved or behind):
+            return []
+        done: list[tuple[Future, Any]] = []
+        with store.transaction(self.engine) as conn:
+            if due:
+                done.append((Future(), self._publish(conn)))
+            done += [(future, self._publish(conn)) for future in commands]
+            if saved is not None:
+                self._save(conn, saved)
+            conn.execute(sa.update(store.learner_progress).values(
+                seq=current.seq, version=current.version, learned=current.learned,
+                clean=current.clean, error=None, updated_at=store.now()))
+        self._progress_at, self._progress_by = current.seq, time.monotonic() + PROGRESS_EVERY
         return done
 
     def _publish(self, conn: Connection) -> dict[str, Any]:
@@ -410,13 +448,14 @@ class LearnerLoop:
         conn.execute(sa.insert(store.rules).values(**row))
         return row
 
-    def _save(self, conn: Connection) -> None:
+    def _save(self, conn: Connection, row: dict[str, Any] | None = None) -> None:
+        """Write a saved state (``row``, made outside the transaction, else now)."""
         s = store.learner_state
-        row = self.current.saved_row()
+        row = self.current.saved_row() if row is None else row
         conn.execute(sa.delete(s).where(s.c.seq == row["seq"]))
         conn.execute(sa.insert(s).values(**row))
         keep = conn.execute(sa.select(s.c.seq).order_by(s.c.seq.desc())
                             .limit(KEEP_STATES)).scalars().all()
         conn.execute(sa.delete(s).where(s.c.seq < min(keep)))
-        self._saved_at = self.current.seq
+        self._saved_at = row["seq"]
 

@@ -51,14 +51,18 @@ def acceptance_svg(series: list[tuple[float, int, int]], changes: list[float]) -
     ax = fig.subplots()
     if series:
         t0 = series[0][0]
-        times = [(t - t0) / 60 for t, _, _ in series]
+        span = max(series[-1][0] - t0, 1e-9)
+        unit, size = next((u, z) for u, z in (("days", 86400.0), ("hours", 3600.0),
+                                               ("minutes", 60.0), ("seconds", 1.0))
+                          if span >= 3 * z or z == 1.0)
+        times = [(t - t0) / size for t, _, _ in series]
         ax.plot(times, [a / n for _, n, a in series], marker="o", ms=3, lw=1.5,
                 color="#1f77b4", label="accepted share")
         for k, c in enumerate(changes):
             if c >= t0:
-                ax.axvline((c - t0) / 60, color="#d62728", lw=0.8, alpha=0.6,
+                ax.axvline((c - t0) / size, color="#d62728", lw=0.8, alpha=0.6,
                            label="new rule" if k == 0 or changes[k - 1] < t0 else None)
-        ax.set_xlabel(f"minutes since {_when(t0)}")
+        ax.set_xlabel(f"{unit} since {_when(t0)}")
         ax.legend(loc="upper right", fontsize=8)
     else:
         ax.text(0.5, 0.5, "no decisions yet", ha="center", va="center",
@@ -86,7 +90,8 @@ def policy_page(service: Any) -> str:
     if rules:
         now = rules[-1]
         beta = json.loads(now.beta)
-        terms = " + ".join(f"{b:.4g}·{_e(n)}" for b, n in zip(beta, names, strict=True))
+        terms = " ".join(f"{'−' if b < 0 else '+'} {abs(b):.4g}·{_e(n)}"
+                         for b, n in zip(beta, names, strict=True)).removeprefix("+ ")
         body += [
             f"<h2>The rule in force (version {now.version}, since {_when(now.published_at)})"
             "</h2>",
@@ -100,10 +105,12 @@ def policy_page(service: Any) -> str:
              "<figcaption>Share of applicants accepted per time bucket; red lines mark "
              "publications of a new rule.</figcaption></figure>",
              "<h2>When the rule changed</h2>",
-             _table(["version", "effective", "threshold", "β"],
+             _table(["version", "effective", "threshold", "β", ""],
                     [[str(x.version), _e(_when(x.published_at)), f"{x.threshold:.6g}",
-                      _e(", ".join(f"{b:.4g}" for b in json.loads(x.beta)))]
-                     for x in reversed(rules)], text_columns=(1, 3)),
+                      _e(", ".join(f"{b:.4g}" for b in json.loads(x.beta))),
+                      "same rule as before" if k and (x.beta, x.threshold) == (
+                          rules[k - 1].beta, rules[k - 1].threshold) else ""]
+                     for k, x in reversed(list(enumerate(rules)))], text_columns=(1, 3, 4)),
              "<p class=note>Machine-readable: <a href=policy>/policy</a>, "
              "<a href=policy/history>/policy/history</a>, <a href=docs>API</a>.</p>"]
     return html_page("Published lending rule", "\n".join(body))

@@ -33,6 +33,9 @@ from sqlalchemy.engine import Connection, Engine
 #: The schema the newest migration makes (migrations are the history; this is the present).
 METADATA = sa.MetaData()
 
+#: The execution option that marks a write transaction (SQLite: ``BEGIN IMMEDIATE``).
+WRITE = "sat_write"
+
 #: The longest decision id a client may give.
 MAX_ID = 128
 
@@ -133,7 +136,8 @@ def connect(url: str) -> Engine:
     """An engine for ``url``. SQLite: write-ahead log, every commit synced to disk
     (``synchronous=FULL``: an acknowledged decision survives a crash of the machine, not only
     of the process), write transactions taken at BEGIN (``BEGIN IMMEDIATE``) so that two
-    writers wait for each other rather than fail, and a five-second wait for the lock.
+    writers wait for each other rather than fail, and a five-second wait for the lock; a read
+    (``engine.connect()``) begins deferred and never waits for a writer.
     PostgreSQL: psycopg 3 (``postgresql://`` is read as ``postgresql+psycopg://``)."""
     check_url(url)
     parsed = sa.engine.make_url(url)
@@ -157,7 +161,9 @@ def connect(url: str) -> Engine:
 
     @sa.event.listens_for(engine, "begin")
     def _begin(conn: Connection) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # A write transaction takes the lock at once; a read never waits for a writer (WAL).
+        write = conn.get_execution_options().get(WRITE, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
 
@@ -169,7 +175,7 @@ def migrate(engine: Engine) -> None:
 
     config = Config()
     config.set_main_option("script_location", str(Path(__file__).with_name("migrations")))
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         config.attributes["connection"] = conn
         command.upgrade(config, "head")
 
@@ -185,8 +191,10 @@ def schema_revision(engine: Engine) -> str | None:
 @contextmanager
 def transaction(engine: Engine) -> Iterator[Connection]:
     """One write transaction (committed on leaving, rolled back on an error)."""
-    with engine.begin() as conn:
-        yield conn
+    with engine.connect() as conn:
+        conn.execution_options(**{WRITE: True})
+        with conn.begin():
+            yield conn
 
 
 def take_positions(conn: Connection, n: int) -> int:
