@@ -31,9 +31,9 @@ Clients (``--client``, several allowed, one configuration each):
 - ``threads`` (default): a thread per client, each an ``httpx.Client``. It used less CPU per
   request than ``async`` (about 0.6 against 1 ms) at every client count measured.
 - ``async``: ``httpx.AsyncClient``s on one asyncio loop.
-- ``raw``: a diagnostic, not a general client: HTTP/1.1 written and read by hand on asyncio
-  streams (about 0.05 ms of CPU a request). At 8 and 32 clients in single mode httpx takes most
-  of a core and is the bottleneck on 2 cores; ``raw`` shows what the server does without it.
+- ``aiohttp``: ``aiohttp.ClientSession``s on one asyncio loop (the ``bench`` extra), much
+  cheaper a request. At 8 and 32 clients in single mode httpx takes most of a core and is the
+  bottleneck on 2 cores; ``aiohttp`` shows more of what the server does on its own.
 
 The machine has 2 cores shared by the server, the clients and anything else running: the load
 average is printed before and after, and numbers from a busy machine are low and noisy.
@@ -44,7 +44,7 @@ decisions/s with p99 ≤ 50 ms at 32 clients, and ≥ 20,000 decisions/s batched
 Usage::
 
     .venv/bin/python benchmarks/serve.py                      # smoke: small sizes (~1 min)
-    .venv/bin/python benchmarks/serve.py --requests 150 --batch-requests 3 --client threads raw
+    .venv/bin/python benchmarks/serve.py --requests 150 --batch-requests 3 --client threads aiohttp
     .venv/bin/python benchmarks/serve.py --backends sqlite --modes single --clients 32 \\
         --requests 500 [--batch 1000] [--dimension 5] [--ids] [--pg-fsync] [--keep]
 
@@ -341,12 +341,12 @@ def run_threads(url: str, key: str, path: str, body: Body, clients: int, request
                  server.cpu_seconds() - server0)
 
 
-def run_raw(url: str, key: str, path: str, body: Body, clients: int, requests: int,
-            per_request: int, server: Server) -> Phase:
-    """A diagnostic, not a general client: HTTP/1.1 written and read by hand on asyncio
-    streams (one keep-alive connection a client; the answers of this server carry a
-    Content-Length), to tell how much of a measurement is httpx's own cost."""
-    host, port = url.removeprefix("http://").split(":")
+def run_aiohttp(url: str, key: str, path: str, body: Body, clients: int, requests: int,
+                per_request: int, server: Server) -> Phase:
+    """Every client an ``aiohttp.ClientSession`` with one keep-alive connection, on one loop
+    (the ``bench`` extra): a client with a fraction of httpx's cost a request, to tell how much
+    of a measurement is the client's."""
+    import aiohttp
 
     async def main() -> Phase:
         latencies = np.zeros((clients, requests))
@@ -354,63 +354,49 @@ def run_raw(url: str, key: str, path: str, body: Body, clients: int, requests: i
         shown: list[str] = []
         go = asyncio.Event()
         ready: list[int] = []
-        auth = f"Authorization: Bearer {key}\r\n"
+        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+        sessions = [aiohttp.ClientSession(url, headers=headers,
+                                          connector=aiohttp.TCPConnector(limit=1),
+                                          timeout=aiohttp.ClientTimeout(total=120))
+                    for _ in range(clients)]
 
-        def request(content: bytes | None) -> bytes:
-            if content is None:
-                return (f"GET {path} HTTP/1.1\r\nHost: {host}\r\n{auth}\r\n").encode()
-            return (f"POST {path} HTTP/1.1\r\nHost: {host}\r\n{auth}Content-Type: "
-                    f"application/json\r\nContent-Length: {len(content)}\r\n\r\n"
-                    ).encode() + content
-
-        async def exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                           data: bytes) -> tuple[int, bytes]:
-            writer.write(data)
-            head = await reader.readuntil(b"\r\n\r\n")
-            status = int(head.split(b" ", 2)[1])
-            length = 0
-            for line in head.split(b"\r\n")[1:]:
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"content-length":
-                    length = int(value)
-            return status, await reader.readexactly(length)
-
-        async def client(c: int) -> None:
-            reader, writer = await asyncio.open_connection(host, int(port), limit=2**24)
-            await exchange(reader, writer, f"GET /health HTTP/1.1\r\nHost: {host}\r\n\r\n"
-                           .encode())
+        async def client(c: int, session: aiohttp.ClientSession) -> None:
+            async with session.get("/health") as r:  # connect before the clock starts
+                await r.read()
             ready.append(c)
             if len(ready) == clients:
                 go.set()
             await go.wait()
             for k in range(requests):
-                data = request(body(c, k))
+                content = body(c, k)
                 t0 = time.perf_counter()
                 try:
-                    status, text = await exchange(reader, writer, data)
-                except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
+                    async with (session.get(path) if content is None
+                                else session.post(path, data=content)) as r:
+                        text = await r.read()
+                        status = r.status
+                except (TimeoutError, aiohttp.ClientError) as exc:
                     status, text = -1, f"{type(exc).__name__}: {exc}".encode()
                 latencies[c, k] = time.perf_counter() - t0
                 if status != 200:
                     errors[0] += 1
                     _record(status, text.decode(errors="replace"), shown)
-                    if status == -1:
-                        break
-            writer.close()
 
-        tasks = [asyncio.create_task(client(c)) for c in range(clients)]
+        tasks = [asyncio.create_task(client(c, s)) for c, s in enumerate(sessions)]
         await go.wait()
         cpu0, server0, t0 = time.process_time(), server.cpu_seconds(), time.perf_counter()
         await asyncio.gather(*tasks)
         seconds = time.perf_counter() - t0
+        cpu, server_cpu = time.process_time() - cpu0, server.cpu_seconds() - server0
+        for s in sessions:
+            await s.close()
         return Phase(clients * requests, clients * requests * per_request, seconds,
-                     latencies.ravel() * 1e3, errors[0], shown, time.process_time() - cpu0,
-                     server.cpu_seconds() - server0)
+                     latencies.ravel() * 1e3, errors[0], shown, cpu, server_cpu)
 
     return asyncio.run(main())
 
 
-RUNNERS = {"async": run_async, "threads": run_threads, "raw": run_raw}
+RUNNERS = {"async": run_async, "threads": run_threads, "aiohttp": run_aiohttp}
 
 
 def metrics(url: str) -> dict[str, Any]:
@@ -537,8 +523,8 @@ def main() -> int:
     parser.add_argument("--client", nargs="+", choices=tuple(RUNNERS), default=["threads"],
                         help="how the clients send, one configuration each: threads: a thread "
                         "per client with httpx.Client (default); async: httpx.AsyncClient on "
-                        "one asyncio loop; raw: HTTP/1.1 by hand on asyncio streams (a "
-                        "diagnostic of httpx's own cost)")
+                        "one asyncio loop; aiohttp: aiohttp sessions on one loop (the bench "
+                        "extra: far cheaper a request, to tell httpx's own cost)")
     parser.add_argument("--pg-fsync", action="store_true",
                         help="run the throwaway PostgreSQL with fsync on (default off)")
     parser.add_argument("--keep", action="store_true",

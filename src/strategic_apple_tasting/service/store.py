@@ -144,7 +144,7 @@ def connect(url: str) -> Engine:
     if parsed.get_backend_name() == "postgresql":
         if parsed.drivername == "postgresql":
             parsed = parsed.set(drivername="postgresql+psycopg")
-        return sa.create_engine(parsed, pool_size=8, max_overflow=8, pool_pre_ping=True)
+        return sa.create_engine(parsed, pool_size=8, max_overflow=8)
     engine = sa.create_engine(parsed, connect_args={"check_same_thread": False,
                                                     "timeout": 5.0})
 
