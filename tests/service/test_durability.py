@@ -85,7 +85,7 @@ def test_kill_9_under_load_loses_and_doubles_nothing(serve):
     for cycle in range(3):
         load = Load(server, f"c{cycle}").start()
         loads.append(load)
-        time.sleep(float(moments.uniform(0.3, 1.2)))
+        time.sleep(float(moments.uniform(0.2, 0.8)))
         server.kill()
         load.join()
         assert load.decided, "the kill came before any acknowledged decision: nothing checked"

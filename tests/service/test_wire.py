@@ -16,7 +16,7 @@ GAMES = {
     "sa-ols, the paper's game": (
         ["--learner", "sa-ols", "--param", "delta=0.3", "--param", "r0=0",
          "--param", "feedback=\"apple\""],
-        Game(dimension=3, delta=0.3), "sa-ols", {}, 150),
+        Game(dimension=3, delta=0.3), "sa-ols", {}, 100),
     # Outcomes late by a uniform 0..6 rounds, a rule held 4 rounds.
     "sa-ols, delays and periods": (
         ["--learner", "sa-ols", "--param", "delta=0.3", "--param", "r0=0",

@@ -367,6 +367,7 @@ def _metrics(service: Service) -> dict[str, Any]:
         "learner_lag": int(last) - progress.seq,
         "rule_version": None if rule is None else rule.version,
         "rule_age_seconds": None if rule is None else max(0.0, store.now() - rule.published_at),
-        "learner_error": progress.error,
+        "learner_error": (service.learner.error if service.learner is not None
+                          and service.learner.error else progress.error),
     }
 

@@ -385,17 +385,19 @@ class LearnerLoop:
                     self.on_publish(row)
 
     def _fail(self, message: str) -> None:
+        """Stop learning: the error goes into the database first (``/metrics`` shows it),
+        then every publication waiting is answered with it."""
         self.error = message
         log.error("learner stopped: %s", message)
-        with self._guard:
-            commands, self._commands = self._commands, []
-        for future in commands:
-            future.set_exception(RuntimeError(f"the learner has stopped: {message}"))
         try:
             with store.transaction(self.engine) as conn:
                 conn.execute(sa.update(store.learner_progress).values(error=message))
         except Exception:  # the error is in memory and in /health either way
             pass
+        with self._guard:
+            commands, self._commands = self._commands, []
+        for future in commands:
+            future.set_exception(RuntimeError(f"the learner has stopped: {message}"))
         self._stop.set()
 
     def _step(self, commands: list[Future] = (), save: bool = False
