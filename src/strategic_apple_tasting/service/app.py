@@ -88,11 +88,12 @@ class Service:
             raise ValueError(f"--role must be one of {', '.join(ROLES)}, got {role!r}")
         self.config = config.check()
         self.role = role
+        params = config.make_learner().get_params()
         self.engine: Any = None
         self.writer: Writer | None = None
         self.learner: LearnerLoop | None = None
         self.keys: KeyCheck | None = None
-        self.bandit = config.make_learner().get_params().get("feedback") == "bandit"
+        self.bandit = params.get("feedback") == "bandit"
 
     def open(self) -> Service:
         """Connect, migrate, check the database's settings, start the learner and the writer;

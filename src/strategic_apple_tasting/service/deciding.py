@@ -133,12 +133,12 @@ class Writer:
         earlier requests), then write the new rows with consecutive log positions."""
         d, o = store.decisions, store.outcomes
         decided_ids = [i for q in group for i, _ in q.items if i is not None]
-        known: dict[str, Any] = {}
+        known: dict[str, dict[str, Any]] = {}  # id → decision row, recorded or in this group
         if decided_ids:
             for chunk in _chunks(decided_ids):
                 for row in conn.execute(sa.select(d.c.id, d.c.features, d.c.accepted,
                                                   d.c.version).where(d.c.id.in_(chunk))):
-                    known[row.id] = row
+                    known[row.id] = row._asdict()
         reported: dict[str, float] = {}
         outcome_ids = [i for q in group if q.kind == "outcomes" for i, _ in q.items]
         for chunk in _chunks(outcome_ids):
@@ -177,15 +177,13 @@ class Writer:
                 rule: LinearThreshold, now: float) -> list[dict[str, Any]]:
         out, rows, mine = [], [], {}
         for given, x in request.items:
-            if given is not None and (given in known or given in mine):
-                row = mine.get(given) or known[given]
-                features = row["features"] if isinstance(row, dict) else row.features
-                if json.loads(features) != list(x):
+            row = None if given is None else mine.get(given) or known.get(given)
+            if row is not None:
+                if json.loads(row["features"]) != list(x):
                     raise ServiceError(409, f"decision id {given!r} was already decided for "
                                        "other features: give a new id")
-                accepted = row["accepted"] if isinstance(row, dict) else row.accepted
-                made = row["version"] if isinstance(row, dict) else row.version
-                out.append({"id": given, "accepted": bool(accepted), "version": made})
+                out.append({"id": given, "accepted": bool(row["accepted"]),
+                            "version": row["version"]})
                 continue
             id_ = given if given is not None else uuid.uuid4().hex
             accepted = bool(rule.accepts(np.asarray(x, dtype=float)))
@@ -205,8 +203,7 @@ class Writer:
             row = known.get(id_)
             if row is None:
                 raise ServiceError(404, f"decision {id_!r} is unknown: no decision has that id")
-            accepted = row["accepted"] if isinstance(row, dict) else row.accepted
-            if not accepted and not self.bandit:
+            if not row["accepted"] and not self.bandit:
                 raise ServiceError(409, f"decision {id_!r} was a rejection: under apple "
                                    "tasting its outcome is never observed, so none is taken")
             before = mine.get(id_, reported.get(id_))

@@ -138,10 +138,10 @@ def compare_with_engine(wire: WireRun, engine: WireRun) -> list[str]:
     """Where a game over the wire and the engine's differ (empty if nowhere)."""
     out = []
     if wire.accepted != engine.accepted:
-        t = next(k for k, (a, b) in enumerate(zip(wire.accepted, engine.accepted,
-                                                  strict=False)) if a != b) + 1 \
-            if len(wire.accepted) == len(engine.accepted) else None
-        out.append(f"decisions differ (first at round {t})")
+        first = next((t for t, (a, b) in enumerate(zip(wire.accepted, engine.accepted,
+                                                       strict=False), start=1) if a != b),
+                     min(len(wire.accepted), len(engine.accepted)) + 1)
+        out.append(f"decisions differ from round {first} on")
     if wire.rules != engine.rules:
         out.append("published rules differ")
     for name in ("regret", "realized", "moved"):
