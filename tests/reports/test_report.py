@@ -6,7 +6,6 @@ import contextlib
 import io
 import math
 import re
-import shutil
 
 import numpy as np
 import pyarrow as pa
@@ -124,18 +123,6 @@ def test_report_of_a_missing_sweep_is_one_line_and_exit_2(tmp_path, capsys):
     assert "results.parquet" in err  # a `sat run` output directory is accepted too
     assert err.count("\n") == 1
 
-
-@pytest.fixture
-def browser():
-    """Debian's Chromium and playwright to drive it, or a skip saying what is missing."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("headless Chromium not found: apt-get install chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("playwright not installed: pip install playwright")
-    return chromium, sync_playwright
 
 
 def test_report_renders_in_headless_chromium(browser, report, tmp_path):

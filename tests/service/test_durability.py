@@ -78,6 +78,34 @@ def _rows(database: str) -> tuple[dict, dict]:
     return d, o
 
 
+def kill_under_load(server, load: Load, seconds: float) -> None:
+    """``kill -9`` after ``seconds`` of ``load``; every acknowledged decision and outcome is in
+    the database as acknowledged."""
+    time.sleep(seconds)
+    server.kill()
+    load.join()
+    assert load.decided, "the kill came before any acknowledged decision: nothing checked"
+    decisions, outcomes = _rows(server.database)
+    for id_, ack in load.decided.items():
+        assert decisions[id_] == ack, id_
+    for id_, value in load.reported.items():
+        assert outcomes[id_] == value, id_
+
+
+def retry_everything(server, load: Load) -> None:
+    """Retry every request sent, acknowledged or not: an acknowledged one gets its answer
+    again."""
+    with server.client() as c:
+        for id_, x in load.sent.items():
+            r = c.post("/decisions", json={"id": id_, "x": x})
+            assert r.status_code == 200, r.text
+            if id_ in load.decided:
+                assert (x, r.json()["accepted"], r.json()["version"]) == load.decided[id_]
+        for id_, value in load.reported.items():
+            r = c.post("/outcomes", json={"id": id_, "outcome": value})
+            assert r.json() == {"id": id_, "recorded": "already"}
+
+
 def test_kill_9_under_load_loses_and_doubles_nothing(serve):
     server = serve(*BUSY)
     moments = np.random.default_rng(2026)  # the kill's moments: fixed, so every run is the same
@@ -85,26 +113,9 @@ def test_kill_9_under_load_loses_and_doubles_nothing(serve):
     for cycle in range(3):
         load = Load(server, f"c{cycle}").start()
         loads.append(load)
-        time.sleep(float(moments.uniform(0.2, 0.8)))
-        server.kill()
-        load.join()
-        assert load.decided, "the kill came before any acknowledged decision: nothing checked"
-        decisions, outcomes = _rows(server.database)
-        for id_, ack in load.decided.items():  # every acknowledged decision is there, as sent
-            assert decisions[id_] == ack, id_
-        for id_, value in load.reported.items():
-            assert outcomes[id_] == value, id_
+        kill_under_load(server, load, float(moments.uniform(0.2, 0.8)))
         server.start()
-        # Retry everything sent, acknowledged or not: each id is decided exactly once.
-        with server.client() as c:
-            for id_, x in load.sent.items():
-                r = c.post("/decisions", json={"id": id_, "x": x})
-                assert r.status_code == 200, r.text
-                if id_ in load.decided:
-                    assert (x, r.json()["accepted"], r.json()["version"]) == load.decided[id_]
-            for id_, value in load.reported.items():
-                r = c.post("/outcomes", json={"id": id_, "outcome": value})
-                assert r.json() == {"id": id_, "recorded": "already"}
+        retry_everything(server, load)  # then each id is decided exactly once:
         decisions, outcomes = _rows(server.database)
         sent = set().union(*(ld.sent for ld in loads))
         assert set(decisions) == sent  # nothing lost, nothing extra, ids unique (primary key)

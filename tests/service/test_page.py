@@ -3,25 +3,9 @@
 from __future__ import annotations
 
 import random
-import shutil
 import time
 
-import pytest
-
 from .conftest import httpx  # noqa: F401  (skips the module without the 'serve' extra)
-
-
-@pytest.fixture
-def browser():
-    """Debian's Chromium and playwright to drive it, or a skip saying what is missing."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("headless Chromium not found: apt-get install chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("playwright not installed: pip install playwright")
-    return chromium, sync_playwright
 
 
 def _traffic(server) -> int:

@@ -3,14 +3,12 @@ where it is missing): the game over the wire, kill -9 under load, the log's repl
 
 from __future__ import annotations
 
-import time
-
 from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.game import Game
 from strategic_apple_tasting.learners import make_learner
 from strategic_apple_tasting.service import wire
 
-from .test_durability import BUSY, Load, _rows
+from .test_durability import BUSY, Load, _rows, kill_under_load, retry_everything
 
 
 def test_the_service_on_postgresql(serve, postgres):
@@ -24,19 +22,9 @@ def test_the_service_on_postgresql(serve, postgres):
     server.args = [*server.args, *BUSY]
     server.start()
     load = Load(server, "pg").start()
-    time.sleep(0.8)
-    server.kill()
-    load.join()
-    assert load.decided
-    decisions, outcomes = _rows(server.database)
-    for id_, ack in load.decided.items():
-        assert decisions[id_] == ack, id_
-    for id_, value in load.reported.items():
-        assert outcomes[id_] == value, id_
+    kill_under_load(server, load, 0.8)
     server.start()
-    with server.client() as c:
-        for id_, x in load.sent.items():
-            assert c.post("/decisions", json={"id": id_, "x": x}).status_code == 200
+    retry_everything(server, load)
     decisions, _ = _rows(server.database)
     assert set(load.sent) <= set(decisions)
     assert len(decisions) == len(load.sent) + 60  # and the wire game's 60, once each
