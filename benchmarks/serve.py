@@ -68,7 +68,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -248,22 +248,24 @@ def _record(status: int, text: str, shown: list[str]) -> None:
         shown.append(f"{status}: {text[:300]}")
 
 
-def run_async(url: str, key: str, path: str, body: Body, clients: int, requests: int,
-              per_request: int, server: Server) -> Phase:
-    """Every client an ``httpx.AsyncClient`` with one keep-alive connection, on one loop."""
+def _run_on_loop(sessions: Callable[[], list[Any]],
+                 send: Callable[[Any, str, bytes | None], Awaitable[tuple[int, str]]],
+                 close: Callable[[Any], Awaitable[None]], path: str, body: Body,
+                 clients: int, requests: int, per_request: int, server: Server) -> Phase:
+    """Clients as tasks on one asyncio loop, each with its own session (one keep-alive
+    connection): ``send(session, path, content)`` gives (status, error text); the clock starts
+    once every client has connected."""
 
     async def main() -> Phase:
-        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
-        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-        sessions = [httpx.AsyncClient(base_url=url, headers=headers, timeout=120.0,
-                                      limits=limits) for _ in range(clients)]
+        made = sessions()
         latencies = np.zeros((clients, requests))
         errors: list[int] = [0]
         shown: list[str] = []
         go = asyncio.Event()
+        ready: list[int] = []
 
-        async def client(c: int, session: httpx.AsyncClient) -> None:
-            await session.get("/health")  # connect before the clock starts
+        async def client(c: int, session: Any) -> None:
+            await send(session, "/health", None)  # connect before the clock starts
             ready.append(c)
             if len(ready) == clients:
                 go.set()
@@ -271,32 +273,49 @@ def run_async(url: str, key: str, path: str, body: Body, clients: int, requests:
             for k in range(requests):
                 content = body(c, k)
                 t0 = time.perf_counter()
-                try:
-                    if content is None:
-                        r = await session.get(path)
-                    else:
-                        r = await session.post(path, content=content)
-                    status, text = r.status_code, r.text if r.status_code != 200 else ""
-                except httpx.HTTPError as exc:
-                    status, text = -1, f"{type(exc).__name__}: {exc}"
+                status, text = await send(session, path, content)
                 latencies[c, k] = time.perf_counter() - t0
                 if status != 200:
                     errors[0] += 1
                     _record(status, text, shown)
 
-        ready: list[int] = []
-        tasks = [asyncio.create_task(client(c, s)) for c, s in enumerate(sessions)]
+        tasks = [asyncio.create_task(client(c, s)) for c, s in enumerate(made)]
         await go.wait()
         cpu0, server0, t0 = time.process_time(), server.cpu_seconds(), time.perf_counter()
         await asyncio.gather(*tasks)
         seconds = time.perf_counter() - t0
         cpu, server_cpu = time.process_time() - cpu0, server.cpu_seconds() - server0
-        for s in sessions:
-            await s.aclose()
+        for session in made:
+            await close(session)
         return Phase(clients * requests, clients * requests * per_request, seconds,
                      latencies.ravel() * 1e3, errors[0], shown, cpu, server_cpu)
 
     return asyncio.run(main())
+
+
+def run_async(url: str, key: str, path: str, body: Body, clients: int, requests: int,
+              per_request: int, server: Server) -> Phase:
+    """Every client an ``httpx.AsyncClient`` with one keep-alive connection, on one loop."""
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+
+    def sessions() -> list[Any]:
+        return [httpx.AsyncClient(base_url=url, headers=headers, timeout=120.0, limits=limits)
+                for _ in range(clients)]
+
+    async def send(session: Any, where: str, content: bytes | None) -> tuple[int, str]:
+        try:
+            r = await (session.get(where) if content is None
+                       else session.post(where, content=content))
+        except httpx.HTTPError as exc:
+            return -1, f"{type(exc).__name__}: {exc}"
+        return r.status_code, r.text if r.status_code != 200 else ""
+
+    async def close(session: Any) -> None:
+        await session.aclose()
+
+    return _run_on_loop(sessions, send, close, path, body, clients, requests, per_request,
+                        server)
 
 
 def run_threads(url: str, key: str, path: str, body: Body, clients: int, requests: int,
@@ -348,52 +367,28 @@ def run_aiohttp(url: str, key: str, path: str, body: Body, clients: int, request
     of a measurement is the client's."""
     import aiohttp
 
-    async def main() -> Phase:
-        latencies = np.zeros((clients, requests))
-        errors: list[int] = [0]
-        shown: list[str] = []
-        go = asyncio.Event()
-        ready: list[int] = []
-        headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
-        sessions = [aiohttp.ClientSession(url, headers=headers,
-                                          connector=aiohttp.TCPConnector(limit=1),
-                                          timeout=aiohttp.ClientTimeout(total=120))
-                    for _ in range(clients)]
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
 
-        async def client(c: int, session: aiohttp.ClientSession) -> None:
-            async with session.get("/health") as r:  # connect before the clock starts
-                await r.read()
-            ready.append(c)
-            if len(ready) == clients:
-                go.set()
-            await go.wait()
-            for k in range(requests):
-                content = body(c, k)
-                t0 = time.perf_counter()
-                try:
-                    async with (session.get(path) if content is None
-                                else session.post(path, data=content)) as r:
-                        text = await r.read()
-                        status = r.status
-                except (TimeoutError, aiohttp.ClientError) as exc:
-                    status, text = -1, f"{type(exc).__name__}: {exc}".encode()
-                latencies[c, k] = time.perf_counter() - t0
-                if status != 200:
-                    errors[0] += 1
-                    _record(status, text.decode(errors="replace"), shown)
+    def sessions() -> list[Any]:
+        return [aiohttp.ClientSession(url, headers=headers,
+                                      connector=aiohttp.TCPConnector(limit=1),
+                                      timeout=aiohttp.ClientTimeout(total=120))
+                for _ in range(clients)]
 
-        tasks = [asyncio.create_task(client(c, s)) for c, s in enumerate(sessions)]
-        await go.wait()
-        cpu0, server0, t0 = time.process_time(), server.cpu_seconds(), time.perf_counter()
-        await asyncio.gather(*tasks)
-        seconds = time.perf_counter() - t0
-        cpu, server_cpu = time.process_time() - cpu0, server.cpu_seconds() - server0
-        for s in sessions:
-            await s.close()
-        return Phase(clients * requests, clients * requests * per_request, seconds,
-                     latencies.ravel() * 1e3, errors[0], shown, cpu, server_cpu)
+    async def send(session: Any, where: str, content: bytes | None) -> tuple[int, str]:
+        try:
+            async with (session.get(where) if content is None
+                        else session.post(where, data=content)) as r:
+                text = await r.text()
+                return r.status, text if r.status != 200 else ""
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            return -1, f"{type(exc).__name__}: {exc}"
 
-    return asyncio.run(main())
+    async def close(session: Any) -> None:
+        await session.close()
+
+    return _run_on_loop(sessions, send, close, path, body, clients, requests, per_request,
+                        server)
 
 
 RUNNERS = {"async": run_async, "threads": run_threads, "aiohttp": run_aiohttp}

@@ -126,26 +126,17 @@ def test_report_of_a_missing_sweep_is_one_line_and_exit_2(tmp_path, capsys):
 
 
 def test_report_renders_in_headless_chromium(browser, report, tmp_path):
-    chromium, sync_playwright = browser
     out, _ = report
-    errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("requestfailed", lambda r: errors.append(f"failed: {r.url}"))
-            response = page.goto((out / "index.html").as_uri(), wait_until="load")
-            assert response is not None and response.ok
-            images = page.eval_on_selector_all(
-                "img", "imgs => imgs.map(i => [i.complete, i.naturalWidth, "
-                "i.getBoundingClientRect().width])")
-            overflow = page.evaluate(
-                "document.documentElement.scrollWidth - document.documentElement.clientWidth")
-            page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
-        finally:
-            browser.close()
+
+    def inspect(page):
+        images = page.eval_on_selector_all(
+            "img", "imgs => imgs.map(i => [i.complete, i.naturalWidth, "
+            "i.getBoundingClientRect().width])")
+        return images, page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth")
+
+    (images, overflow), errors, _ = browser((out / "index.html").as_uri(), inspect,
+                                            tmp_path / "report.png")
     assert errors == []
     assert len(images) == len(FIGURES)
     assert all(done and natural > 0 and shown > 0 for done, natural, shown in images)

@@ -35,33 +35,19 @@ def _traffic(server) -> int:
 
 
 def test_page_renders_in_headless_chromium(browser, serve, tmp_path):
-    chromium, sync_playwright = browser
     server = serve("--publish", "manual")
     version = _traffic(server)
     assert version == 3
-    errors: list[str] = []
-    requested: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("requestfailed", lambda r: errors.append(f"failed: {r.url}"))
-            page.on("request", lambda r: requested.append(r.url))
-            response = page.goto(f"{server.url}/", wait_until="load")
-            assert response is not None and response.ok
-            title = page.title()
-            rule = page.inner_text("#rule")
-            plot = page.locator("#acceptance svg")
-            visible = plot.is_visible()
-            box = plot.bounding_box()
-            changes = page.locator("table").nth(1).locator("tbody tr").count()
-            overflow = page.evaluate(
-                "document.documentElement.scrollWidth - document.documentElement.clientWidth")
-            page.screenshot(path=str(tmp_path / "page.png"), full_page=True)
-        finally:
-            browser.close()
+
+    def inspect(page):
+        plot = page.locator("#acceptance svg")
+        return (page.title(), page.inner_text("#rule"), plot.is_visible(), plot.bounding_box(),
+                page.locator("table").nth(1).locator("tbody tr").count(),
+                page.evaluate("document.documentElement.scrollWidth"
+                              " - document.documentElement.clientWidth"))
+
+    seen, errors, requested = browser(f"{server.url}/", inspect, tmp_path / "page.png")
+    title, rule, visible, box, changes, overflow = seen
     assert errors == []
     assert all(url.startswith(server.url) for url in requested), requested
     assert title == "Published lending rule"

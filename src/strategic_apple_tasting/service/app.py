@@ -88,12 +88,11 @@ class Service:
             raise ValueError(f"--role must be one of {', '.join(ROLES)}, got {role!r}")
         self.config = config.check()
         self.role = role
-        params = config.make_learner().get_params()
         self.engine: Any = None
         self.writer: Writer | None = None
         self.learner: LearnerLoop | None = None
         self.keys: KeyCheck | None = None
-        self.bandit = params.get("feedback") == "bandit"
+        self.bandit = config.params.get("feedback") == "bandit"  # unset is apple tasting
 
     def open(self) -> Service:
         """Connect, migrate, check the database's settings, start the learner and the writer;

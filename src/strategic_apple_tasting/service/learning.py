@@ -21,7 +21,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,10 +83,14 @@ def read_log(conn: Connection, after: int, limit: int = CHUNK, upto: int | None 
             for r in rows]
 
 
+def _beta(rule: PublishedRule) -> str:
+    """β as the rules table keeps it: JSON, each float written exactly."""
+    return json.dumps([float(b) for b in np.asarray(rule.rule.beta, dtype=float)])
+
+
 def rule_row(rule: PublishedRule, after_seq: int, log_at: int, published_at: float
              ) -> dict[str, Any]:
-    return {"version": rule.version, "kind": "linear",
-            "beta": json.dumps([float(b) for b in np.asarray(rule.rule.beta, dtype=float)]),
+    return {"version": rule.version, "kind": "linear", "beta": _beta(rule),
             "threshold": float(rule.rule.threshold),
             "probability": float(rule.rule.probability),
             "after_seq": after_seq, "log_at": log_at, "published_at": published_at}
@@ -197,7 +201,7 @@ def _republish(current: LogLearner, row: Any) -> None:
         raise ValueError(f"replay diverged: rule version {row.version} follows log position "
                          f"{row.after_seq}, the replay is at {current.seq}")
     rule = current.publish(row.log_at)
-    beta = json.dumps([float(b) for b in np.asarray(rule.rule.beta, dtype=float)])
+    beta = _beta(rule)
     if rule.version != row.version or beta != row.beta or \
             float(rule.rule.threshold) != row.threshold:
         raise ValueError(f"replay diverged: rule version {row.version} was β={row.beta}, "
@@ -270,16 +274,12 @@ class SingleLearner:
 
 
 class LearnerLoop:
-    """The learning thread of a service (see the module's description).
+    """The learning thread of a service (see the module's description). Workers read new
+    rules from the database; a publication on request is answered with its rules row."""
 
-    ``on_publish(row)`` is called after each publication has committed, with its rules row.
-    """
-
-    def __init__(self, engine: Engine, config: ServiceConfig,
-                 on_publish: Callable[[dict[str, Any]], None] = lambda row: None) -> None:
+    def __init__(self, engine: Engine, config: ServiceConfig) -> None:
         self.engine = engine
         self.config = config
-        self.on_publish = on_publish
         self.error: str | None = None
         self._lock = SingleLearner(engine)
         self._wake = threading.Event()
@@ -381,8 +381,6 @@ class LearnerLoop:
                 continue
             for future, row in done:
                 future.set_result(row)
-                if row is not None:
-                    self.on_publish(row)
 
     def _fail(self, message: str) -> None:
         """Stop learning: the error goes into the database first (``/metrics`` shows it),
@@ -405,7 +403,7 @@ class LearnerLoop:
         """Read the log and learn (outside any write transaction: deciders never wait for the
         learner's arithmetic), then, if there is anything to write, one short write
         transaction: a publication by the cadence or as ``commands`` ask, a saved state now
-        and then, the progress."""
+        and then, the progress. Returns each command with its publication's rules row."""
         current = self.current
         kind, amount = self.config.cadence()
         due = False
@@ -432,7 +430,7 @@ class LearnerLoop:
         done: list[tuple[Future, Any]] = []
         with store.transaction(self.engine) as conn:
             if due:
-                done.append((Future(), self._publish(conn)))
+                self._publish(conn)
             done += [(future, self._publish(conn)) for future in commands]
             if saved is not None:
                 self._save(conn, saved)

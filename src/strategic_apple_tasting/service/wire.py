@@ -1,14 +1,14 @@
 """The strategic game played against a running service, over HTTP (``sat serve play``).
 
-Round by round, as the engine's decision-API loop
-(:func:`~strategic_apple_tasting.engine.reference.play_published`) plays it in process: every
-``period`` rounds the rule is published (``POST /publish``) and the agents read it
-(``GET /policy``); each agent best-responds to the published rule and is decided by id
-(``POST /decisions``); each observed outcome is reported ``delay`` rounds later
-(``POST /outcomes``). The contexts, agents, noise and delays come from the game's seeded
-streams, and the service's learner from the same seed's learner stream, so on the same seed
-and settings the decisions and the regret are the engine's, bit for bit: the end-to-end check
-of the whole service (:func:`compare_with_engine`).
+The engine's own decision-API loop
+(:func:`~strategic_apple_tasting.engine.reference.play_published`) plays it, with a
+:class:`RemoteDesk` in the learner's place: every ``period`` rounds the rule is published
+(``POST /publish``) and the agents read it (``GET /policy``); each agent best-responds to the
+published rule and is decided by id (``POST /decisions``); each observed outcome is reported
+``delay`` rounds later (``POST /outcomes``). The contexts, agents, noise and delays come from
+the game's seeded streams, and the service's learner from the same seed's learner stream, so
+on the same seed and settings the decisions and the regret are the engine's, bit for bit: the
+end-to-end check of the whole service (:func:`compare_with_engine`).
 
 The service must be fresh (no decisions yet), decide with the game's learner and parameters,
 and publish by hand (``--publish manual``): its first rule, published when it started, is the
@@ -17,20 +17,20 @@ engine's first.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..game.game import Game
-from ..game.policies import LinearThreshold, score
+from ..game.policies import LinearThreshold
+from ..learners.decisions import Decision, PublishedRule
 
 
 @dataclass
 class WireRun:
-    """What a game over the wire gave: per round, the decision and the rule's version; the
-    totals as the engine sums them; each published rule's β and threshold."""
+    """What a game gave: per round, the decision and the rule's version; the totals as the
+    engine sums them; each published rule's β and threshold."""
 
     accepted: list[bool] = field(default_factory=list)
     versions: list[int] = field(default_factory=list)
@@ -41,13 +41,22 @@ class WireRun:
     requests: int = 0
 
 
-class _Client:
-    def __init__(self, url: str, key: str, timeout: float) -> None:
+class RemoteDesk:
+    """A running service in a learner's place in the engine's decision-API loop: ``publish``,
+    ``rule_in_force``, ``decide`` and ``report`` over HTTP. Whether the service used an
+    outcome is not said over the wire (it learns in its own time): ``report`` gives False."""
+
+    _last_used = False  # what the loop reads after a rejection (never known here)
+    prefix = "round-"  # decision ids: round-1, round-2, ...
+
+    def __init__(self, url: str, key: str, timeout: float = 30.0) -> None:
         import httpx
 
+        self.url = url
         self.http = httpx.Client(base_url=url.rstrip("/"), timeout=timeout,
                                  headers={"Authorization": f"Bearer {key}"})
         self.requests = 0
+        self._rule: PublishedRule | None = None
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
         self.requests += 1
@@ -61,67 +70,44 @@ class _Client:
                              f"{why}")
         return response.json()
 
+    def publish(self) -> PublishedRule:
+        """The service's first rule was published when it started (the engine's first);
+        later ones on request. The agents then read the rule: ``GET /policy``."""
+        if self._rule is not None:
+            self.call("POST", "/publish")
+        doc = self.call("GET", "/policy")
+        self._rule = PublishedRule(doc["version"], LinearThreshold(
+            np.asarray(doc["beta"], dtype=float), float(doc["threshold"])),
+            doc["effective_unix"], doc["learner"], doc["params"])
+        return self._rule
 
-def play_over_the_wire(url: str, key: str, game: Game, seed: int, horizon: int, *,
-                       prefix: str = "round-", timeout: float = 30.0) -> WireRun:
-    """Play ``horizon`` rounds of ``game`` (seed ``seed``) against the service at ``url``."""
-    client = _Client(url, key, timeout)
-    try:
-        start = client.call("GET", "/metrics")
-        if start["decisions"]:
-            raise ValueError(f"the service at {url} has decided {start['decisions']} "
-                             "applicants already: the game needs a fresh service")
-        inst = game.instance(seed)
-        bandit = game.feedback == "bandit"
-        run = WireRun()
-        arriving: defaultdict[int, list[tuple[str, float]]] = defaultdict(list)
-        rule = None
-        for t in range(1, horizon + 1):
-            x = inst.next_context()
-            if t == 1 or (t - 1) % game.period == 0:
-                if t > 1:
-                    client.call("POST", "/publish")
-                doc = client.call("GET", "/policy")
-                rule = LinearThreshold(np.asarray(doc["beta"], dtype=float),
-                                       float(doc["threshold"]))
-                run.rules.append((doc["beta"], doc["threshold"]))
-            x_obs, moved = inst.next_response(rule, x)
-            decision = client.call("POST", "/decisions",
-                                   {"x": [float(v) for v in x_obs], "id": f"{prefix}{t}"})
-            a = bool(decision["accepted"])
-            run.accepted.append(a)
-            run.versions.append(decision["version"])
-            run.moved += bool(moved)
-            r1, rew0 = inst.next_rewards(x)
-            mean1 = score(inst.theta1, x)
-            mean0 = score(inst.theta0, x) if bandit else game.r0
-            best = mean1 >= mean0
-            # The engine's order of sums (engine.reference.run_reference).
-            run.regret += abs(mean1 - mean0) if a != best else 0.0
-            run.realized += (r1 if best else rew0) - (r1 if a else rew0)
-            late = inst.next_delay()
-            if a or bandit:
-                arriving[t + late].append((decision["id"], float(r1 if a else rew0)))
-            due = arriving.pop(t, [])
-            if due:
-                client.call("POST", "/outcomes",
-                            {"outcomes": [{"id": i, "outcome": v} for i, v in due]})
-        run.requests = client.requests
-        return run
-    finally:
-        client.http.close()
+    def rule_in_force(self) -> PublishedRule | None:
+        return self._rule  # by hand only (--publish manual): it changes when we publish
+
+    def decide(self, x_obs: np.ndarray, id: int) -> Decision:
+        doc = self.call("POST", "/decisions", {"x": [float(v) for v in x_obs],
+                                               "id": f"{self.prefix}{id}"})
+        return Decision(id, bool(doc["accepted"]), doc["version"], 0.0)
+
+    def report(self, id: int, outcome: float) -> bool:
+        self.call("POST", "/outcomes", {"id": f"{self.prefix}{id}", "outcome": float(outcome)})
+        return False
+
+    def close(self) -> None:
+        self.http.close()
 
 
-def play_in_process(game: Game, learner: Any, seed: int, horizon: int) -> WireRun:
-    """The same game on the engine's decision-API loop, in process, summed the same way."""
+def _play(game: Game, seed: int, horizon: int, desk: Any, learner: Any) -> WireRun:
+    """The engine's decision-API loop with ``desk`` deciding, summed as the engine sums."""
     from ..engine.reference import play_published
 
     inst = game.instance(seed)
-    bound = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"])
+    if learner is not None:  # in process: the learner bound and reset as the engine does
+        desk = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"])
     run = WireRun()
     last = None
-    for r in play_published(inst, bound, horizon):
-        published = bound.rule_in_force()
+    for r in play_published(inst, desk, horizon):
+        published = desk.rule_in_force()
         if published.version != last:
             last = published.version
             run.rules.append(([float(b) for b in published.rule.beta],
@@ -132,6 +118,27 @@ def play_in_process(game: Game, learner: Any, seed: int, horizon: int) -> WireRu
         run.regret += r.regret
         run.realized += r.realized
     return run
+
+
+def play_over_the_wire(url: str, key: str, game: Game, seed: int, horizon: int, *,
+                       timeout: float = 30.0) -> WireRun:
+    """Play ``horizon`` rounds of ``game`` (seed ``seed``) against the service at ``url``."""
+    desk = RemoteDesk(url, key, timeout)
+    try:
+        start = desk.call("GET", "/metrics")
+        if start["decisions"]:
+            raise ValueError(f"the service at {url} has decided {start['decisions']} "
+                             "applicants already: the game needs a fresh service")
+        run = _play(game, seed, horizon, desk, None)
+        run.requests = desk.requests
+        return run
+    finally:
+        desk.close()
+
+
+def play_in_process(game: Game, learner: Any, seed: int, horizon: int) -> WireRun:
+    """The same game with ``learner`` in process."""
+    return _play(game, seed, horizon, None, learner)
 
 
 def compare_with_engine(wire: WireRun, engine: WireRun) -> list[str]:
