@@ -24,6 +24,7 @@ from .exp3p_sae import Exp3PSAE
 from .greedy_ols import SAOLS, NaiveGreedyOLS, ShiftedOLS
 from .lin_ts import LinTS
 from .linucb import LinUCB
+from .offset_ols import OffsetOLS
 from .persistence import load as load_learner
 from .theorem import Theorem
 from .unknown_horizon import UnknownHorizon
@@ -31,8 +32,8 @@ from .unknown_horizon import UnknownHorizon
 #: Name (as on the command line) → learner class.
 LEARNERS: dict[str, type[Learner]] = {
     cls.name: cls for cls in (SAOLS, ExploreThenCommit, UnknownHorizon, Exp3SAE, Exp3PSAE,
-                              Oracle, NaiveGreedyOLS, ShiftedOLS, AcceptAll, RejectAll, LinUCB,
-                              LinTS, EpsilonGreedy)
+                              Oracle, NaiveGreedyOLS, ShiftedOLS, OffsetOLS, AcceptAll,
+                              RejectAll, LinUCB, LinTS, EpsilonGreedy)
 }
 
 
@@ -107,5 +108,6 @@ def make_learner(name: str, **params) -> Learner:
 
 __all__ = ["ENTRY_POINTS", "LEARNERS", "SAOLS", "AcceptAll", "Decision", "EpsilonGreedy",
            "Exp3PSAE", "Exp3SAE", "ExploreThenCommit", "Learner", "LearnerKernels", "LinTS",
-           "LinUCB", "NaiveGreedyOLS", "Oracle", "PublishedRule", "RejectAll", "ShiftedOLS",
-           "Theorem", "UnknownHorizon", "learner_class", "load_learner", "make_learner", "njit"]
+           "LinUCB", "NaiveGreedyOLS", "OffsetOLS", "Oracle", "PublishedRule", "RejectAll",
+           "ShiftedOLS", "Theorem", "UnknownHorizon", "learner_class", "load_learner",
+           "make_learner", "njit"]

@@ -719,6 +719,69 @@ def final_regret_figure(table: pa.Table, setting: str, swept: list[str], *,
 # --------------------------------------------------------------------------- saving
 
 
+def with_c1(table: pa.Table) -> pa.Table | None:
+    """``table`` with a column ``c1`` = c1(d, δ/R) (:func:`~strategic_apple_tasting.theory.c1`),
+    the fraction of agents clean under the best shifted rule, for a sweep over the dimension or
+    δ with contexts uniform in the ball (None otherwise: c1 is that model's)."""
+    swept = swept_settings(table)
+    if not ({"dimension", "delta"} & set(swept)) or "contexts" not in table.column_names \
+            or set(table.column("contexts").to_pylist()) != {"uniform-ball"}:
+        return None
+    cells = zip(table.column("dimension").to_pylist(), table.column("delta").to_pylist(),
+                table.column("radius").to_pylist(), strict=True)
+    known: dict[tuple, float] = {}
+    values = [known.setdefault(k, theory.c1(int(k[0]), min(1.0, k[1] / k[2])))
+              for k in cells]
+    return table.append_column("c1", pa.array(values, pa.float64()))
+
+
+def c1_figure(table: pa.Table, others: list[str], *, colors: dict[str, str] | None = None
+              ) -> tuple[Figure, str]:
+    """Mean final regret (95% CI over seeds) against c1 on log–log axes, for a table from
+    :func:`with_c1`: one colour per learner, one marker per dimension, points of one dimension
+    (varying δ) joined; one panel per combination of the ``others`` settings (at most
+    :data:`MAX_PANELS`). Returns the figure and a note ("" unless panels were left out)."""
+    final = final_rows(table).to_pandas()
+    groups = list(final.groupby(others, dropna=False, sort=True)) if others else [((), final)]
+    note = ""
+    if len(groups) > MAX_PANELS:
+        note = f"Showing {MAX_PANELS} of {len(groups)} combinations of {', '.join(others)}."
+        groups = groups[:MAX_PANELS]
+    ncols = min(3, len(groups))
+    fig, axes = plt.subplots(math.ceil(len(groups) / ncols), ncols,
+                             figsize=(4.6 * ncols, 3.8 * math.ceil(len(groups) / ncols) + 0.8),
+                             squeeze=False)
+    names = labels(table)
+    colors = colors or palette(names)
+    markers = dict(zip(sorted(final["dimension"].unique()), "osD^v<>p*h", strict=False))
+    for ax, (key, group) in zip(axes.flat, groups, strict=False):
+        for name in names:
+            for d, cells in group[group["learner"] == name].groupby("dimension", sort=True):
+                stats = np.array(sorted((c1, *mean_ci(cell["regret"].to_numpy()))
+                                        for c1, cell in cells.groupby("c1", sort=True))).T
+                x, m, h = stats
+                ax.errorbar(x, _nonneg(m), yerr=_log_yerr(m, h), marker=markers.get(d, "o"),
+                            ms=5, capsize=3, lw=1.2, color=colors[name],
+                            label=f"{name}, d = {d}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("c1(d, δ/R)")
+        ax.set_ylabel("final regret (mean, 95% CI)")
+        ax.grid(alpha=0.3, which="both")
+        if others:
+            key = key if isinstance(key, tuple) else (key,)
+            ax.set_title(", ".join(f"{k} = {format_value(v)}"
+                                   for k, v in zip(others, key, strict=True)), fontsize=9.5)
+    for ax in axes.flat[len(groups):]:
+        ax.set_visible(False)
+    fig.suptitle("Final regret against c1", fontsize=12)
+    fig.tight_layout()
+    handles, shown = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, shown, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+               ncol=min(len(handles), 4), fontsize=8.5, frameon=False)
+    return fig, note
+
+
 def slug(text: str) -> str:
     """A file-name-safe form of ``text``.
 

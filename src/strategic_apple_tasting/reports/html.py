@@ -256,6 +256,18 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
             f"Mean final regret (at t = T) with 95% CI over seeds, per learner, against "
             f"{_e(setting)}. {_e(note)}"))
 
+    by_c1 = F.with_c1(table)
+    if by_c1 is not None:
+        rest = [s for s in swept if s not in ("dimension", "delta", "radius", "horizon")]
+        fig, note = F.c1_figure(by_c1, rest, colors=colors)
+        finals.append(figs.embed(
+            fig, "final-vs-c1", "Final regret against c1(d, δ/R)",
+            "Mean final regret with 95% CI over seeds, per learner and dimension (points of "
+            "one dimension, varying δ, are joined), against c1(d, δ/R) = "
+            "P(⟨u, x⟩ ≥ δ/R), the fraction of agents (contexts uniform in the ball) that stay "
+            "clean under the best shifted rule (<code>cor:c1</code>): SA-OLS learns from "
+            f"those only, and its regret bound carries 1/c1. {_e(note)}"))
+
     toc = [f'<li><a href="#combo-{i}">{_e(name)}</a></li>'
            for i, name in enumerate(headings, start=1)]
     if finals:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..sweep import load
-from . import agents, delays, horizons, peers, stochastic
+from . import agents, delays, horizons, peers, stochastic, unclean
 from .parts import NON_STRATEGIC, PARTS, SIZES, Size, parts
 from .rows import (
     INCONCLUSIVE,
@@ -51,6 +51,7 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("peers",), peers.peers),
     (("delays",), delays.delays),
     (("periods",), delays.periods),
+    (("unclean",), unclean.unclean),
 ]
 
 

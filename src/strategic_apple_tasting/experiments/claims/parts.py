@@ -37,6 +37,8 @@ class Size:
     lock_horizon: int
     peers_horizon: int  # the peer libraries' policies run on the Python reference path
     peers_seeds: int
+    unclean_dimensions: tuple[int, ...]  # learning from gamed points: c1 from large to tiny
+    unclean_deltas: tuple[float, ...]
 
 
 SIZES = {
@@ -45,12 +47,14 @@ SIZES = {
                  adversarial_horizons=(10**4, 10**5, 10**6, 10**7, 10**8),
                  adversarial2_horizons=(10**4, 10**5, 10**6, 10**7, 10**8),
                  adversarial_seeds=8, lock_seeds=4000, lock_horizon=2000,
-                 peers_horizon=3000, peers_seeds=6),
+                 peers_horizon=3000, peers_seeds=6, unclean_dimensions=(2, 5, 10, 20),
+                 unclean_deltas=(0.1, 0.3, 0.5)),
     "quick": Size(main=50_000, seeds=8, etc_horizons=(30_000, 100_000, 300_000), etc_seeds=32,
                   adversarial_horizons=(10**4, 10**5, 10**6),
                   adversarial2_horizons=(10**4, 10**5, 10**6),
                   adversarial_seeds=4, lock_seeds=1000, lock_horizon=1000,
-                  peers_horizon=600, peers_seeds=4),
+                  peers_horizon=600, peers_seeds=4, unclean_dimensions=(2, 10, 20),
+                  unclean_deltas=(0.1, 0.5)),
 }
 
 
@@ -133,6 +137,15 @@ def parts(size: Size) -> dict[str, dict]:
         "periods": {"horizon": main, "seeds": seeds,
                     "game": {**STOCHASTIC, "period": [1, 10, 100, 1000]},
                     "learners": _learners("sa-ols", "accept-all")},
+        # Beyond the paper (its first open problem): learning from gamed points, over a grid
+        # where c1(d, δ) runs from 0.44 to 0.008. With r0 = 0 only the rule's direction
+        # matters; r0 = 0.1 makes its scale matter too, where learning from gamed points
+        # without the offset (shifted-ols) is inconsistent.
+        "unclean": {"horizon": main, "seeds": seeds,
+                    "game": {"dimension": list(size.unclean_dimensions),
+                             "delta": list(size.unclean_deltas), "r0": [0.0, 0.1],
+                             "sigma": 0.1},
+                    "learners": _learners("sa-ols", "offset-ols", "shifted-ols")},
         # Stackelberg regret where it differs from strategic regret.
         "stackelberg": {"horizon": main // 10, "seeds": seeds,
                         "game": {"dimension": 3, "delta": 0.2, "truthful": 0.5},
