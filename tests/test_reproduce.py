@@ -74,6 +74,9 @@ QUICK_VERDICTS = {
     "c1 < 0.05": YES,
     "…and no worse than SA-OLS where c1 ≥ 0.05": YES,
     "the offset is what makes gamed points usable": YES,
+    # Offset OLS's limit: one offset is a biased model where the density is not symmetric
+    # about the boundary (d = 2: 4× worse than SA-OLS); the uniform ball is the positive control.
+    "offset-ols is no worse than SA-OLS when the context density is not symmetric": NO,
 }
 
 

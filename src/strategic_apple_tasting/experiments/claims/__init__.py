@@ -52,6 +52,7 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("delays",), delays.delays),
     (("periods",), delays.periods),
     (("unclean",), unclean.unclean),
+    (("unclean", "unclean-mixture"), unclean.mixture),
 ]
 
 

@@ -146,6 +146,13 @@ def parts(size: Size) -> dict[str, dict]:
                              "delta": list(size.unclean_deltas), "r0": [0.0, 0.1],
                              "sigma": 0.1},
                     "learners": _learners("sa-ols", "offset-ols", "shifted-ols")},
+        # …and where a mover's distance depends on where it lands (a density not symmetric
+        # about the boundary), so that one offset is a biased model of it. How much worse
+        # varies with θ from seed to seed: three times the seeds.
+        "unclean-mixture": {"horizon": main, "seeds": 3 * seeds,
+                            "game": {"dimension": [2, 10, 20], "delta": 0.5, "sigma": 0.1,
+                                     "contexts": "mixture", "c0": 0.5},
+                            "learners": _learners("sa-ols", "offset-ols")},
         # Stackelberg regret where it differs from strategic regret.
         "stackelberg": {"horizon": main // 10, "seeds": seeds,
                         "game": {"dimension": 3, "delta": 0.2, "truthful": 0.5},
