@@ -39,6 +39,7 @@ class Size:
     peers_seeds: int
     unclean_dimensions: tuple[int, ...]  # learning from gamed points: c1 from large to tiny
     unclean_deltas: tuple[float, ...]
+    unclean_seeds: int  # ratios of means paired by seed are tight: fewer seeds than the rest
 
 
 SIZES = {
@@ -48,13 +49,13 @@ SIZES = {
                  adversarial2_horizons=(10**4, 10**5, 10**6, 10**7, 10**8),
                  adversarial_seeds=8, lock_seeds=4000, lock_horizon=2000,
                  peers_horizon=3000, peers_seeds=6, unclean_dimensions=(2, 5, 10, 20),
-                 unclean_deltas=(0.1, 0.3, 0.5)),
+                 unclean_deltas=(0.1, 0.3, 0.5), unclean_seeds=8),
     "quick": Size(main=50_000, seeds=8, etc_horizons=(30_000, 100_000, 300_000), etc_seeds=32,
                   adversarial_horizons=(10**4, 10**5, 10**6),
                   adversarial2_horizons=(10**4, 10**5, 10**6),
                   adversarial_seeds=4, lock_seeds=1000, lock_horizon=1000,
                   peers_horizon=600, peers_seeds=4, unclean_dimensions=(2, 10, 20),
-                  unclean_deltas=(0.1, 0.5)),
+                  unclean_deltas=(0.1, 0.5), unclean_seeds=8),
 }
 
 
@@ -141,7 +142,7 @@ def parts(size: Size) -> dict[str, dict]:
         # where c1(d, δ) runs from 0.44 to 0.008. With r0 = 0 only the rule's direction
         # matters; r0 = 0.1 makes its scale matter too, where learning from gamed points
         # without the offset (shifted-ols) is inconsistent.
-        "unclean": {"horizon": main, "seeds": seeds,
+        "unclean": {"horizon": main, "seeds": size.unclean_seeds,
                     "game": {"dimension": list(size.unclean_dimensions),
                              "delta": list(size.unclean_deltas), "r0": [0.0, 0.1],
                              "sigma": 0.1},
@@ -149,7 +150,7 @@ def parts(size: Size) -> dict[str, dict]:
         # …and where a mover's distance depends on where it lands (a density not symmetric
         # about the boundary), so that one offset is a biased model of it. How much worse
         # varies with θ from seed to seed: three times the seeds.
-        "unclean-mixture": {"horizon": main, "seeds": 3 * seeds,
+        "unclean-mixture": {"horizon": main, "seeds": 3 * size.unclean_seeds,
                             "game": {"dimension": [2, 10, 20], "delta": 0.5, "sigma": 0.1,
                                      "contexts": "mixture", "c0": 0.5},
                             "learners": _learners("sa-ols", "offset-ols")},
