@@ -77,6 +77,9 @@ QUICK_VERDICTS = {
     # Offset OLS's limit: one offset is a biased model where the density is not symmetric
     # about the boundary (d = 2: 4× worse than SA-OLS); the uniform ball is the positive control.
     "offset-ols is no worse than SA-OLS when the context density is not symmetric": NO,
+    "sampled-sae (O(N·d) a round) learns on the oblivious greedy trap (d = 2)": YES,
+    "sampled-sae (O(N·d) a round) learns on the oblivious greedy trap (d = 5)": YES,
+    "sampled-sae (O(N·d) a round) learns on the oblivious greedy trap (d = 10)": YES,
 }
 
 

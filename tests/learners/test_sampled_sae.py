@@ -1,5 +1,6 @@
-"""Exponential weights over sampled strategy-aware experts: the public checks, learning where
-EXP3-SAE and accept-all cannot, and its hyperparameters' checks."""
+"""Exponential weights over sampled strategy-aware experts: learning where EXP3-SAE and
+accept-all cannot, and its hyperparameters' checks (the public checks run it with every other
+learner, in tests/learners/test_conformance.py)."""
 
 import math
 import re
@@ -7,27 +8,35 @@ import re
 import numpy as np
 import pytest
 
-from strategic_apple_tasting.checks import check_learner
 from strategic_apple_tasting.engine.kernel import FLOAT_COLUMNS
 from strategic_apple_tasting.engine.simulate import run_one
 from strategic_apple_tasting.game import Game
 from strategic_apple_tasting.game.contexts import GreedyTrap
-from strategic_apple_tasting.learners.baselines import AcceptAll
 from strategic_apple_tasting.learners.exp3_sae import Exp3SAE
 from strategic_apple_tasting.learners.sampled_sae import SampledSAE
 
 REGRET = FLOAT_COLUMNS.index("regret")
 
 
-@pytest.mark.parametrize("feedback", ["apple", "bandit"])
-def test_passes_the_public_checks(feedback):
-    check_learner(SampledSAE(experts=64), feedback=[feedback])
+TRAP = Game(dimension=5, delta=0.1, sigma=0.1, contexts=GreedyTrap())
+HORIZON = 20_000
+SEEDS = range(4)
 
 
-def _mean_regret(learner, horizon=20_000, seeds=range(4)):
-    game = Game(dimension=5, delta=0.1, sigma=0.1, contexts=GreedyTrap())
-    return float(np.mean([run_one(game, learner, seed, np.array([horizon]))[1][-1, REGRET]
-                          for seed in seeds]))
+def _mean_regret(learner):
+    return float(np.mean([run_one(TRAP, learner, seed, np.array([HORIZON]))[1][-1, REGRET]
+                          for seed in SEEDS]))
+
+
+def _accept_all_regret(seed):
+    """Accept-all's regret, exactly: each round whose true context the optimum rejects costs
+    its gap (computed, not simulated: another compilation of the engine's loop would cost the
+    file a sixth of its time budget)."""
+    inst = TRAP.instance(seed)
+    points, start = inst.contexts.points, inst.contexts.cycle_start
+    t = np.arange(HORIZON)
+    row = np.where(t < len(points), t, start + (t - start) % (len(points) - start))
+    return float(np.maximum(0.0, TRAP.r0 - points @ inst.theta1)[row].sum())
 
 
 def test_learns_on_the_greedy_trap():
@@ -36,11 +45,12 @@ def test_learns_on_the_greedy_trap():
     Accept-all's regret is exactly T/2 · 0.3/√2 ≈ 2121 (it accepts every bad point); EXP3-SAE's
     grid has 8^5 = 32768 > T experts, so it plays about uniformly and is as bad. A quarter of
     all directions accept g and reject b (g ⟂ b), so with 1024 experts a perfect one exists
-    (but for probability (3/4)^1024); the learner measured about 330 ± 40 on these seeds, three
-    times below the bar of half the better baseline (~1060). The control, η = 0, keeps p
-    uniform: each expert errs on g or b half the time, ≈ 2000, far above the bar.
+    but for probability (3/4)^1024; the learner measured 303 to 331 on these seeds (mean 319),
+    a third of the bar, half the better baseline (~1060). The control, η = 0, keeps p uniform:
+    each expert errs on g or on b half the time, ≈ 2000 (2174 measured), far above the bar.
     """
-    baseline = min(_mean_regret(AcceptAll()), _mean_regret(Exp3SAE()))
+    accept_all = float(np.mean([_accept_all_regret(seed) for seed in SEEDS]))
+    baseline = min(accept_all, _mean_regret(Exp3SAE()))
 
     def learns(learner):
         return _mean_regret(learner) < 0.5 * baseline

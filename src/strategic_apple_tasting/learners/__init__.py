@@ -26,13 +26,14 @@ from .lin_ts import LinTS
 from .linucb import LinUCB
 from .offset_ols import OffsetOLS
 from .persistence import load as load_learner
+from .sampled_sae import SampledSAE
 from .theorem import Theorem
 from .unknown_horizon import UnknownHorizon
 
 #: Name (as on the command line) → learner class.
 LEARNERS: dict[str, type[Learner]] = {
     cls.name: cls for cls in (SAOLS, ExploreThenCommit, UnknownHorizon, Exp3SAE, Exp3PSAE,
-                              Oracle, NaiveGreedyOLS, ShiftedOLS, OffsetOLS, AcceptAll,
+                              SampledSAE, Oracle, NaiveGreedyOLS, ShiftedOLS, OffsetOLS, AcceptAll,
                               RejectAll, LinUCB, LinTS, EpsilonGreedy)
 }
 
@@ -109,5 +110,5 @@ def make_learner(name: str, **params) -> Learner:
 __all__ = ["ENTRY_POINTS", "LEARNERS", "SAOLS", "AcceptAll", "Decision", "EpsilonGreedy",
            "Exp3PSAE", "Exp3SAE", "ExploreThenCommit", "Learner", "LearnerKernels", "LinTS",
            "LinUCB", "NaiveGreedyOLS", "OffsetOLS", "Oracle", "PublishedRule", "RejectAll",
-           "ShiftedOLS", "Theorem", "UnknownHorizon", "learner_class", "load_learner",
+           "SampledSAE", "ShiftedOLS", "Theorem", "UnknownHorizon", "learner_class", "load_learner",
            "make_learner", "njit"]

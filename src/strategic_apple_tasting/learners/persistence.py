@@ -253,9 +253,12 @@ def _read_v1(meta: dict[str, Any], arrays: dict[str, np.ndarray], format_version
 
     cls = learner_class(meta["learner"])
     learner = cls(**from_jsonable(meta["params"]))
-    learner.reset(int(meta["d"]), _rng_from(meta["rng"]))
+    # The reset builds a template of the state only: a learner that draws at reset (its
+    # sampled experts) must not move the saved generator, which is put back after.
+    learner.reset(int(meta["d"]), np.random.default_rng(0))
     template = learner._state
     learner._state = _decode(meta["state"], template, "state", arrays)
+    learner._rng = _rng_from(meta["rng"])
     made = _attributes(learner)
     if set(made) != set(meta["attributes"]):
         raise ValueError(f"the file does not describe this learner: it keeps attributes "

@@ -19,9 +19,9 @@ from ..game.game import check_number
 from ..game.policies import clean_above, norm
 from .base import Learner, LearnerKernels
 
-#: Log weights are shifted back to a largest of 0 once it drifts this far below: p is
-#: unchanged and log weights keep ~13 significant digits of their differences.
-_DRIFT = 1024.0
+#: Weights are rescaled to a largest of 1 once it falls below this: p is unchanged, and no
+#: weight that still matters can underflow.
+_FLOOR = 1e-150
 
 
 class SampledSAEState(NamedTuple):
@@ -32,7 +32,7 @@ class SampledSAEState(NamedTuple):
     gamma: float  # γ: uniform exploration
     bandit: bool
     experts: np.ndarray  # float64 (N, d): the sampled rules β_j
-    log_w: np.ndarray  # float64 (N,)
+    w: np.ndarray  # float64 (N,): the weights, exp(−η·(estimated cumulative loss)), rescaled
     q: np.ndarray  # float64 (N,): q = (1 − γ)p + γ/N under the current weights, if q_sum is
     q_sum: np.ndarray  # float64 (1,): Σ_j q_j, or NaN once the weights have changed since
     votes: np.ndarray  # bool (N,): scratch, whether expert j would accept this round's agent
@@ -45,26 +45,20 @@ class SampledSAEState(NamedTuple):
 def _refresh(state):
     """q for the current weights into ``state.q``; returns Σ_j q_j.
 
-    Cached until the next update: a round computes it once whether policy or update asks first,
-    and N exponentials are most of a round's cost at small d.
+    Cached until the next update: a round computes it once whether policy or update asks first.
     """
     if not math.isnan(state.q_sum[0]):
         return state.q_sum[0]
-    log_w, q = state.log_w, state.q
-    n = log_w.shape[0]
-    top = -math.inf
-    for j in range(n):
-        top = max(top, log_w[j])
+    w, q = state.w, state.q
+    n = w.shape[0]
     mass = 0.0
     for j in range(n):
-        e = math.exp(log_w[j] - top)
-        q[j] = e
-        mass += e
+        mass += w[j]
     keep = (1.0 - state.gamma) / mass
     spread = state.gamma / n
     total = 0.0
     for j in range(n):
-        q[j] = q[j] * keep + spread
+        q[j] = w[j] * keep + spread
         total += q[j]
     state.q_sum[0] = total
     return total
@@ -114,7 +108,7 @@ def _update(state, rng, beta, threshold, x, accepted, reward, observed):
         x_hat[k] = x[k] - back * beta[k]
 
     total = _refresh(state)
-    q, experts, votes, log_w = state.q, state.experts, state.votes, state.log_w
+    q, experts, votes, w = state.q, state.experts, state.votes, state.w
     n = q.shape[0]
     r0 = state.r0
     played = state.played[0]
@@ -152,14 +146,17 @@ def _update(state, rng, beta, threshold, x, accepted, reward, observed):
         # Rejecting earns the known r0: every rejecting expert's loss is known, no weighting.
         loss_reject = max(0.0, 1.0 + lam - r0)
         loss_accept = loss / max(mass_accept / total, q_played) if accepted else 0.0
+    # Every expert's loss is one of two values: two exponentials a round, not N.
     eta = state.eta
-    top = -math.inf
+    factor_accept = math.exp(-eta * loss_accept)
+    factor_reject = math.exp(-eta * loss_reject)
+    top = 0.0
     for j in range(n):
-        log_w[j] -= eta * (loss_accept if votes[j] else loss_reject)
-        top = max(top, log_w[j])
-    if top < -_DRIFT:
+        w[j] *= factor_accept if votes[j] else factor_reject
+        top = max(top, w[j])
+    if 0.0 < top < _FLOOR:  # (the side with most mass keeps a positive weight)
         for j in range(n):
-            log_w[j] -= top
+            w[j] /= top
     state.q_sum[0] = math.nan
     # No point is ever learned "as clean" (SA-OLS's sense): only whole-population weights move.
     return False
@@ -175,20 +172,6 @@ def _estimate(state, out):
 
 
 KERNELS = LearnerKernels(SampledSAEState, _policy, _update, _estimate)
-
-
-def _expert_stream(rng: np.random.Generator) -> np.random.Generator:
-    """A stream fixed by ``rng``'s state and independent of it, which leaves ``rng`` as it is.
-
-    Loading a saved learner resets it with its saved generator before putting its state back
-    (:mod:`.persistence`): drawing the experts from that generator itself would move it, and a
-    loaded learner would then draw other rules than the saved one.
-    """
-    jumped = getattr(rng.bit_generator, "jumped", None)
-    if jumped is not None:
-        return np.random.Generator(jumped())
-    words = np.frombuffer(repr(rng.bit_generator.state).encode(), dtype=np.uint8)
-    return np.random.default_rng(np.random.SeedSequence(words.astype(np.uint32)))
 
 
 def sample_ball(rng: np.random.Generator, n: int, d: int, bound: float) -> np.ndarray:
@@ -221,7 +204,7 @@ class SampledSAE(Learner):
     (δ‖β_j‖ for lazy agents), which accepts exactly the agents with ⟨β_j, x⟩ ≥ r0 when every
     agent games lazily.
 
-    **Playing.** q = (1 − γ)p + γ/N with p ∝ exp(log w); draw i ~ q and publish expert i's rule.
+    **Playing.** q = (1 − γ)p + γ/N with p ∝ w; draw i ~ q and publish expert i's rule.
 
     **Learning** from (x', accepted, reward), every expert at once:
 
@@ -241,7 +224,8 @@ class SampledSAE(Learner):
       bandit feedback accepters get L(y)·𝟙{accepted}/P and rejecters L(y)·𝟙{rejected}/(1 − P).
       P and 1 − P are floored at q_i on the side the played expert took (equal to them in the
       per-round game, a guard when the weights have moved);
-    * log w_j ← log w_j − η·ℓ̂_j for every j.
+    * w_j ← w_j·exp(−η·ℓ̂_j) for every j (ℓ̂_j takes one of two values: two exponentials a
+      round).
 
     No point is ever learned "as clean" (``update`` returns False), and there is no estimate
     of θ (see ``_estimate``). O(N·d) time a round, O(N·d) memory.
@@ -263,16 +247,18 @@ class SampledSAE(Learner):
     γ > 0, add γ·T times the loss range and divide the η term by 1 − γ.
 
     Against the best linear rule, add T times the best sampled expert's per-round gap. At
-    r0 = 0 that gap is at most sin ε (a misclassified point has |⟨θ, x⟩| ≤ ‖x‖ sin ε) for ε
-    the smallest angle between θ and an expert; for N uniform directions ε ≈ N^(−1/(d−1)), so
+    r0 = 0 that gap is at most ‖θ‖ sin ε (a misclassified point has |⟨θ, x⟩| ≤ ‖θ‖‖x‖ sin ε,
+    ‖x‖ ≤ 1) for ε the smallest angle between θ and an expert, and a sequence may put its
+    points in that wedge; for N uniform directions ε ≈ N^(−1/(d−1)) (up to a factor of d), so
     a fixed accuracy needs N exponential in d (with r0 ≠ 0 the scale must be right too:
-    ‖β_j − θ‖ ≈ N^(−1/d), for ‖θ‖ ≤ B). Choosing N ≈ T^((d−1)/2) would give
-    Õ(sqrt(d·T)) under the assumptions above, at a cost exponential in d a round: no
+    ‖β_j − θ‖ ≈ N^(−1/d), for ‖θ‖ ≤ B). At r0 = 0, N ≈ T^((d−1)/2) would balance the two
+    terms at Õ(sqrt(d·T)) under the assumptions above, at a cost exponential in d a round: no
     polynomial-time guarantee in general (the paper's open problem). On sequences where a
     constant share of directions is optimal (``GreedyTrap``: a quarter of them), the gap is 0
-    with probability 1 − (1 − share)^N and the sqrt(T log N) bound is the regret's. If the
-    assumptions fail (agents truthful in part, gamed points whose segment some boundary
-    crosses), the estimates are biased and nothing is claimed.
+    but with probability (1 − share)^N, and the regret is the regret against the best
+    sampled expert. Where the assumptions fail (agents truthful in part; gamed points whose
+    segment some boundary crosses, which happens on the trap too), the estimates are biased
+    and the bound is not claimed.
 
     Parameters
     ----------
@@ -286,8 +272,8 @@ class SampledSAE(Learner):
         B, the radius of the ball the experts are drawn from, > 0.
     eta : float, optional
         Learning rate η >= 0 (default sqrt(ln N / (T·M²)), M² = (2 + λ)² + σ², the minimizer
-        of the bound above; the σ² term, negligible at small σ, is what E[L²] adds to the
-        brief's (2 + λ)²).
+        of the bound above; the σ² term, negligible at small σ, is what the noise adds to
+        the cruder (2 + λ)²).
     gamma : float
         Uniform exploration γ in [0, 1] (default 0: the importance weights are over the mass
         of a whole side, P, not over one expert's probability, so they need no floor).
@@ -314,6 +300,11 @@ class SampledSAE(Learner):
     strategy_aware = True
     # P is computed with the weights of the moment: outcomes in another order see other ones.
     outcomes_commute = False
+
+    @classmethod
+    def check_configurations(cls) -> list[Learner]:
+        # The checks' games are short: 64 experts take every code path that 1024 take.
+        return [cls(experts=64)]
 
     def __init__(self, horizon: int | None = None, sigma: float | None = None,
                  experts: int = 1024, bound: float = 1.0, eta: float | None = None,
@@ -381,10 +372,10 @@ class SampledSAE(Learner):
         if self.r0 is None or self.feedback is None:
             raise ValueError("sampled-sae needs r0 and feedback (both taken from a game)")
         n = int(self.experts)
-        experts = sample_ball(_expert_stream(self._rng), n, d, float(self.bound))
+        experts = sample_ball(self._rng, n, d, float(self.bound))
         return SampledSAEState(
             agents=self._belief(), r0=float(self.r0), lam=lam, eta=eta,
             gamma=float(self.gamma), bandit=self.feedback == "bandit", experts=experts,
-            log_w=np.zeros(n), q=np.zeros(n), q_sum=np.full(1, math.nan),
+            w=np.ones(n), q=np.zeros(n), q_sum=np.full(1, math.nan),
             votes=np.zeros(n, dtype=np.bool_), x_hat=np.zeros(d),
             played=np.zeros(1, dtype=np.int64), q_played=np.ones(1))

@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..sweep import load
-from . import agents, delays, horizons, peers, stochastic, unclean
+from . import agents, delays, efficient, horizons, peers, stochastic, unclean
 from .parts import NON_STRATEGIC, PARTS, SIZES, Size, parts
 from .rows import (
     INCONCLUSIVE,
@@ -42,6 +42,7 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("adversarial-d1",), horizons.adversarial),
     (("adversarial-d2",), horizons.adversarial),
     (("adversarial-d2", "adversarial-d2-bandit"), horizons.adversarial_bandit),
+    (("adversarial-sampled",), efficient.sampled),
     (("trembling",), agents.trembling),
     (("ellipsoid",), agents.ellipsoid),
     (("mixture",), agents.mixture),

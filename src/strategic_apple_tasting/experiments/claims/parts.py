@@ -40,6 +40,7 @@ class Size:
     unclean_dimensions: tuple[int, ...]  # learning from gamed points: c1 from large to tiny
     unclean_deltas: tuple[float, ...]
     unclean_seeds: int  # ratios of means paired by seed are tight: fewer seeds than the rest
+    sampled_horizons: tuple[int, ...]  # sampled-sae against EXP3-SAE at d = 2, 5, 10
 
 
 SIZES = {
@@ -49,13 +50,15 @@ SIZES = {
                  adversarial2_horizons=(10**4, 10**5, 10**6, 10**7, 10**8),
                  adversarial_seeds=8, lock_seeds=4000, lock_horizon=2000,
                  peers_horizon=3000, peers_seeds=6, unclean_dimensions=(2, 5, 10, 20),
-                 unclean_deltas=(0.1, 0.3, 0.5), unclean_seeds=8),
+                 unclean_deltas=(0.1, 0.3, 0.5), unclean_seeds=8,
+                 sampled_horizons=(10**4, 10**5, 10**6)),
     "quick": Size(main=50_000, seeds=8, etc_horizons=(30_000, 100_000, 300_000), etc_seeds=32,
                   adversarial_horizons=(10**4, 10**5, 10**6),
                   adversarial2_horizons=(10**4, 10**5, 10**6),
                   adversarial_seeds=4, lock_seeds=1000, lock_horizon=1000,
                   peers_horizon=600, peers_seeds=4, unclean_dimensions=(2, 10, 20),
-                  unclean_deltas=(0.1, 0.5), unclean_seeds=8),
+                  unclean_deltas=(0.1, 0.5), unclean_seeds=8,
+                  sampled_horizons=(10**4, 10**5)),
 }
 
 
@@ -92,6 +95,13 @@ def parts(size: Size) -> dict[str, dict]:
                            "seeds": size.adversarial_seeds, "game": {**trap, "dimension": 2},
                            "learners": _learners("exp3-sae", "sa-ols", "accept-all",
                                                  "reject-all")},
+        # Beyond the paper (its second open problem): exponential weights over sampled
+        # strategy-aware experts, polynomial in d a round, on the same trap at d = 2, 5, 10.
+        "adversarial-sampled": {"horizon": list(size.sampled_horizons),
+                                "seeds": size.adversarial_seeds,
+                                "game": {**trap, "dimension": [2, 5, 10]},
+                                "learners": _learners("sampled-sae", "exp3-sae", "sa-ols",
+                                                      "accept-all")},
         # Bandit feedback against apple tasting, on the same seeds.
         "bandit": {"horizon": main, "seeds": seeds,
                    "game": {**STOCHASTIC, "feedback": ["apple", "bandit"]},
