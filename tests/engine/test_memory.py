@@ -16,7 +16,7 @@ def test_state_bytes_bounds_the_real_state_closely(name, d):
     """An upper bound (so a run that fits is never refused for its learner's state being
     underestimated) within 1.5× (+1 KiB for the fixed part) of the state reset builds."""
     learner = make_learner(name).bind(Game(dimension=d).instance(0), 10**5)
-    real = _nbytes(learner._init_state(d))
+    real = _nbytes(learner.reset(d, rng=0).state)
     estimate = learner.state_bytes(d)
     assert real <= estimate <= 1.5 * real + 1024, (real, estimate)
 

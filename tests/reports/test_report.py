@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from strategic_apple_tasting import theory
 from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.experiments.spec import check_spec
 from strategic_apple_tasting.experiments.sweep import _Inline, load, run_sweep
@@ -25,7 +26,7 @@ SPEC = {"horizon": [200, 400, 800], "seeds": 2, "seeds_per_cell": 2,
         "learners": [{"name": "sa-ols"}, {"name": "oracle"}, {"name": "naive-greedy"},
                      {"name": "etc"}]}
 FIGURES = ("regret-01", "learning-01", "regret-02", "learning-02", "final-vs-delta",
-           "final-vs-horizon")
+           "final-vs-horizon", "final-vs-c1")
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +143,16 @@ def test_report_renders_in_headless_chromium(browser, report, tmp_path):
     assert all(done and natural > 0 and shown > 0 for done, natural, shown in images)
     assert overflow <= 0  # nothing wider than the window: wide tables scroll in their box
     assert (tmp_path / "report.png").stat().st_size > 50_000
+
+
+def test_the_c1_figure_is_drawn_only_for_uniform_ball_contexts_over_d_or_delta(sweep):
+    table = load(sweep)
+    got = F.with_c1(table)
+    row = got.slice(0, 1).to_pylist()[0]
+    assert row["c1"] == theory.c1(row["dimension"], row["delta"] / row["radius"])
+    # Controls: nothing swept over d or δ, or contexts other than the uniform ball.
+    one = table.filter(pc.equal(table.column("delta"), table.column("delta")[0]))
+    assert F.with_c1(one) is None
+    other = table.set_column(table.column_names.index("contexts"), "contexts",
+                             pa.array(["mixture"] * table.num_rows))
+    assert F.with_c1(other) is None
