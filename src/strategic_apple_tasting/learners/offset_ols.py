@@ -31,9 +31,9 @@ import numpy as np
 from .._jit import njit
 from ..game.agents import clean_margin, reach
 from ..game.policies import clean_above
-from .base import Learner, LearnerKernels
+from .base import LearnerKernels
+from .greedy_ols import _GreedyOLS
 from .least_squares import add_point, new_factor, solve
-from .phased_ols import phase_ends, warm_up
 
 # counts[...]: rounds seen, clean points fitted into θ̂1, gamed points fitted, θ̂ stale (0/1)
 _ROUNDS, _CLEAN, _GAMED, _STALE = 0, 1, 2, 3
@@ -118,7 +118,7 @@ def _estimate(state, out):
 KERNELS = LearnerKernels(OffsetOLSState, _policy, _update, _estimate)
 
 
-class OffsetOLS(Learner):
+class OffsetOLS(_GreedyOLS):
     """SA-OLS's shifted rule, refit on clean points and on gamed ones with one fitted offset.
 
     Accepts iff ⟨θ̂, x'⟩ ≥ δ‖θ̂‖ + r0, as SA-OLS does (same warm-up: accept everyone for d rounds,
@@ -148,18 +148,8 @@ class OffsetOLS(Learner):
     """
 
     name = "offset-ols"
-    kernels = KERNELS
+    kernels = KERNELS  # its own, over SA-OLS's hyperparameters and warm-up (milestones)
     strategy_aware = True
-
-    def __init__(self, delta: float | None = None, r0: float | None = None,
-                 feedback: str | None = None, agents: Any = None) -> None:
-        self.delta = delta
-        self.r0 = r0
-        self.feedback = feedback
-        self.agents = agents
-
-    def milestones(self, d: int) -> list[int]:
-        return phase_ends([*warm_up(d, self.feedback == "bandit"), (0, 0, 0)])
 
     def _init_state(self, d: int) -> Any:
         if self.r0 is None:

@@ -628,19 +628,8 @@ def final_regret_figure(table: pa.Table, setting: str, swept: list[str], *,
     >>> note
     ''
     """
-    final = final_rows(table).to_pandas()
     others = [s for s in swept if s != setting]
-    groups = (list(final.groupby(others, dropna=False, sort=True)) if others
-              else [((), final)])
-    note = ""
-    if len(groups) > MAX_PANELS:
-        note = (f"Showing {MAX_PANELS} of {len(groups)} combinations of "
-                f"{', '.join(others)}.")
-        groups = groups[:MAX_PANELS]
-    ncols = min(3, len(groups))
-    nrows = math.ceil(len(groups) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols, 3.6 * nrows + 0.6),
-                             squeeze=False)
+    final, groups, note, fig, axes = _panels(table, others)
     values = final[setting].dropna().unique()
     numeric = pd.api.types.is_numeric_dtype(final[setting]) and final[setting].dtype != bool
     if numeric:
@@ -702,18 +691,44 @@ def final_regret_figure(table: pa.Table, setting: str, swept: list[str], *,
         else:
             ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3, which="both" if logy else "major")
-        if others:
-            key = key if isinstance(key, tuple) else (key,)
-            ax.set_title(", ".join(f"{k} = {format_value(v)}"
-                                   for k, v in zip(others, key, strict=True)), fontsize=9.5)
-    for ax in axes.flat[len(groups):]:
-        ax.set_visible(False)
-    fig.suptitle(f"Final regret against {setting}", fontsize=12)
-    fig.tight_layout()
-    fig.legend(list(handles.values()), list(handles), loc="upper center",
-               bbox_to_anchor=(0.5, 0.0), ncol=min(len(handles), 5), fontsize=9,
-               frameon=False)
+        _panel_title(ax, others, key)
+    _finish_panels(fig, axes, len(groups), f"Final regret against {setting}",
+                   list(handles.values()), list(handles), ncol=5)
     return fig, note
+
+
+def _panels(table: pa.Table, others: list[str]) -> tuple:
+    """The final rows, their groups by ``others`` (at most :data:`MAX_PANELS`, with a note
+    when some are left out) and a figure with a panel for each."""
+    final = final_rows(table).to_pandas()
+    groups = list(final.groupby(others, dropna=False, sort=True)) if others else [((), final)]
+    note = ""
+    if len(groups) > MAX_PANELS:
+        note = f"Showing {MAX_PANELS} of {len(groups)} combinations of {', '.join(others)}."
+        groups = groups[:MAX_PANELS]
+    ncols = min(3, len(groups))
+    nrows = math.ceil(len(groups) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols, 3.6 * nrows + 0.6),
+                             squeeze=False)
+    return final, groups, note, fig, axes
+
+
+def _panel_title(ax: plt.Axes, others: list[str], key: object) -> None:
+    if others:
+        key = key if isinstance(key, tuple) else (key,)
+        ax.set_title(", ".join(f"{k} = {format_value(v)}"
+                               for k, v in zip(others, key, strict=True)), fontsize=9.5)
+
+
+def _finish_panels(fig: Figure, axes: np.ndarray, used: int, title: str, handles: list,
+                   names: list[str], ncol: int) -> None:
+    """Hide the unused panels, title the figure and put one legend below it."""
+    for ax in axes.flat[used:]:
+        ax.set_visible(False)
+    fig.suptitle(title, fontsize=12)
+    fig.tight_layout()
+    fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+               ncol=min(len(handles), ncol), fontsize=9, frameon=False)
 
 
 # --------------------------------------------------------------------------- saving
@@ -741,16 +756,7 @@ def c1_figure(table: pa.Table, others: list[str], *, colors: dict[str, str] | No
     :func:`with_c1`: one colour per learner, one marker per dimension, points of one dimension
     (varying δ) joined; one panel per combination of the ``others`` settings (at most
     :data:`MAX_PANELS`). Returns the figure and a note ("" unless panels were left out)."""
-    final = final_rows(table).to_pandas()
-    groups = list(final.groupby(others, dropna=False, sort=True)) if others else [((), final)]
-    note = ""
-    if len(groups) > MAX_PANELS:
-        note = f"Showing {MAX_PANELS} of {len(groups)} combinations of {', '.join(others)}."
-        groups = groups[:MAX_PANELS]
-    ncols = min(3, len(groups))
-    fig, axes = plt.subplots(math.ceil(len(groups) / ncols), ncols,
-                             figsize=(4.6 * ncols, 3.8 * math.ceil(len(groups) / ncols) + 0.8),
-                             squeeze=False)
+    final, groups, note, fig, axes = _panels(table, others)
     names = labels(table)
     colors = colors or palette(names)
     markers = dict(zip(sorted(final["dimension"].unique()), "osD^v<>p*h", strict=False))
@@ -768,17 +774,9 @@ def c1_figure(table: pa.Table, others: list[str], *, colors: dict[str, str] | No
         ax.set_xlabel("c1(d, δ/R)")
         ax.set_ylabel("final regret (mean, 95% CI)")
         ax.grid(alpha=0.3, which="both")
-        if others:
-            key = key if isinstance(key, tuple) else (key,)
-            ax.set_title(", ".join(f"{k} = {format_value(v)}"
-                                   for k, v in zip(others, key, strict=True)), fontsize=9.5)
-    for ax in axes.flat[len(groups):]:
-        ax.set_visible(False)
-    fig.suptitle("Final regret against c1", fontsize=12)
-    fig.tight_layout()
-    handles, shown = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, shown, loc="upper center", bbox_to_anchor=(0.5, 0.0),
-               ncol=min(len(handles), 4), fontsize=8.5, frameon=False)
+        _panel_title(ax, others, key)
+    _finish_panels(fig, axes, len(groups), "Final regret against c1",
+                   *axes.flat[0].get_legend_handles_labels(), ncol=4)
     return fig, note
 
 
