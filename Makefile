@@ -17,7 +17,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -n 2 --dist loadgroup --doctest-modules src tests
+	$(BIN)/python -m pytest -n 2 --doctest-modules src tests
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py

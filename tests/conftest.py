@@ -57,9 +57,3 @@ def browser():
 
     return visit
 
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests pinned to one xdist worker (``xdist_group``: the quick reproduction, the longest
-    unit of the suite) come first, so that worker starts on them while the other runs the rest;
-    collected last, they would run alone at the end."""
-    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)

@@ -24,10 +24,6 @@ from strategic_apple_tasting.experiments.claims import (
 )
 from strategic_apple_tasting.experiments.spec import check_spec
 
-# One xdist worker runs this module (`--dist loadgroup`, as `make test` asks) while the other
-# runs the rest: the quick run takes minutes, and a second worker would only wait for it.
-pytestmark = pytest.mark.xdist_group("reproduce")
-
 #: The quick run's verdict of every claim, by the start of its text (the peers' rows need the
 #: peers extra, which the test extra installs). At the quick sizes EXP3-SAE
 #: at d = 2 has not reached its asymptotic regime (T ≤ 10⁶; its bandit/apple comparison of
