@@ -328,16 +328,15 @@ class SampledSAE(Learner):
     def _check_own(self) -> None:
         """The checks of this learner's own hyperparameters (the game's are checked by the
         base class, once they are bound)."""
-        n = self.experts
-        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-            raise ValueError(f"experts must be an integer >= 1, got {n!r}")
+        for name, value in (("experts", self.experts), ("horizon", self.horizon)):
+            if value is None and name == "horizon":
+                continue  # taken from the run by bind
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
         check_number("bound", self.bound, 0.0, open_low=True)
         if self.eta is not None:
             check_number("eta", self.eta, 0.0)
         check_number("gamma", self.gamma, 0.0, 1.0)
-        if self.horizon is not None and (isinstance(self.horizon, bool) or not isinstance(
-                self.horizon, int | np.integer) or self.horizon < 1):
-            raise ValueError(f"horizon must be an integer >= 1, got {self.horizon!r}")
         if self.sigma is not None:
             check_number("sigma", self.sigma, 0.0)
 
