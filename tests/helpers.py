@@ -3,11 +3,31 @@ replay and table comparison are public: :mod:`strategic_apple_tasting.checks`)."
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from strategic_apple_tasting.checks import replay, tables_identical, totals_at_grid
 
-__all__ = ["naive_linucb", "replay", "tables_identical", "totals_at_grid"]
+__all__ = ["naive_linucb", "replay", "tables_identical", "totals_at_grid",
+           "with_default_sigint"]
+
+# Run as ``python -c`` before the real command: puts SIGINT back to its default and execs it.
+_DEFAULT_SIGINT = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                   "os.execv(sys.argv[1], sys.argv[1:])")
+
+
+def with_default_sigint(argv: list[str]) -> list[str]:
+    """``argv`` to run with SIGINT at its default disposition, whatever this process inherited.
+
+    A job started in the background by a non-interactive shell (``make test &``, nohup, some CI
+    runners) ignores SIGINT, an ignored signal stays ignored across fork and exec, and Python
+    installs its Ctrl-C handler only if SIGINT was not ignored when it started: a test that
+    sends its child SIGINT would then wait for nothing. The command is exec'd by a small Python
+    (same pid, so signals sent to the process reach the command), not set up by ``preexec_fn``,
+    which is unsafe in a process with threads (xdist's workers have them).
+    """
+    return [sys.executable, "-c", _DEFAULT_SIGINT, *argv]
 
 
 def naive_linucb(d: int, data: dict, alpha: float, ridge: float, r0: float, bandit: bool):

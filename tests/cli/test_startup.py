@@ -16,6 +16,8 @@ import pytest
 
 import strategic_apple_tasting as sat_package
 
+from ..helpers import with_default_sigint
+
 #: Libraries that only simulating, storing or plotting needs (numpy and scipy come with them).
 HEAVY = ("numba", "pyarrow", "matplotlib", "pandas", "numpy", "scipy")
 
@@ -94,9 +96,9 @@ def test_ctrl_c_while_importing_is_one_line(how, tmp_path):
     start = [str(_sat_script())] if how == "sat" else [sys.executable, "-m",
                                                        "strategic_apple_tasting"]
     out = tmp_path / "out"
-    proc = subprocess.Popen([*start, "run", "--learner", "sa-ols", "-d", "2", "-T", "10",
-                             "--out", str(out)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(with_default_sigint([*start, "run", "--learner", "sa-ols", "-d",
+                                                 "2", "-T", "10", "--out", str(out)]),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         deadline = time.monotonic() + 60
         while not importing.exists():
@@ -111,3 +113,21 @@ def test_ctrl_c_while_importing_is_one_line(how, tmp_path):
             proc.communicate()
     assert (proc.returncode, stdout, stderr) == (130, "", "sat: interrupted\n")
     assert not out.exists()
+
+
+def test_children_the_tests_signal_handle_ctrl_c_however_the_suite_was_launched():
+    """A suite started in the background ignores SIGINT, and its children inherit that; those
+    the tests send Ctrl-C get the default back (control: without the helper, the child would
+    ignore the very signal the test sends)."""
+    probe = ("import signal; "
+             "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)")
+    launcher = ("import signal, subprocess, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                "raise SystemExit(subprocess.run(sys.argv[1:]).returncode)")
+
+    def handles_ctrl_c(argv: list[str]) -> str:
+        return subprocess.run([sys.executable, "-c", launcher, *argv], capture_output=True,
+                              text=True, check=True).stdout.strip()
+
+    argv = [sys.executable, "-c", probe]
+    assert handles_ctrl_c(with_default_sigint(argv)) == "True"
+    assert handles_ctrl_c(argv) == "False"

@@ -18,6 +18,8 @@ from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.experiments.spec import SpecError, check_spec
 from strategic_apple_tasting.experiments.sweep import _Inline, load, pending_cells, run_sweep
 
+from ..helpers import with_default_sigint
+
 SMALL = {"horizon": 300, "seeds": 3, "seeds_per_cell": 2,
          "game": {"dimension": [2, 3], "delta": 0.2},
          "learners": [{"name": "sa-ols"}, {"name": "oracle"}]}
@@ -62,8 +64,8 @@ def _start_sweep(tmp_path: Path, seeds: int = 6, workers: int = 1
     cmd = [sys.executable, "-c", "from strategic_apple_tasting.cli.main import main; "
            "raise SystemExit(main())", "sweep", str(spec_file), "--out", str(out),
            "--workers", str(workers)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(with_default_sigint(cmd), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     cells = out / "cells"
     _until(lambda: cells.is_dir() and any(cells.glob("*.parquet")), proc)
     return proc, spec_file, out
@@ -195,9 +197,10 @@ def test_ctrl_c_while_workers_start_is_one_line(tmp_path):
     spec_file.write_text('horizon = 1500000\nseeds = 6\nseeds_per_cell = 1\n'
                          '[game]\ndimension = 3\n[[learners]]\nname = "sa-ols"\n')
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-c", "from strategic_apple_tasting.cli.main "
-                             "import main; raise SystemExit(main())", "sweep", str(spec_file),
-                             "--out", str(out), "--workers", "2"],
+    proc = subprocess.Popen(with_default_sigint([
+                                sys.executable, "-c", "from strategic_apple_tasting.cli.main "
+                                "import main; raise SystemExit(main())", "sweep", str(spec_file),
+                                "--out", str(out), "--workers", "2"]),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     # A worker's Python has set up its SIGINT handler: it is importing, or waiting for work.

@@ -18,6 +18,8 @@ pytest.importorskip("fastapi", reason="the 'serve' extra is not installed")
 
 from strategic_apple_tasting.service import keys, store, throwaway  # noqa: E402
 
+from ..helpers import with_default_sigint  # noqa: E402
+
 SA_OLS = ["--learner", "sa-ols", "--param", "delta=0.3", "--param", "r0=0",
           "--param", "feedback=\"apple\""]
 
@@ -46,8 +48,9 @@ class Server:
     def start(self, timeout: float = 60.0) -> Server:
         with open(self.log, "ab") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "strategic_apple_tasting", "serve", *self.args,
-                 "--database", self.database, "--port", str(self.port)],
+                with_default_sigint([sys.executable, "-m", "strategic_apple_tasting", "serve",
+                                     *self.args, "--database", self.database,
+                                     "--port", str(self.port)]),
                 stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
