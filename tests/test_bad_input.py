@@ -168,6 +168,13 @@ CLI: list[tuple[list[str], str]] = [
     (["results", "earlier-run", "-o", "a-file/t.csv"], "--out 'a-file' is a file"),
     (["nope"], "invalid choice: 'nope'"),
     ([], "the following arguments are required: command"),
+    # issue 20: lending CSVs that used to run silently wrong
+    (["lending", "--csv", "huge.csv", "--label", "bad", "--default-value", "1", "--features",
+      "income", "-T", "5"], "features: column 'income' has 1 value(s) beyond ±1e+100"),
+    (["lending", "--csv", "one-class.csv", "--label", "bad", "--default-value", "0",
+      "--features", "income", "-T", "5"], "label: column 'bad' holds only the value 0"),
+    (["lending", "--csv", "twice.csv", "--label", "bad", "--default-value", "1", "--features",
+      "income", "-T", "5"], "names column 'income' twice"),
 ]
 
 
@@ -188,6 +195,9 @@ def fixtures(tmp_path, monkeypatch):
     (tmp_path / "bad-delta.toml").write_text(
         'horizon = 50\n[game]\ndimension = 2\ndelta = [0.1, -1.0]\n'
         '[[learners]]\nname = "sa-ols"\n')
+    (tmp_path / "huge.csv").write_text("bad,income\n0,1e308\n1,40\n")
+    (tmp_path / "one-class.csv").write_text("bad,income\n0,50\n0,40\n")
+    (tmp_path / "twice.csv").write_text("bad,income,income\n0,50,3\n1,40,2\n")
     (tmp_path / "huge.toml").write_text(  # 2,000,000 cells
         "horizon = 50\nseeds = 2000\nseeds_per_cell = 1\n[game]\ndimension = 2\n"
         f"delta = {[round(0.001 * i, 3) for i in range(1000)]}\n[[learners]]\nname = \"sa-ols\"\n")

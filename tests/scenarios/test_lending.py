@@ -113,6 +113,16 @@ def test_csv_bad_input(tmp_path):
     empty.write_text(HEADER)
     blank = tmp_path / "blank.csv"
     blank.write_text("")
+    # issue 20: a column a float can hold but standardizing cannot (its scale overflowed and the
+    # column became zeros), one outcome only, a header naming a column twice (pandas renamed it)
+    huge = tmp_path / "huge.csv"
+    huge.write_text(HEADER + "0,0,1e308,3,1,100,0.1,A\n1,1,40,2,1,100,0.1,B\n")
+    one_class = tmp_path / "one-class.csv"
+    one_class.write_text(HEADER + "0,0,50,3,1,100,0.1,A\n1,0,40,2,1,100,0.1,B\n")
+    twice = tmp_path / "twice.csv"
+    twice.write_text("id,bad,income,income\n0,0,50,3\n1,1,40,2\n")
+    big_reward = tmp_path / "big-reward.csv"
+    big_reward.write_text(HEADER + "0,0,50,3,1,1e90,1e90,A\n1,1,40,2,1,100,0.1,B\n")
     cases = [
         (dict(ok, path=tmp_path / "nope.csv"), r"^path must be an existing CSV file, got '.*nope"),
         (dict(ok, path=3), r"^path must be a path to a CSV file, got 3"),
@@ -138,6 +148,16 @@ def test_csv_bad_input(tmp_path):
         (dict(ok, path=const, features=["income"]), r"^feature 'income' is constant"),
         (dict(ok, path=empty), r"^path must be a CSV with at least one row"),
         (dict(ok, path=blank), r"^path: cannot read '.*blank.csv' as CSV \(EmptyDataError"),
+        (dict(ok, path=huge), r"^features: column 'income' has 1 value\(s\) beyond ±1e\+100 "
+                              r"\(first at row 0: 1e\+308\), too large to standardize"),
+        (dict(ok, path=huge, features=["debt"], amount="income"),
+         r"^amount: column 'income' has 1 value\(s\) beyond ±1e\+100"),
+        (dict(ok, path=one_class), r"^label: column 'bad' holds only the value 0 on its 2 "
+                                   r"row\(s\): a lending data set needs both repaid and"),
+        (dict(ok, path=twice, features=["income"]),
+         r"^path: the header of '.*twice.csv' names column 'income' twice"),
+        (dict(ok, path=big_reward, amount="amount", rate="rate", rewards=(1e200, -1.0)),
+         r"^rewards: the reward of row 0 overflows \(inf: amount · rate times rewards="),
     ]
     for kwargs, message in cases:
         kwargs = dict(kwargs)

@@ -40,6 +40,15 @@ GERMAN_GAMEABLE = ("status_of_existing_checking_account", "savings_account_and_b
 #: costs 1. As rewards against r0 = 0: +1 for a repaid loan, −5 for a default.
 GERMAN_REWARDS = (1.0, -5.0)
 MISSING = ("error", "drop")
+#: Largest magnitude of a value in a used column. Standardizing squares the values, so beyond
+#: about 1e154 the scale overflows to inf and the column silently becomes zeros; no feature,
+#: amount or rate of a real loan comes near this, and squares summed over 10⁸ rows stay finite.
+MAX_VALUE = 1e100
+#: ``pandas.read_csv`` options that say how the header line is read (the rest are the user's
+#: business and do not change which names the header holds).
+_HEADER_OPTIONS = ("sep", "delimiter", "encoding", "encoding_errors", "quotechar", "quoting",
+                   "escapechar", "doublequote", "skiprows", "comment", "skipinitialspace",
+                   "engine", "dialect", "lineterminator")
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,12 +147,21 @@ def _numeric(frame: pd.DataFrame, column: str, field_name: str) -> np.ndarray:
         raise ValueError(f"{field_name}: column {column!r} has {int(bad.sum())} missing or "
                          f"infinite values (first at row {int(np.argmax(bad))}); pass "
                          "missing='drop' to drop those rows")
+    big = np.abs(out) > MAX_VALUE
+    if big.any():
+        row = int(np.argmax(big))
+        raise ValueError(f"{field_name}: column {column!r} has {int(big.sum())} value(s) beyond "
+                         f"±{MAX_VALUE:g} (first at row {row}: {float(out[row])!r}), too large to "
+                         "standardize; rescale the column (e.g. to thousands) first")
     return out
 
 
 def _standardize(raw: np.ndarray, names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     mean = raw.mean(axis=0)
     scale = raw.std(axis=0)
+    # Values are bounded by MAX_VALUE, so this cannot overflow; a failure here is a bug, not
+    # bad input, and must not pass silently as a column of zeros.
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(scale)), (mean, scale)
     for j, s in enumerate(scale):
         if not s > 0:
             raise ValueError(f"feature {names[j]!r} is constant ({raw[0, j]!r} on every row): "
@@ -353,6 +371,7 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
         raise ValueError(f"path: cannot read {str(path)!r} as CSV ({type(exc).__name__}: "
                          f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''})"
                          ) from None
+    _unique_header(path, read_csv)
     available = [str(c) for c in frame.columns]
     frame.columns = available
     if not isinstance(label, str):
@@ -381,6 +400,10 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
         raise ValueError(f"label: column {label!r} has {int(frame[label].isna().sum())} "
                          "missing values; pass missing='drop' to drop those rows")
     values = pd.unique(frame[label])
+    if len(values) < 2:
+        raise ValueError(f"label: column {label!r} holds only the value {_shown(values[0])} "
+                         f"on its {len(frame)} row(s): a lending data set needs both repaid "
+                         "and defaulted rows")
     if not any(_same(v, default_value) for v in values):
         raise ValueError(f"default_value must be one of the values of column {label!r} "
                          f"({', '.join(_shown(v) for v in sorted(values, key=str))}), "
@@ -391,21 +414,48 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
                          f"{', '.join(_shown(v) for v in sorted(values, key=str)[:10])}")
     defaulted = np.array([_same(v, default_value) for v in frame[label]], dtype=bool)
     raw = np.column_stack([_numeric(frame, c, "features") for c in features])
-    repaid_reward = np.full(len(frame), gain)
-    default_reward = np.full(len(frame), loss)
-    if amount is not None:
-        principal = _numeric(frame, amount, "amount")
-        if (principal < 0).any():
-            raise ValueError(f"amount: column {amount!r} must be >= 0, got "
-                             f"{principal[principal < 0][0]!r}")
-        repaid_reward = repaid_reward * principal
-        default_reward = default_reward * principal
-    if rate is not None:
-        repaid_reward = repaid_reward * _numeric(frame, rate, "rate")
-    reward = np.where(defaulted, default_reward, repaid_reward)
+    with np.errstate(over="ignore"):  # an overflow is refused just below, in one line
+        repaid_reward = np.full(len(frame), gain)
+        default_reward = np.full(len(frame), loss)
+        if amount is not None:
+            principal = _numeric(frame, amount, "amount")
+            if (principal < 0).any():
+                raise ValueError(f"amount: column {amount!r} must be >= 0, got "
+                                 f"{principal[principal < 0][0]!r}")
+            repaid_reward = repaid_reward * principal
+            default_reward = default_reward * principal
+        if rate is not None:
+            repaid_reward = repaid_reward * _numeric(frame, rate, "rate")
+        reward = np.where(defaulted, default_reward, repaid_reward)
+    if not np.all(np.isfinite(reward)):
+        row = int(np.argmax(~np.isfinite(reward)))
+        raise ValueError(f"rewards: the reward of row {row} overflows ({float(reward[row])!r}: "
+                         f"{'amount' if rate is None else 'amount · rate'} times rewards="
+                         f"{(gain, loss)!r}); use smaller reward multipliers or rescale "
+                         "the columns")
     return _assemble(raw, features, gameable, reward, defaulted, f"CSV {path}",
                      {"label": label, "default_value": default_value, "amount": amount,
                       "rate": rate, "rewards": (gain, loss), "rows_dropped": rows - len(frame)})
+
+
+def _unique_header(path: Path, read_csv: dict[str, Any]) -> None:
+    """Refuse a header that names a column twice: pandas would rename the second ``name.1``
+    without a word, and the mapping would then read another column than the user meant."""
+    if "header" in read_csv or "names" in read_csv:
+        return  # the user chose the names
+    options = {k: v for k, v in read_csv.items() if k in _HEADER_OPTIONS}
+    try:
+        header = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False,
+                             **options)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):
+        return  # the full read has said what is wrong already
+    names = [str(v) for v in header.iloc[0]] if len(header) else []
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"path: the header of {str(path)!r} names column {name!r} twice; "
+                             "give every column its own name")
+        seen.add(name)
 
 
 def _shown(value: Any) -> str:
