@@ -228,6 +228,30 @@ def test_results_command_and_load(tmp_path, capsys):
     assert "is not a sweep directory" in capsys.readouterr().err
 
 
+def test_results_and_report_say_when_a_sweep_is_incomplete(tmp_path, capsys):
+    spec = check_spec(SMALL)
+    run_sweep(spec, tmp_path, executor=_Inline())
+    planned = len(spec.cells)
+    # Control: the finished sweep says it is complete, in both.
+    assert main(["results", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.startswith(
+        f"sweep {tmp_path}: complete, {planned} of {planned} cells\n")
+    assert main(["report", str(tmp_path), "--out", str(tmp_path / "whole")]) == 0
+    page = (tmp_path / "whole" / "index.html").read_text()
+    assert "INCOMPLETE" not in page and f"complete, {planned} of {planned} cells" in page
+    capsys.readouterr()
+    # A sweep stopped half-way: one cell's file is missing.
+    next(iter(sorted((tmp_path / "cells").glob("*.parquet")))).unlink()
+    assert main(["results", str(tmp_path)]) == 0
+    heading = capsys.readouterr().out.splitlines()[0]
+    assert heading == (f"sweep {tmp_path}: INCOMPLETE, {planned - 1} of {planned} cells "
+                       "finished; rerun its `sat sweep` command to finish it")
+    assert main(["report", str(tmp_path), "--out", str(tmp_path / "part")]) == 0
+    page = (tmp_path / "part" / "index.html").read_text()
+    assert f"(INCOMPLETE: {planned - 1} of {planned} cells)</h1>" in page
+    assert f'<p class="status" id="status">{heading}</p>' in page
+
+
 def test_same_results_on_a_local_dask_cluster(tmp_path):
     distributed = pytest.importorskip("distributed")
     spec = check_spec(SMALL)

@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import __version__
 
@@ -636,6 +636,10 @@ def cmd_results(args: argparse.Namespace) -> int:
         if args.out.is_dir():
             raise ValueError(f"--out {str(args.out)!r} is a directory: give a file name")
     table = load_results(args.dir, warn=_say)  # a sweep directory or a `sat run` output
+    status = _sweep_status(args.dir)
+    if status is not None:
+        print(status.heading(args.dir))
+        print()
     swept = swept_settings(table)
     frame = table.select(swept).to_pandas()
     if not swept:
@@ -654,6 +658,14 @@ def cmd_results(args: argparse.Namespace) -> int:
             write_table(table, args.out)
         print(f"table: {args.out}")
     return 0
+
+
+def _sweep_status(path: Path) -> Any:
+    """A sweep directory's :class:`~..experiments.sweep.Completeness` (None for a run's
+    output, whose results are whole by construction)."""
+    from ..experiments.sweep import MANIFEST, completeness
+
+    return completeness(path) if (path / MANIFEST).exists() else None
 
 
 def _spec_learners(out: Path) -> dict[str, str]:
@@ -683,9 +695,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     table = load_results(args.dir, warn=_say)  # a sweep directory or a `sat run` output
     out = args.out if args.out is not None else args.dir / "report"
     sweep = (args.dir / MANIFEST).exists()
-    page = write_report(table, out, title=args.title or (
-                            f"{'Sweep' if sweep else 'Results'} report: {args.dir}"),
-                        learners=_spec_learners(args.dir))
+    status = _sweep_status(args.dir)
+    title = args.title or f"{'Sweep' if sweep else 'Results'} report: {args.dir}"
+    if status is not None and not status.complete:
+        title += (f" (INCOMPLETE: {status.done} of {status.planned} cells)"
+                  if status.planned is not None else f" ({status.done} cells, planned unknown)")
+    page = write_report(table, out, title=title, learners=_spec_learners(args.dir),
+                        status=None if status is None else status.heading(args.dir))
     print(page)
     return 0
 

@@ -184,6 +184,42 @@ def served(out: str | Path) -> dict[str, dict[str, Any]]:
     return records
 
 
+@dataclass(frozen=True)
+class Completeness:
+    """How much of a sweep directory's specs has finished: ``done`` of ``planned`` cells
+    (``planned`` None for a directory written before cells were recorded)."""
+
+    done: int
+    planned: int | None
+
+    @property
+    def complete(self) -> bool | None:
+        """Whether every planned cell has finished (None: unknown)."""
+        return None if self.planned is None else self.done >= self.planned
+
+    def heading(self, out: str | Path) -> str:
+        """One line for the top of a report or a results listing."""
+        if self.planned is None:
+            return f"sweep {out}: {self.done} finished cell(s) (how many were planned is unknown)"
+        if self.complete:
+            return f"sweep {out}: complete, {self.done} of {self.planned} cells"
+        return (f"sweep {out}: INCOMPLETE, {self.done} of {self.planned} cells finished; "
+                "rerun its `sat sweep` command to finish it")
+
+
+def completeness(out: str | Path) -> Completeness:
+    """How many of the cells planned by the specs ``out`` has run have a finished file."""
+    out = Path(out)
+    planned: set[str] = set()
+    for record in served(out).values():
+        if record.get("cells") is None:
+            done = len(list((out / CELLS).glob("*.parquet")))
+            return Completeness(done, None)
+        planned.update(record["cells"])
+    done = sum((out / CELLS / f"{key}.parquet").is_file() for key in planned)
+    return Completeness(done, len(planned))
+
+
 def served_learners(out: str | Path) -> dict[str, str]:
     """Label → registry name of each learner of every spec the directory ``out`` has run."""
     return {label: name for record in served(out).values()

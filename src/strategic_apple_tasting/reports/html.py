@@ -36,6 +36,8 @@ h1 { font-size: 1.7em; margin: 28px 0 4px; }
 h2 { font-size: 1.3em; margin-top: 40px; border-bottom: 1px solid #d5dbe1; padding-bottom: 4px; }
 h3 { font-size: 1.05em; margin: 22px 0 6px; }
 p.meta, figcaption, .note { color: #4a5560; font-size: 0.9em; }
+p.status { font-weight: 600; padding: 0.4em 0.6em; border-left: 4px solid #b8860b;
+           background: #fdf6e3; }
 nav ul { columns: 2; padding-left: 20px; margin: 6px 0; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; font-size: 0.86em; margin: 8px 0 4px; }
@@ -150,7 +152,8 @@ def _summary_tables(table: pa.Table, fits: dict[str, F.ExponentFit], d: int | No
 
 
 def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | None = None,
-                 learners: Mapping[str, str] | None = None) -> Path:
+                 learners: Mapping[str, str] | None = None, status: str | None = None
+                 ) -> Path:
     """Write a self-contained HTML report of a results table; returns the path of index.html.
 
     The page shows, for each combination of the swept game settings (at most
@@ -174,6 +177,9 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
     learners : mapping, optional
         Results label → registry name, for custom labels (``"etc (fixed T0)"`` → ``"etc"``);
         labels that are registry names, or one followed by parameters, need no entry.
+    status : str, optional
+        One line shown under the heading, e.g. how many of a sweep's planned cells the table
+        holds (:meth:`~strategic_apple_tasting.experiments.sweep.Completeness.heading`).
 
     Returns
     -------
@@ -301,7 +307,9 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
             f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC by strategic-apple-tasting "
             f"{_e(__version__)}.")
     body = "\n".join([
-        f"<h1>{_e(title)}</h1>", f'<p class="meta">{meta}</p>',
+        f"<h1>{_e(title)}</h1>",
+        *([f'<p class="status" id="status">{_e(status)}</p>'] if status else []),
+        f'<p class="meta">{meta}</p>',
         f"<nav><ul>{''.join(toc)}</ul></nav>", more, *sections,
         *(['<h2 id="final">Final regret against each swept setting</h2>', *finals]
           if finals else []),
