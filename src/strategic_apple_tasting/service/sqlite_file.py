@@ -10,8 +10,9 @@ another file is moved onto its path, and a commit into such a file succeeds, tho
 will ever read it again. :class:`FileGuard` remembers which file the path named when the
 service opened it, and after every commit (before any response) checks that the path still
 names that file and that no file the process has open under the database's names was deleted
-(Linux: ``/proc/self/fd``). Once either fails, the database is lost for this process for good
-(:class:`DatabaseLost`): nothing more is acknowledged until a restart.
+(Linux: ``/proc/self/fd``; a stat and three ``readlink`` calls). Once either fails, the
+database is lost for this process for good (:class:`DatabaseLost`): nothing more is
+acknowledged until a restart.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class FileGuard:
         self.identity = (stat.st_dev, stat.st_ino)
         self.names = {str(self.path) + suffix for suffix in ("", "-wal", "-shm")}
         self.lost: str | None = None
-        self._fds: dict[int, str] = {}  # descriptor → the database file it has open
+        self._fds: dict[int, str] = {}  # a descriptor of each database file the process has open
         self._rescan = True
         self._lock = threading.Lock()
 
@@ -92,14 +93,16 @@ class FileGuard:
         return None
 
     def _open_file_deleted(self) -> str | None:
-        # The descriptors found last time are read again (a few microseconds each); the whole
-        # table only after a new connection or when one of them changed.
+        # One descriptor a name is read again (a few microseconds each): every connection of
+        # the process has the same files open, since a new one is checked before it opens
+        # (connecting). The whole table is read only after a new connection, or when one of
+        # those descriptors changed.
         if not FDS.is_dir():
             return None
         if not self._rescan:
             for fd, name in self._fds.items():
                 try:
-                    link = os.readlink(FDS / str(fd))
+                    link = os.readlink(f"{FDS}/{fd}")
                 except OSError:
                     link = ""
                 if link == f"{name} (deleted)":
@@ -109,16 +112,18 @@ class FileGuard:
                     break
             else:
                 return None
-        self._fds, self._rescan = {}, False
+        found: dict[str, int] = {}
         for entry in os.listdir(FDS):
             try:
-                link = os.readlink(FDS / entry)
+                link = os.readlink(f"{FDS}/{entry}")
             except OSError:
                 continue
-            if link in self.names:
-                self._fds[int(entry)] = link
-            elif link.endswith(" (deleted)") and link[:-len(" (deleted)")] in self.names:
-                return self._deleted(link[:-len(" (deleted)")])
+            name = link.removesuffix(" (deleted)")
+            if name in self.names:
+                if name != link:
+                    return self._deleted(name)
+                found.setdefault(name, int(entry))
+        self._fds, self._rescan = {fd: name for name, fd in found.items()}, False
         return None
 
     def _deleted(self, name: str) -> str:
