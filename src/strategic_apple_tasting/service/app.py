@@ -43,6 +43,12 @@ from .sqlite_file import DatabaseLost
 #: would stop the learner), and no lending feature comes near it once scaled.
 MAX_ABS = 1e9
 Finite = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-MAX_ABS, le=MAX_ABS)]
+DecisionId = Annotated[str, Field(min_length=1, max_length=store.MAX_ID)]
+
+#: What a process of the service does: decide and learn (one per database), or only decide.
+ROLES = ("all", "decide")
+#: Seconds ``POST /publish`` waits for its publication before answering 503.
+PUBLISH_SECONDS = 30.0
 
 
 def _storable(value: str) -> str:
@@ -54,13 +60,9 @@ def _storable(value: str) -> str:
     return value
 
 
-DecisionId = Annotated[str, Field(min_length=1, max_length=store.MAX_ID),
-                       AfterValidator(_storable)]
-#: Seconds ``POST /publish`` waits for its publication before answering 503.
-PUBLISH_SECONDS = 30.0
-
-#: What a process of the service does: decide and learn (one per database), or only decide.
-ROLES = ("all", "decide")
+#: A client's decision id, checked before the group commit: one the database cannot store
+#: would fail the whole group's transaction.
+StoredId = Annotated[DecisionId, AfterValidator(_storable)]
 
 
 class Applicant(BaseModel):
@@ -69,7 +71,7 @@ class Applicant(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     x: list[Finite]
-    id: DecisionId | None = None
+    id: StoredId | None = None
 
 
 class DecisionsIn(BaseModel):
@@ -77,7 +79,7 @@ class DecisionsIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     x: list[Finite] | None = None
-    id: DecisionId | None = None
+    id: StoredId | None = None
     applicants: list[Applicant] | None = None
 
 
@@ -85,7 +87,7 @@ class Outcome(BaseModel):
     """The outcome (the reward of the decision taken) of decision ``id``."""
 
     model_config = ConfigDict(extra="forbid")
-    id: DecisionId
+    id: StoredId
     outcome: Finite
 
 
@@ -93,7 +95,7 @@ class OutcomesIn(BaseModel):
     """One outcome (``id``, ``outcome``) or a batch (``outcomes``)."""
 
     model_config = ConfigDict(extra="forbid")
-    id: DecisionId | None = None
+    id: StoredId | None = None
     outcome: Finite | None = None
     outcomes: list[Outcome] | None = None
 
