@@ -81,9 +81,9 @@ class FileGuard:
         try:
             stat = os.stat(self.path)
         except FileNotFoundError:
-            return (f"the database file {str(self.path)!r} was deleted while the service ran: "
-                    "writes since then would be lost, so none is acknowledged: put the file "
-                    "back and restart the service")
+            return (f"the database file {str(self.path)!r} was deleted (or moved) while the "
+                    "service ran: writes since then would be lost, so none is acknowledged: put "
+                    "the file back and restart the service")
         except OSError as exc:
             return f"the database file {str(self.path)!r} cannot be checked: {exc.strerror}"
         if (stat.st_dev, stat.st_ino) != self.identity:

@@ -31,7 +31,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from .redact import shown
+from .redact import redact, shown
 from .sqlite_file import DatabaseLost, FileGuard, create_private
 
 #: The schema the newest migration makes (migrations are the history; this is the present).
@@ -119,9 +119,9 @@ def check_url(url: str) -> str:
     where = f"database {shown(url)!r}"
     try:
         parsed = sa.engine.make_url(url)
-    except sa.exc.ArgumentError:
+    except (sa.exc.ArgumentError, ValueError) as exc:  # ValueError: a port that is no number
         raise ValueError(f"{where} is not a database URL (sqlite:///FILE or "
-                         "postgresql://USER@HOST/NAME)") from None
+                         f"postgresql://USER@HOST:PORT/NAME): {redact(str(exc), None)}") from None
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         if not parsed.database or parsed.database == ":memory:":
