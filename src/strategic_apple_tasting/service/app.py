@@ -260,7 +260,8 @@ class Gate:
         events, seen = [], 0
         while True:
             try:
-                event = await asyncio.wait_for(receive(), max(0.0, end - loop.time()))
+                async with asyncio.timeout_at(end):  # (no task made, unlike wait_for)
+                    event = await receive()
             except TimeoutError:
                 return await _error(408, f"the request body did not arrive within "
                                     f"{self.deadline:g} s (body_timeout): send it whole, at "
