@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
+import threading
+import time
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -114,6 +117,8 @@ class Service:
         self.learner: LearnerLoop | None = None
         self.keys: KeyCheck | None = None
         self.bandit = config.params.get("feedback") == "bandit"  # unset is apple tasting
+        self._probing = threading.Lock()
+        self._probed_at = -math.inf
 
     def open(self) -> Service:
         """Connect, migrate, check the database's settings and that it can be written, start
@@ -167,14 +172,20 @@ class Service:
 
     def probe(self) -> None:
         """Try a write that changes nothing: a writer's failure is forgotten once the
-        database takes writes again (a worker nobody writes to would say it for ever)."""
+        database takes writes again (a worker nobody writes to would say it for ever). At most
+        one try at a time and one a second, however often ``/health`` is asked."""
         if self.writer is None or self.writer.failure is None:
             return
+        if time.monotonic() < self._probed_at + 1.0 or not self._probing.acquire(False):
+            return
         try:
+            self._probed_at = time.monotonic()
             with store.transaction(self.engine) as conn:
                 store.touch(conn)
         except Exception:  # still failing: the failure stands
             return
+        finally:
+            self._probing.release()
         self.writer.failure = None
 
     def close(self) -> None:
