@@ -175,6 +175,25 @@ CLI: list[tuple[list[str], str]] = [
       "--features", "income", "-T", "5"], "label: column 'bad' holds only the value 0"),
     (["lending", "--csv", "twice.csv", "--label", "bad", "--default-value", "1", "--features",
       "income", "-T", "5"], "names column 'income' twice"),
+    # issue 20: the decision service (nothing listens on port 1 of the loopback)
+    (["serve", "play", "--url", "http://127.0.0.1:1", "-d", "2", "--key", "sat_0a_b"],
+     "--key puts the API key where `ps` shows it to every user"),
+    (["serve", "play", "--url", "http://127.0.0.1:1", "-d", "2", "--key-file", "missing.key"],
+     "--key-file 'missing.key' does not exist"),
+    (["serve", "play", "--url", "http://127.0.0.1:1", "-d", "2", "--key-file", "a-dir"],
+     "--key-file 'a-dir' is a directory"),
+    (["serve", "play", "--url", "http://127.0.0.1:1", "-d", "2", "--key-file", "a-file"],
+     "--key-file 'a-file' does not hold an API key"),
+    (["serve", "-d", "2", "--param", "delta=0.1", "--param", "r0=0", "--body-timeout", "0",
+      "--database", "sqlite:///a-dir/x.db"], "body_timeout must be a number of seconds"),
+    (["serve", "-d", "2", "--param", "delta=0.1", "--param", "r0=0", "--body-timeout", "nan",
+      "--database", "sqlite:///a-dir/x.db"], "body_timeout must be a number of seconds"),
+    (["serve", "keys", "list", "--database", "postgresql://u:hunter2@127.0.0.1:1/db"],
+     "database 'postgresql://u:***@127.0.0.1:1/db' cannot be used: OperationalError"),
+    (["serve", "check", "--database", "postgresql://u:hunter2@127.0.0.1:1/db"],
+     "database 'postgresql://u:***@127.0.0.1:1/db' cannot be used: OperationalError"),
+    (["serve", "--database", "postgres://u:hunter2@127.0.0.1:1/db", "keys", "list"],
+     "database 'postgres://u:***@127.0.0.1:1/db': the service runs on sqlite or postgresql"),
 ]
 
 

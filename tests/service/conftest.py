@@ -122,3 +122,20 @@ def postgres():
         pytest.skip(f"{why}: the PostgreSQL tests did not run")
     with throwaway.throwaway_postgres() as url:
         yield url
+
+
+@pytest.fixture
+def postgres_db(postgres):
+    """A database of the test's own on the throwaway cluster (its settings and its log are
+    nobody else's); its URL."""
+    import uuid
+
+    import sqlalchemy as sa
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    engine = sa.create_engine(postgres.replace("postgresql://", "postgresql+psycopg://", 1),
+                              isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    engine.dispose()
+    return f"{postgres.rsplit('/', 1)[0]}/{name}"

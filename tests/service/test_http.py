@@ -9,6 +9,7 @@ last test of the file and the only one that publishes on it.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import math
 import os
@@ -132,7 +133,7 @@ def unknown(client, id_: str) -> bool:
 # -- the public endpoints --------------------------------------------------------------------
 def test_health_policy_history_and_metrics(client):
     assert client.get("/health").json() == {"status": "ok", "role": "all",
-                                            "learner_error": None}
+                                            "learner_error": None, "database_error": None}
     policy = client.get("/policy")
     assert policy.status_code == 200 and policy.headers["content-type"] == "application/json"
     rule = policy.json()
@@ -149,8 +150,9 @@ def test_health_policy_history_and_metrics(client):
     metrics = client.get("/metrics").json()
     assert {"decisions", "accepted", "outcomes", "outcomes_pending", "outcomes_learned",
             "clean_points", "learner_lag", "rule_version", "rule_age_seconds",
-            "learner_error"} <= set(metrics)
+            "learner_error", "database_error"} <= set(metrics)
     assert metrics["rule_version"] == rule["version"] and metrics["learner_error"] is None
+    assert metrics["database_error"] is None
     assert all(isinstance(metrics[k], int) and metrics[k] >= 0 for k in COUNTED)
     assert 0 <= metrics["rule_age_seconds"] < 3600
 
@@ -332,6 +334,11 @@ def test_bad_decisions_are_refused_in_one_line_and_change_nothing(client):
         ("id=bad-form&x=0.1", ("JSON",)),
         ('{"id": "bad-cut", "x": [0.1,', ("JSON",)),
         ("[0.1, 0.2, 0.3]", ("body",)),
+        # issue 20: the decision service
+        ({"id": "bad-nul\x00", "x": X}, ("id", "NUL", "cannot store")),
+        ({"applicants": [{"id": "bad-n0", "x": X}, {"id": "\x00", "x": X}]},
+         ("applicants.1.id", "NUL")),
+        ('{"id": "bad-lone-\\ud800", "x": [0.1, 0.2, 0.3]}', ("id", "unicode")),
     ]
     for body, words in cases:
         r = raw(client, "/decisions", body) if isinstance(body, str) else \
@@ -340,7 +347,7 @@ def test_bad_decisions_are_refused_in_one_line_and_change_nothing(client):
         refused(r, r.status_code, *words)
     assert counts(client) == before
     for id_ in ("bad-b0", "bad-b2", "bad-b4", "bad-b6", "bad-b8", "bad-r0", "bad-many-0",
-                "bad-extra"):
+                "bad-extra", "bad-n0"):
         assert unknown(client, id_), id_
 
 
@@ -374,6 +381,10 @@ def test_bad_outcomes_are_refused_in_one_line_and_change_nothing(client):
         ({"id": "bado-1", "outcome": 0.6}, 409, ("'bado-1'", "already has outcome 0.5")),
         ({"outcomes": [{"id": "bado-2", "outcome": 0.1}, {"id": "bado-1", "outcome": 0.7}]},
          409, ("'bado-1'", "cannot be changed")),
+        # issue 20: the decision service
+        ({"id": "bado-2\x00", "outcome": 0.1}, 422, ("id", "NUL")),
+        ({"outcomes": [{"id": "bado-2", "outcome": 0.1}, {"id": "\x00", "outcome": 0.1}]}, 422,
+         ("outcomes.1.id", "NUL")),
     ]
     for body, status, words in cases:
         r = raw(client, "/outcomes", body) if isinstance(body, str) else \
@@ -433,6 +444,77 @@ def test_a_chunked_body_over_max_body_is_413(client):
     r = client.post("/decisions", content=chunks, headers={"content-type": "application/json"})
     assert counts(client) == before and unknown(client, "huge-1")
     refused(r, 413, "max_body")
+
+
+#: Bodies in a form the service does not read: (headers, body, status, words). Each refusal
+#: says what is expected.
+EXPECTED = "Content-Type: application/json, as UTF-8, uncompressed"
+FORMS = [
+    # issue 20: the decision service
+    ({"content-type": "text/plain"}, b'{"id": "form-1", "x": [0.1, 0.2, 0.3]}', 415,
+     ("Content-Type 'text/plain'", EXPECTED)),
+    ({"content-type": "application/x-www-form-urlencoded"}, b"id=form-2&x=0.1", 415,
+     ("Content-Type", EXPECTED)),
+    ({}, b'{"id": "form-3", "x": [0.1, 0.2, 0.3]}', 415, ("no Content-Type", EXPECTED)),
+    ({"content-type": "application/json", "content-encoding": "gzip"},
+     gzip.compress(b'{"id": "form-4", "x": [0.1, 0.2, 0.3]}'), 415,
+     ("Content-Encoding 'gzip'", EXPECTED)),
+    ({"content-type": "application/json; charset=latin-1"},
+     '{"id": "form-5-caf\u00e9", "x": [0.1, 0.2, 0.3]}'.encode("latin-1"), 415,
+     ("charset 'latin-1'", EXPECTED)),
+    ({"content-type": "application/json"},
+     '{"id": "form-6-caf\u00e9", "x": [0.1, 0.2, 0.3]}'.encode("latin-1"), 400,
+     ("not UTF-8", "byte 0xe9 at position 18", EXPECTED)),
+    ({"content-type": "application/json"},
+     '{"id": "form-7", "x": [0.1, 0.2, 0.3]}'.encode("utf-16"), 400, ("not UTF-8", EXPECTED)),
+    ({"content-type": "application/json"},
+     '{"id": "form-8", "x": [0.1, 0.2, 0.3]}'.encode("utf-16-le"), 400, ("NUL byte", EXPECTED)),
+]
+
+
+def test_a_body_in_another_form_is_refused_saying_what_is_expected(client):
+    before = counts(client)
+    for path in ("/decisions", "/outcomes"):
+        for headers, body, status, words in FORMS:
+            r = client.post(path, content=body, headers=headers)
+            refused(r, status, *words)
+    assert counts(client) == before
+    for k in range(1, 9):
+        assert unknown(client, f"form-{k}")
+    # The accepted form, with its charset said: decided.
+    r = client.post("/decisions", content=b'{"id": "form-ok", "x": [0.1, 0.2, 0.3]}',
+                    headers={"content-type": 'application/json; charset="UTF-8"'})
+    assert r.status_code == 200, r.text
+
+
+def test_a_body_trickled_in_is_cut_off_at_the_body_deadline(serve):
+    """A client that sends its body a byte at a time holds no connection past
+    ``--body-timeout`` (1 s here): 408, and the connection is closed."""
+    import socket
+
+    server = serve("--body-timeout", "1")
+    head = (f"POST /decisions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {server.key}\r\n"
+            "Content-Type: application/json\r\nContent-Length: 60\r\n\r\n{")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=0.2) as s:
+        s.sendall(head.encode())
+        started, answer = time.monotonic(), b""
+        while time.monotonic() - started < 8:
+            try:
+                s.sendall(b" ")
+                chunk = s.recv(4096)
+            except TimeoutError:
+                continue
+            except OSError:  # reset: the server closed the connection
+                break
+            if not chunk:
+                break
+            answer += chunk
+        held = time.monotonic() - started
+    assert held < 3, f"the connection was held {held:.1f} s"
+    assert answer.startswith(b"HTTP/1.1 408"), answer
+    assert b"body_timeout" in answer and b"connection: close" in answer.lower(), answer
+    with server.client() as c:  # and the service goes on
+        assert c.post("/decisions", json={"id": "after-slow", "x": X}).status_code == 200
 
 
 def test_a_write_without_a_key_is_401_whatever_its_body(server):

@@ -47,15 +47,15 @@ def test_the_game_over_the_wire_is_the_engine_bit_for_bit(serve, case):
     assert wire.compare_with_engine(over, control) != []
 
 
-def test_sat_serve_play_compares_with_the_engine(serve, capsys):
+def test_sat_serve_play_compares_with_the_engine(serve, capsys, monkeypatch):
     server = serve("--publish", "manual", "--seed", "3")
-    status = main(["serve", "play", "--url", server.url, "--key", server.key, "--seed", "3",
+    monkeypatch.setenv("SAT_KEY", server.key)  # never on the command line (test_secrets.py)
+    status = main(["serve", "play", "--url", server.url, "--seed", "3",
                    "-T", "60", "--dimension", "3", "--delta", "0.3", "--delay", "2",
                    "--compare"])
     out = capsys.readouterr().out
     assert status == 0, out
     assert "the same as the engine in process" in out
     # A second game needs a fresh service: refused in one line.
-    assert main(["serve", "play", "--url", server.url, "--key", server.key, "-T", "5",
-                 "--dimension", "3"]) == 2
+    assert main(["serve", "play", "--url", server.url, "-T", "5", "--dimension", "3"]) == 2
     assert "needs a fresh service" in capsys.readouterr().err

@@ -4,18 +4,26 @@ against it.
 * ``sat serve [--config FILE] [flags]``: serve (until Ctrl-C);
 * ``sat serve keys create --name NAME`` / ``keys revoke ID`` / ``keys list``;
 * ``sat serve check``: replay the log from nothing and compare with the saved learner;
-* ``sat serve play --url URL --key KEY [game flags]``: the strategic game over the wire, with
-  ``--compare`` to check it against the engine in process.
+* ``sat serve play --url URL [--key-file FILE] [game flags]``: the strategic game over the
+  wire, with ``--compare`` to check it against the engine in process. The API key comes from
+  the environment (``SAT_KEY``) or a file, never from the command line, where ``ps`` shows it
+  to every user of the machine.
+
+A database URL is shown with its password masked, in every line printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from contextlib import contextmanager
 from typing import Any
 
 EXTRA = "the decision service needs the 'serve' extra: pip install 'strategic-apple-tasting[serve]'"
+#: The environment variable that gives ``sat serve play`` its API key.
+KEY_VARIABLE = "SAT_KEY"
 
 
 def _param(text: str) -> tuple[str, Any]:
@@ -40,7 +48,7 @@ def _database_flags(p: argparse.ArgumentParser, sub: bool = False) -> None:
 
 
 def fill_serve(p: argparse.ArgumentParser) -> None:
-    from .main import _add_game_flags, _int_in, _learner, _names, _Parser, _positive_int
+    from .main import _add_game_flags, _int_in, _learner, _names, _number, _Parser, _positive_int
 
     _database_flags(p)
     p.add_argument("--learner", "-l", type=_learner, help="learner (default sa-ols)")
@@ -57,6 +65,8 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
                    help="applicants or outcomes per request (default 10000)")
     p.add_argument("--max-body", type=_int_in("--max-body", 1024),
                    help="bytes per request body (default 4 MiB)")
+    p.add_argument("--body-timeout", type=_number("--body-timeout"), metavar="SECONDS",
+                   help="seconds a request's body may take to arrive, else 408 (default 10)")
     p.add_argument("--snapshot-every", type=_positive_int("--snapshot-every"),
                    help="log entries between saved learner states (default 10000)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
@@ -82,7 +92,9 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
     _database_flags(check, sub=True)
     play = sub.add_parser("play", help="play the strategic game against a running service")
     play.add_argument("--url", required=True, help="the service, e.g. http://127.0.0.1:8000")
-    play.add_argument("--key", required=True, help="an API key")
+    play.add_argument("--key-file", metavar="FILE",
+                      help=f"a file holding the API key (else the environment's {KEY_VARIABLE})")
+    play.add_argument("--key", help=argparse.SUPPRESS)  # refused: see _play_key
     play.add_argument("--horizon", "-T", type=_positive_int("--horizon"), default=1000,
                       help="rounds (default 1000)")
     play.add_argument("--seed", type=_int_in("--seed", 0), default=0,
@@ -102,6 +114,7 @@ def _config(args: argparse.Namespace) -> Any:
              "publish": getattr(args, "publish", None), "database": args.database,
              "max_batch": getattr(args, "max_batch", None),
              "max_body": getattr(args, "max_body", None),
+             "body_timeout": getattr(args, "body_timeout", None),
              "snapshot_every": getattr(args, "snapshot_every", None)}
     params = dict(getattr(args, "param", None) or [])
     if args.config:
@@ -111,11 +124,33 @@ def _config(args: argparse.Namespace) -> Any:
     return ServiceConfig(**{k: v for k, v in given.items() if v is not None}, params=params)
 
 
+@contextmanager
+def _database_errors(url: str) -> Any:
+    """A database that cannot be reached or used, inside the block, is a ``ValueError`` in one
+    line (the URL's password masked) instead of the driver's traceback."""
+    import sqlalchemy as sa
+
+    from ..service.redact import reason, shown
+    from ..service.sqlite_file import DatabaseLost
+
+    try:
+        yield
+    except (sa.exc.SQLAlchemyError, DatabaseLost) as exc:
+        raise ValueError(f"database {shown(url)!r} cannot be used: "
+                         f"{reason(exc, url)}") from None
+
+
 def _engine(args: argparse.Namespace) -> Any:
     from ..service import store
 
-    engine = store.connect(_config(args).database)
-    store.migrate(engine)
+    url = _config(args).database
+    engine = store.connect(url)
+    try:
+        with _database_errors(url):
+            store.migrate(engine)
+    except BaseException:
+        engine.dispose()
+        raise
     return engine
 
 
@@ -126,10 +161,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ImportError:
         raise ValueError(EXTRA) from None
     action = args.action
-    if action == "keys":
-        return _keys(args)
-    if action == "check":
-        return _check(args)
+    if action in ("keys", "check"):
+        with _database_errors(_config(args).database):
+            return _keys(args) if action == "keys" else _check(args)
     if action == "play":
         return _play(args)
     from ..service.server import serve
@@ -164,6 +198,7 @@ def _check(args: argparse.Namespace) -> int:
 
     from ..service import learning, store
     from ..service.config import ServiceConfig
+    from ..service.redact import shown
 
     engine = _engine(args)
     try:
@@ -171,7 +206,7 @@ def _check(args: argparse.Namespace) -> int:
             fixed = store.read_setting(conn, "fixed")
             saved = conn.execute(sa.select(sa.func.max(store.learner_state.c.seq))).scalar()
         if fixed is None or saved is None:
-            raise ValueError(f"database {engine.url.render_as_string()!r} has no service's "
+            raise ValueError(f"database {shown(_config(args).database)!r} has no service's "
                              "log (start `sat serve` on it first)")
         from ..learners.persistence import from_jsonable
 
@@ -192,21 +227,58 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _play_key(args: argparse.Namespace) -> str:
+    """The API key of ``sat serve play``: from ``--key-file`` or the environment's
+    ``SAT_KEY``. A key given on the command line is refused: ``ps`` shows every process's
+    arguments to every user of the machine (and the shell keeps them in its history)."""
+    if args.key is not None:
+        raise ValueError(f"--key puts the API key where `ps` shows it to every user: give it in "
+                         f"the environment ({KEY_VARIABLE}=...) or in a file (--key-file FILE), "
+                         "and revoke this one if others share the machine")
+    if args.key_file is not None:
+        try:
+            with open(args.key_file, encoding="utf-8") as f:
+                key = f.read(4096).strip()
+        except FileNotFoundError:
+            raise ValueError(f"--key-file {args.key_file!r} does not exist") from None
+        except IsADirectoryError:
+            raise ValueError(f"--key-file {args.key_file!r} is a directory, not a file") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"--key-file {args.key_file!r} does not hold a key (it is not "
+                             "text)") from None
+        where = f"--key-file {args.key_file!r}"
+    else:
+        key = os.environ.get(KEY_VARIABLE, "").strip()
+        where = KEY_VARIABLE
+        if not key:
+            raise ValueError(f"sat serve play needs an API key: set {KEY_VARIABLE} or give "
+                             "--key-file FILE (sat serve keys create prints one)")
+    if not key.isascii() or not key.isprintable() or not key.startswith("sat_") \
+            or len(key.split("_")) < 3:
+        raise ValueError(f"{where} does not hold an API key (one line sat_<id>_<secret>, as "
+                         "sat serve keys create prints it)")
+    return key
+
+
 def _play(args: argparse.Namespace) -> int:
     from ..learners import make_learner
     from ..learners.persistence import from_jsonable
     from ..service import wire
     from .main import _game
 
+    key = _play_key(args)
     game = _game(args)
-    run = wire.play_over_the_wire(args.url, args.key, game, args.seed, args.horizon)
+    run = wire.play_over_the_wire(args.url, key, game, args.seed, args.horizon)
     print(f"{args.horizon} rounds over the wire ({run.requests} requests): regret "
           f"{run.regret:.6g}, accepted {sum(run.accepted)}, rules published {len(run.rules)}")
     if not args.compare:
         return 0
     import httpx
 
-    doc = httpx.get(args.url.rstrip("/") + "/policy", timeout=30).json()
+    try:
+        doc = httpx.get(args.url.rstrip("/") + "/policy", timeout=30).json()
+    except (httpx.HTTPError, ValueError) as exc:
+        raise ValueError(f"--url {args.url!r}: GET /policy failed ({exc})") from None
     learner = make_learner(doc["learner"], **from_jsonable(doc["params"]))
     here = wire.play_in_process(game, learner, args.seed, args.horizon)
     differences = wire.compare_with_engine(run, here)

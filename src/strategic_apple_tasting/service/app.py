@@ -9,13 +9,18 @@ With an API key (``Authorization: Bearer <key>``): ``POST /decisions`` (one appl
 batch), ``POST /outcomes`` (one or a batch) and ``POST /publish``.
 
 Bad input gets a 4xx with ``{"error": "<one line>"}`` and changes nothing: a request is
-written whole or not at all.
+written whole or not at all. A write body must be JSON (``Content-Type: application/json``),
+UTF-8, uncompressed, at most ``max_body`` bytes, arriving whole within ``body_timeout``
+seconds. A database that cannot be written is a 503 naming why, and ``GET /health`` says so.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
+import threading
+import time
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -24,7 +29,8 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, Response
 from fastapi.security import HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
@@ -33,6 +39,8 @@ from .config import ServiceConfig
 from .deciding import ServiceError, Writer
 from .keys import KeyCheck
 from .learning import LearnerLoop
+from .redact import reason, shown
+from .sqlite_file import DatabaseLost
 
 #: Largest magnitude of a feature or an outcome: beyond it least squares overflows (a β of NaN
 #: would stop the learner), and no lending feature comes near it once scaled.
@@ -42,6 +50,22 @@ DecisionId = Annotated[str, Field(min_length=1, max_length=store.MAX_ID)]
 
 #: What a process of the service does: decide and learn (one per database), or only decide.
 ROLES = ("all", "decide")
+#: Seconds ``POST /publish`` waits for its publication before answering 503.
+PUBLISH_SECONDS = 30.0
+
+
+def _storable(value: str) -> str:
+    # PostgreSQL cannot store NUL in text; a lone surrogate never gets this far (pydantic
+    # refuses a string that is not Unicode).
+    if "\x00" in value:
+        raise PydanticCustomError("nul", "contains the NUL character (U+0000), which the "
+                                  "database cannot store")
+    return value
+
+
+#: A client's decision id, checked before the group commit: one the database cannot store
+#: would fail the whole group's transaction.
+StoredId = Annotated[DecisionId, AfterValidator(_storable)]
 
 
 class Applicant(BaseModel):
@@ -50,7 +74,7 @@ class Applicant(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     x: list[Finite]
-    id: DecisionId | None = None
+    id: StoredId | None = None
 
 
 class DecisionsIn(BaseModel):
@@ -58,7 +82,7 @@ class DecisionsIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     x: list[Finite] | None = None
-    id: DecisionId | None = None
+    id: StoredId | None = None
     applicants: list[Applicant] | None = None
 
 
@@ -66,7 +90,7 @@ class Outcome(BaseModel):
     """The outcome (the reward of the decision taken) of decision ``id``."""
 
     model_config = ConfigDict(extra="forbid")
-    id: DecisionId
+    id: StoredId
     outcome: Finite
 
 
@@ -74,7 +98,7 @@ class OutcomesIn(BaseModel):
     """One outcome (``id``, ``outcome``) or a batch (``outcomes``)."""
 
     model_config = ConfigDict(extra="forbid")
-    id: DecisionId | None = None
+    id: StoredId | None = None
     outcome: Finite | None = None
     outcomes: list[Outcome] | None = None
 
@@ -93,17 +117,20 @@ class Service:
         self.learner: LearnerLoop | None = None
         self.keys: KeyCheck | None = None
         self.bandit = config.params.get("feedback") == "bandit"  # unset is apple tasting
+        self._probing = threading.Lock()
+        self._probed_at = -math.inf
 
     def open(self) -> Service:
-        """Connect, migrate, check the database's settings, start the learner and the writer;
-        a database that cannot be used is a ``ValueError`` in one line."""
+        """Connect, migrate, check the database's settings and that it can be written, start
+        the learner and the writer; a database that cannot be used is a ``ValueError`` in one
+        line (its URL's password masked)."""
+        url = self.config.database
         try:
             return self._open()
-        except sa.exc.SQLAlchemyError as exc:
+        except (sa.exc.SQLAlchemyError, DatabaseLost) as exc:
             self.close()
-            reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-            raise ValueError(f"database {self.config.database!r} cannot be used: "
-                             f"{type(exc).__name__}: {reason}") from None
+            raise ValueError(f"database {shown(url)!r} cannot be used: "
+                             f"{reason(exc, url)}") from None
 
     def _open(self) -> Service:
         self.engine = store.connect(self.config.database)
@@ -116,9 +143,12 @@ class Service:
             elif before != fixed:
                 diff = next(k for k in fixed if before.get(k) != fixed[k])
                 raise ValueError(
-                    f"database {self.config.database!r} was created with {diff} = "
+                    f"database {shown(self.config.database)!r} was created with {diff} = "
                     f"{before.get(diff)!r}, this start gives {fixed[diff]!r}: start with the "
                     "same learner, params, dimension and seed, or use another database")
+            # A start writes, so a read-only file or directory is refused here, before
+            # anything listens (else every write would fail once it did).
+            store.touch(conn)
         self.keys = KeyCheck(self.engine)
         if self.role == "all":
             self.learner = LearnerLoop(self.engine, self.config)
@@ -127,6 +157,36 @@ class Service:
                              on_commit=self.learner.wake if self.learner else lambda: None)
         self.writer.start()
         return self
+
+    def database_error(self) -> str | None:
+        """Why writes cannot be acknowledged now (None if nothing says so): the database's
+        file is not the one opened, or the last write of the writer or the learner failed."""
+        lost = store.lost(self.engine)
+        if lost is not None:
+            return lost
+        if self.writer is not None and self.writer.failure is not None:
+            return self.writer.failure
+        if self.learner is not None and self.learner.db_error is not None:
+            return self.learner.db_error
+        return None
+
+    def probe(self) -> None:
+        """Try a write that changes nothing: a writer's failure is forgotten once the
+        database takes writes again (a worker nobody writes to would say it for ever). At most
+        one try at a time and one a second, however often ``/health`` is asked."""
+        if self.writer is None or self.writer.failure is None:
+            return
+        if time.monotonic() < self._probed_at + 1.0 or not self._probing.acquire(False):
+            return
+        try:
+            self._probed_at = time.monotonic()
+            with store.transaction(self.engine) as conn:
+                store.touch(conn)
+        except Exception:  # still failing: the failure stands
+            return
+        finally:
+            self._probing.release()
+        self.writer.failure = None
 
     def close(self) -> None:
         if self.writer is not None:
@@ -137,12 +197,15 @@ class Service:
             self.engine.dispose()
 
 
-def _json(doc: Any, status: int = 200) -> Response:
-    return Response(json.dumps(doc), status_code=status, media_type="application/json")
+def _json(doc: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(json.dumps(doc), status_code=status, media_type="application/json",
+                    headers=headers)
 
 
-def _error(status: int, message: str) -> Response:
-    return _json({"error": message}, status)
+def _error(status: int, message: str, close: bool = False) -> Response:
+    """``{"error": message}``; ``close``: and the connection is closed after it (the rest of
+    a body not read would otherwise be read as the next request)."""
+    return _json({"error": message}, status, {"connection": "close"} if close else None)
 
 
 def _rule_doc(row: Any, config: ServiceConfig) -> dict[str, Any]:
@@ -156,48 +219,123 @@ def _rule_doc(row: Any, config: ServiceConfig) -> dict[str, Any]:
             "learner": config.learner, "params": config.fixed()["params"]}
 
 
+#: What a write's body must be, said in every refusal of its form.
+EXPECTED = "send JSON with Content-Type: application/json, as UTF-8, uncompressed"
+
+
+def _media(value: bytes) -> tuple[str, dict[str, str]]:
+    """A Content-Type header as (media type, parameters), lower-cased."""
+    kind, *params = value.decode("latin-1").split(";")
+    pairs = (p.partition("=") for p in params)
+    return kind.strip().lower(), {k.strip().lower(): v.strip().strip('"').lower()
+                                  for k, _, v in pairs}
+
+
 class Gate:
-    """Before a request's body is read: the write endpoints need a key (401), and no body may
-    exceed ``limit`` bytes (413), whether it says its length or not. Refusals are made here,
-    so an anonymous client's body is never parsed."""
+    """Before a request's body is parsed: the write endpoints need a key (401); a body to
+    parse must say it is JSON in UTF-8, uncompressed (415); no body may exceed ``limit``
+    bytes (413), whether it says its length or not, nor take more than ``deadline`` seconds
+    to arrive (408: a client trickling bytes cannot hold a connection); a body must be UTF-8
+    (400). Refusals are made here, so an anonymous client's body is never parsed."""
 
     WRITES = frozenset({"/decisions", "/outcomes", "/publish"})
+    JSON = frozenset({"/decisions", "/outcomes"})  # the writes that take a body
 
-    def __init__(self, app: Any, limit: int, keys: Any) -> None:
+    def __init__(self, app: Any, limit: int, keys: Any, deadline: float = 10.0) -> None:
         self.app = app
         self.limit = limit
         self.keys = keys
+        self.deadline = deadline
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = dict(scope["headers"])
-        if scope["method"] == "POST" and scope["path"] in self.WRITES:
-            header = headers.get(b"authorization", b"").decode("latin-1")
-            _, why = self.keys().check(header)
+        post = scope["method"] == "POST"
+        if post and scope["path"] in self.WRITES:
+            why = await self._unauthorized(headers.get(b"authorization", b"").decode("latin-1"))
             if why is not None:
-                return await _error(401, why)(scope, receive, send)
+                return await _error(*why)(scope, receive, send)
+        if post and scope["path"] in self.JSON:
+            why = self._unparsable(headers)
+            if why is not None:
+                return await _error(415, why)(scope, receive, send)
         message = (f"the request body is over {self.limit:,} bytes (max_body); send a smaller "
                    "batch")
         length = headers.get(b"content-length")
-        if length is not None and length.isdigit():
-            if int(length) > self.limit:
-                return await _error(413, message)(scope, receive, send)
-            return await self.app(scope, receive, send)
-        # No length given (chunked): read it here, up to the limit, and hand it on.
+        if length is not None and length.isdigit() and int(length) > self.limit:
+            return await _error(413, message, close=True)(scope, receive, send)
+        # The body is read here, whole, against the limit and the deadline, then handed on.
+        loop = asyncio.get_running_loop()
+        end = loop.time() + self.deadline
         events, seen = [], 0
         while True:
-            event = await receive()
+            try:
+                async with asyncio.timeout_at(end):  # (no task made, unlike wait_for)
+                    event = await receive()
+            except TimeoutError:
+                return await _error(408, f"the request body did not arrive within "
+                                    f"{self.deadline:g} s (body_timeout): send it whole, at "
+                                    "once", close=True)(scope, receive, send)
             events.append(event)
             seen += len(event.get("body", b""))
             if seen > self.limit:
-                return await _error(413, message)(scope, receive, send)
+                return await _error(413, message, close=True)(scope, receive, send)
             if event["type"] != "http.request" or not event.get("more_body"):
                 break
+        if post and scope["path"] in self.JSON:
+            body = b"".join(e.get("body", b"") for e in events)
+            why = _not_utf8(body)
+            if why is not None:
+                return await _error(400, why)(scope, receive, send)
 
         async def replay() -> Any:
             return events.pop(0) if events else await receive()
         return await self.app(scope, replay, send)
+
+    async def _unauthorized(self, header: str) -> tuple[int, str] | None:
+        """(status, why) if the request's key does not let it write; a key not read lately is
+        looked up in a thread (the event loop never waits for the database)."""
+        keys = self.keys()
+        try:
+            if keys.fresh(header):
+                _, why = keys.check(header)
+            else:
+                _, why = await asyncio.to_thread(keys.check, header)
+        except (sa.exc.SQLAlchemyError, DatabaseLost) as exc:
+            why = reason(exc, keys.engine.url.render_as_string(hide_password=False))
+            return 503, f"the API key cannot be checked: the database is unavailable ({why})"
+        return None if why is None else (401, why)
+
+    @staticmethod
+    def _unparsable(headers: dict[bytes, bytes]) -> str | None:
+        """Why a write's body, by its headers, is not JSON the service reads (else None)."""
+        encoding = headers.get(b"content-encoding", b"identity").decode("latin-1").strip()
+        if encoding.lower() not in ("", "identity"):
+            return f"Content-Encoding {encoding!r:.40} is not accepted: {EXPECTED}"
+        given = headers.get(b"content-type")
+        if given is None:
+            return f"the request has no Content-Type: {EXPECTED}"
+        kind, params = _media(given)
+        if kind != "application/json":
+            return f"Content-Type {kind!r:.60} is not accepted: {EXPECTED}"
+        charset = params.get("charset", "utf-8")
+        if charset not in ("utf-8", "utf8"):
+            return f"charset {charset!r:.40} is not accepted: {EXPECTED}"
+        return None
+
+
+def _not_utf8(body: bytes) -> str | None:
+    """Why ``body`` is not UTF-8 JSON text (None if it may be: the parser says the rest)."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return (f"the body is not UTF-8 (byte 0x{body[exc.start]:02x} at position "
+                f"{exc.start}): {EXPECTED}")
+    if b"\x00" in body:  # never in JSON text; UTF-16 and UTF-32 are full of it
+        return (f"the body holds a NUL byte at position {body.index(0)} (UTF-16 or UTF-32?): "
+                f"{EXPECTED}")
+    return None
 
 
 def create_app(service: Service) -> FastAPI:
@@ -214,15 +352,27 @@ def create_app(service: Service) -> FastAPI:
                   lifespan=lifespan,
                   description="Decisions under a published rule that strategic applicants "
                   "read, outcomes learned when they arrive (apple tasting).")
-    app.add_middleware(Gate, limit=config.max_body, keys=lambda: service.keys)
+    app.add_middleware(Gate, limit=config.max_body, keys=lambda: service.keys,
+                       deadline=config.body_timeout)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
-        return _error(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}")
+        hint = f": {EXPECTED}" if exc.status_code == 400 else ""
+        return _error(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}"
+                      f"{hint}")
 
     @app.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError) -> Response:
         return _error(exc.status, exc.message)
+
+    @app.exception_handler(sa.exc.SQLAlchemyError)
+    async def _database_error(request: Request, exc: sa.exc.SQLAlchemyError) -> Response:
+        return _error(503, f"the database cannot be read ({reason(exc, config.database)}): "
+                      "retry")
+
+    @app.exception_handler(DatabaseLost)
+    async def _database_lost(request: Request, exc: DatabaseLost) -> Response:
+        return _error(503, str(exc))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
@@ -302,9 +452,14 @@ def create_app(service: Service) -> FastAPI:
         if service.learner.error is not None:
             raise ServiceError(503, f"the learner has stopped: {service.learner.error}")
         try:
-            row = await asyncio.wrap_future(service.learner.publish())
-        except RuntimeError as exc:  # the learner stopped on an error while publishing
+            row = await asyncio.wait_for(asyncio.wrap_future(service.learner.publish()),
+                                         PUBLISH_SECONDS)
+        except RuntimeError as exc:  # the learner stopped, or its database refused the write
             raise ServiceError(503, str(exc)) from None
+        except TimeoutError:
+            raise ServiceError(503, f"no publication within {PUBLISH_SECONDS:g} s (the learner "
+                               "is busy or the database slow); it may still come: GET /policy "
+                               "tells") from None
         r = store.rules
         return _json(_rule_doc(await asyncio.to_thread(read, lambda conn: conn.execute(
             sa.select(r).where(r.c.version == row["version"])).one()), config))
@@ -333,11 +488,19 @@ def create_app(service: Service) -> FastAPI:
 
     @app.get("/health", summary="Whether the service decides and learns (public)")
     async def health() -> Response:
-        await asyncio.to_thread(read, lambda conn: conn.execute(sa.select(1)))
+        await asyncio.to_thread(service.probe)
+        unread = None
+        try:
+            await asyncio.to_thread(read, lambda conn: conn.execute(sa.select(1)))
+        except (sa.exc.SQLAlchemyError, DatabaseLost) as exc:
+            unread = f"the database cannot be read ({reason(exc, config.database)})"
         error = None if service.learner is None else service.learner.error
-        return _json({"status": "ok" if error is None else "learner stopped",
-                      "role": service.role, "learner_error": error},
-                     200 if error is None else 503)
+        database = service.database_error() or unread
+        status = ("ok" if error is None and database is None else
+                  "database lost" if store.lost(service.engine) else
+                  "learner stopped" if error is not None else "database failing")
+        return _json({"status": status, "role": service.role, "learner_error": error,
+                      "database_error": database}, 200 if status == "ok" else 503)
 
     @app.get("/", response_class=HTMLResponse, summary="The public policy page")
     async def page() -> HTMLResponse:
@@ -369,5 +532,6 @@ def _metrics(service: Service) -> dict[str, Any]:
         "rule_age_seconds": None if rule is None else max(0.0, store.now() - rule.published_at),
         "learner_error": (service.learner.error if service.learner is not None
                           and service.learner.error else progress.error),
+        "database_error": service.database_error(),
     }
 

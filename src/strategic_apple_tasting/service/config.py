@@ -77,6 +77,9 @@ class ServiceConfig:
     max_batch: int = 10_000
     #: Bytes of one request's body.
     max_body: int = 4 * 1024 * 1024
+    #: Seconds a request's whole body may take to arrive (else 408): a client trickling bytes
+    #: cannot hold a connection.
+    body_timeout: float = 10.0
     #: Log positions between two saved learner states (restarts replay at most this many).
     snapshot_every: int = 10_000
 
@@ -126,6 +129,11 @@ class ServiceConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+        value = self.body_timeout
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not 0 < value <= 3600:
+            raise ValueError(f"body_timeout must be a number of seconds from 0 (excluded) to "
+                             f"3600, got {value!r}")
         self.cadence()
         check_url(self.database)
         from ..game.policies import LinearThreshold

@@ -9,6 +9,13 @@ concurrent clients share one disk sync.
 Retries change nothing: a decision is keyed by its id, so a retried decision with the same id
 and features gets the recorded decision back, and a retried outcome with the same value is
 acknowledged again; the same id with other features, or another value, is a conflict.
+
+One client cannot fail another's write: should the database refuse a group's transaction for
+what one request holds (a value it cannot store), each request of the group is written again
+alone, and only the one the database refuses is answered with its error (422). A database that
+is unavailable (disk full, connection lost) fails the group with a 503, and ``failure`` says
+why until a write succeeds again. A commit into a SQLite file that was deleted or replaced
+under the service is not acknowledged, nor is anything after it (``lost``).
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ from sqlalchemy.engine import Connection, Engine
 
 from ..game.policies import LinearThreshold
 from . import store
+from .redact import reason
+from .sqlite_file import DatabaseLost
 
 #: Rows written in one transaction at most (a group of requests is cut there).
 GROUP_ROWS = 20_000
@@ -65,6 +74,10 @@ class Writer:
         self._queue: queue.Queue[_Request | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._rule: tuple[int, LinearThreshold] | None = None
+        #: Why the last write failed, the database being unavailable (None once one succeeds).
+        self.failure: str | None = None
+        #: Why nothing is acknowledged any more: the database's file is not the one opened.
+        self.lost: str | None = None
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="sat-writer", daemon=True)
@@ -79,6 +92,8 @@ class Writer:
     async def submit(self, kind: str, items: list[tuple[str | None, Any]]) -> Any:
         """Write one request's items; returns its result once committed (or raises
         :class:`ServiceError`)."""
+        if self.lost is not None:
+            raise ServiceError(503, self.lost)
         loop = asyncio.get_running_loop()
         request = _Request(kind, items, loop.create_future(), loop)
         self._queue.put(request)
@@ -102,20 +117,58 @@ class Writer:
                     break
                 group.append(more)
                 rows += len(more.items)
-            try:
-                with store.transaction(self.engine) as conn:
-                    self._write(conn, group)
-                self.on_commit()
-            except Exception as exc:
-                failure = ServiceError(503, f"the database refused the write ({type(exc).__name__}:"
-                                       f" {str(exc).splitlines()[0] if str(exc) else ''}); "
-                                       "nothing was recorded: retry")
-                for request in group:
-                    request.result = failure
+            self._commit(group)
             for request in group:
                 request.loop.call_soon_threadsafe(_settle, request.future, request.result)
             if stop:
                 return
+
+    def _commit(self, group: list[_Request]) -> None:
+        """Write ``group`` in one transaction; each request's ``result`` is its answer."""
+        if self.lost is not None:
+            for request in group:
+                request.result = ServiceError(503, self.lost)
+            return
+        try:
+            with store.transaction(self.engine) as conn:
+                self._write(conn, group)
+        except Exception as exc:
+            lost = exc if isinstance(exc, DatabaseLost) else None
+            gone = store.lost(self.engine)  # a connection refused for a lost file, too
+            if lost is not None or gone is not None:
+                self.lost = str(lost or gone)
+                failure = ServiceError(503, self.lost)
+            elif isinstance(exc, ServiceError):  # the group's own (no rule published yet)
+                failure = exc
+            elif len(group) > 1 and not _unavailable(exc):
+                for request in group:  # one request's values must not fail the others'
+                    self._commit([request])
+                return
+            else:
+                failure = self._refusal(exc)
+            for request in group:
+                request.result = failure
+            return
+        self.failure = None
+        self.on_commit()
+
+    def _refusal(self, exc: Exception) -> ServiceError:
+        """The answer to a request whose transaction failed with ``exc`` (written alone, or
+        with a group when the database itself is unavailable)."""
+        why = reason(exc, self.engine.url.render_as_string(hide_password=False))
+        if _unavailable(exc):
+            self.failure = why
+            return ServiceError(503, f"the database refused the write ({why}); nothing was "
+                                "recorded: retry once GET /health is ok")
+        if isinstance(exc, sa.exc.IntegrityError):  # another worker wrote the same id first
+            return ServiceError(503, f"the write met another worker's ({why}); nothing was "
+                                "recorded: retry")
+        if isinstance(exc, sa.exc.DataError | ValueError | sa.exc.StatementError):
+            return ServiceError(422, f"the database cannot store a value of this request "
+                                f"({why}); nothing was recorded")
+        self.failure = why
+        return ServiceError(503, f"the database refused the write ({why}); nothing was "
+                            "recorded: retry")
 
     def _latest_rule(self, conn: Connection) -> tuple[int, LinearThreshold]:
         r = store.rules
@@ -219,6 +272,12 @@ class Writer:
         request.rows = rows
         reported.update(mine)
         return out
+
+
+def _unavailable(exc: Exception) -> bool:
+    """Whether ``exc`` says the database cannot be written at all (rather than refusing one
+    request's values): a full disk, a read-only file, a lost connection, a lock not had."""
+    return isinstance(exc, sa.exc.OperationalError | sa.exc.InterfaceError | OSError)
 
 
 def _settle(future: asyncio.Future, result: Any) -> None:

@@ -35,6 +35,8 @@ from ..learners.decisions import PublishedRule
 from ..learners.persistence import dumps, loads
 from . import store
 from .config import ServiceConfig
+from .redact import reason, redact, shown
+from .sqlite_file import DatabaseLost, open_private
 
 log = logging.getLogger("strategic_apple_tasting.service")
 
@@ -46,6 +48,8 @@ PROGRESS_EVERY = 0.25
 CHUNK = 5_000
 #: Saved states kept in the database (the newest ones).
 KEEP_STATES = 2
+#: Seconds between two tries of a learner whose database refused its transaction.
+RETRY_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -242,13 +246,13 @@ class SingleLearner:
         url = self.engine.url
         if url.get_backend_name() == "sqlite":
             path = Path(url.database).resolve()
-            self._file = open(path.with_name(path.name + ".learner-lock"), "a")
+            self._file = open_private(path.with_name(path.name + ".learner-lock"))
             try:
                 fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 self._file.close()
                 self._file = None
-                raise ValueError(f"database {url.render_as_string()!r} already has a learner "
+                raise ValueError(f"database {shown(str(url))!r} already has a learner "
                                  "running (another `sat serve`): start this one with "
                                  "--role decide") from None
             return
@@ -259,7 +263,7 @@ class SingleLearner:
         if not got:
             self._conn.close()
             self._conn = None
-            raise ValueError(f"database {url.render_as_string(hide_password=True)!r} already "
+            raise ValueError(f"database {shown(url.render_as_string(False))!r} already "
                              "has a learner running (another `sat serve`): start this one "
                              "with --role decide")
 
@@ -281,6 +285,8 @@ class LearnerLoop:
         self.engine = engine
         self.config = config
         self.error: str | None = None
+        #: Why the database refused the learner's last transaction (None once one succeeds).
+        self.db_error: str | None = None
         self._lock = SingleLearner(engine)
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -325,11 +331,12 @@ class LearnerLoop:
         self._wake.set()
         self._thread.join()
         self._thread = None
-        if self.error is None:
+        if self.error is None and self.current is not None:
             try:
                 self._step(save=True)
             except Exception as exc:  # the log is safe; the next start replays it
-                log.warning("learner not saved at stop: %s", exc)
+                log.warning("learner not saved at stop: %s", redact(
+                    str(exc), self.engine.url.render_as_string(hide_password=False)))
         with self._guard:
             commands, self._commands = self._commands, []
         for future in commands:
@@ -344,6 +351,9 @@ class LearnerLoop:
     def publish(self) -> Future:
         """Learn everything logged so far, then publish; the future gives the rules row."""
         future: Future = Future()
+        # Running from the start: a client that stops waiting cannot cancel it (the
+        # publication may still happen; GET /policy tells).
+        future.set_running_or_notify_cancel()
         with self._guard:
             self._commands.append(future)
         self._wake.set()
@@ -361,18 +371,16 @@ class LearnerLoop:
                 time.sleep(max(0.0, last + GATHER - time.monotonic()))
             last = time.monotonic()
             try:
+                if self.current is None:  # a transaction failed: rebuild from the database
+                    self.current = restore(self.engine, self.config)
                 done = self._step(commands)
-            except sa.exc.OperationalError as exc:
-                # The database refused a transaction (locked too long, connection lost): what
-                # was learned in memory is not in it, so rebuild from the database and retry
-                # (the publications asked for wait for the retry).
-                log.warning("learner transaction failed (%s): rebuilding from the log", exc)
+            except DatabaseLost as exc:
                 with self._guard:
                     self._commands[:0] = commands
-                try:
-                    self.current = restore(self.engine, self.config)
-                except Exception as again:
-                    self._fail(f"cannot rebuild the learner: {again}")
+                self._fail(str(exc))
+                continue
+            except sa.exc.OperationalError as exc:
+                self._refused(exc, commands)
                 continue
             except Exception as exc:
                 with self._guard:
@@ -382,9 +390,28 @@ class LearnerLoop:
             for future, row in done:
                 future.set_result(row)
 
+    def _refused(self, exc: sa.exc.OperationalError, commands: list[Future]) -> None:
+        """The database refused a transaction (a full disk, a read-only file, a lock held too
+        long, a lost connection): what was learned in memory is not in it, so the learner is
+        rebuilt from the database before its next try, in :data:`RETRY_SECONDS`. The
+        publications asked for are answered now, with the reason (one log line a reason, not
+        one a try); ``db_error`` says it until a transaction succeeds."""
+        why = reason(exc, self.engine.url.render_as_string(hide_password=False))
+        if why != self.db_error:
+            log.warning("the database refused the learner's transaction (%s): retrying every "
+                        "%g s", why, RETRY_SECONDS)
+        self.db_error = why
+        self.current = None
+        for future in commands:
+            future.set_exception(RuntimeError(f"the database refused the learner's write "
+                                              f"({why}): nothing was published; retry once "
+                                              "GET /health is ok"))
+        self._stop.wait(RETRY_SECONDS)
+
     def _fail(self, message: str) -> None:
         """Stop learning: the error goes into the database first (``/metrics`` shows it),
         then every publication waiting is answered with it."""
+        message = redact(message, self.engine.url.render_as_string(hide_password=False))
         self.error = message
         log.error("learner stopped: %s", message)
         try:
@@ -425,6 +452,7 @@ class LearnerLoop:
         saved = (current.saved_row() if save
                  or current.seq - self._saved_at >= self.config.snapshot_every else None)
         behind = current.seq != self._progress_at and time.monotonic() >= self._progress_by
+        behind = behind or self.db_error is not None  # a write tells whether it works again
         if not (due or commands or saved or behind):
             return []
         done: list[tuple[Future, Any]] = []
@@ -437,6 +465,9 @@ class LearnerLoop:
             conn.execute(sa.update(store.learner_progress).values(
                 seq=current.seq, version=current.version, learned=current.learned,
                 clean=current.clean, error=None, updated_at=store.now()))
+        if self.db_error is not None:
+            log.warning("the learner's transactions succeed again")
+            self.db_error = None
         self._progress_at, self._progress_by = current.seq, time.monotonic() + PROGRESS_EVERY
         return done
 

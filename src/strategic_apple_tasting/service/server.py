@@ -7,6 +7,7 @@ import sys
 
 from .app import Service, create_app
 from .config import ServiceConfig
+from .redact import shown
 
 
 def serve(config: ServiceConfig, host: str = "127.0.0.1", port: int = 8000,
@@ -23,7 +24,7 @@ def serve(config: ServiceConfig, host: str = "127.0.0.1", port: int = 8000,
     gc.freeze()
     try:
         print(f"sat serve: {config.learner} ({role}) on http://{host}:{port}, database "
-              f"{config.database}, publishing {config.publish} (Ctrl-C stops)",
+              f"{shown(config.database)}, publishing {config.publish} (Ctrl-C stops)",
               file=sys.stderr, flush=True)
         uvicorn.run(create_app(service), host=host, port=port, log_level="warning",
                     access_log=False)

@@ -21,6 +21,7 @@ learner keeps that rule until it has read that far.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +31,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from .redact import redact, shown
+from .sqlite_file import DatabaseLost, FileGuard, create_private
+
 #: The schema the newest migration makes (migrations are the history; this is the present).
 METADATA = sa.MetaData()
 
@@ -38,6 +42,8 @@ WRITE = "sat_write"
 
 #: The longest decision id a client may give.
 MAX_ID = 128
+#: Seconds to wait for a PostgreSQL server to answer a connection (libpq waits for ever).
+CONNECT_TIMEOUT = 10
 
 service = sa.Table(
     "service", METADATA,
@@ -108,28 +114,43 @@ api_keys = sa.Table(
 
 def check_url(url: str) -> str:
     """``url`` if it names a database this service runs on (SQLite or PostgreSQL), else a
-    ``ValueError`` in one line. A SQLite file's directory must exist and be writable."""
+    ``ValueError`` in one line (the URL shown with its password masked). A SQLite file's
+    directory must exist and be writable."""
+    where = f"database {shown(url)!r}"
     try:
         parsed = sa.engine.make_url(url)
-    except sa.exc.ArgumentError:
-        raise ValueError(f"database {url!r} is not a database URL (sqlite:///FILE or "
-                         "postgresql://USER@HOST/NAME)") from None
+    except (sa.exc.ArgumentError, ValueError) as exc:  # ValueError: a port that is no number
+        raise ValueError(f"{where} is not a database URL (sqlite:///FILE or "
+                         f"postgresql://USER@HOST:PORT/NAME): {redact(str(exc), None)}") from None
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         if not parsed.database or parsed.database == ":memory:":
-            raise ValueError(f"database {url!r}: give a SQLite file (sqlite:///FILE); a "
+            raise ValueError(f"{where}: give a SQLite file (sqlite:///FILE); a "
                              "memory database would lose every decision at exit")
         folder = Path(parsed.database).resolve().parent
         if not folder.is_dir():
-            raise ValueError(f"database {url!r}: directory {str(folder)!r} does not exist")
-        import os
-
+            raise ValueError(f"{where}: directory {str(folder)!r} does not exist")
         if not os.access(folder, os.W_OK):
-            raise ValueError(f"database {url!r}: directory {str(folder)!r} is not writable")
+            raise ValueError(f"{where}: directory {str(folder)!r} is not writable")
     elif backend != "postgresql":
-        raise ValueError(f"database {url!r}: the service runs on sqlite or postgresql, not "
+        raise ValueError(f"{where}: the service runs on sqlite or postgresql, not "
                          f"{backend!r}")
     return url
+
+
+def check_text(value: str, what: str) -> str:
+    """``value`` if both databases can store it as text; else a ``ValueError`` in one line
+    naming ``what``: PostgreSQL refuses the NUL character, and neither database takes a lone
+    surrogate (text that is not Unicode)."""
+    if "\x00" in value:
+        raise ValueError(f"{what} contains the NUL character (U+0000), which the database "
+                         f"cannot store; got {value!r:.80}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{what} is not Unicode text (a lone surrogate "
+                         f"U+{ord(value[exc.start]):04X}); got {value!r:.80}") from None
+    return value
 
 
 def connect(url: str) -> Engine:
@@ -137,16 +158,30 @@ def connect(url: str) -> Engine:
     (``synchronous=FULL``: an acknowledged decision survives a crash of the machine, not only
     of the process), write transactions taken at BEGIN (``BEGIN IMMEDIATE``) so that two
     writers wait for each other rather than fail, and a five-second wait for the lock; a read
-    (``engine.connect()``) begins deferred and never waits for a writer.
-    PostgreSQL: psycopg 3 (``postgresql://`` is read as ``postgresql+psycopg://``)."""
+    (``engine.connect()``) begins deferred and never waits for a writer. The file is created
+    private (0600) and watched (:mod:`.sqlite_file`): :func:`transaction` checks after each
+    commit that it is still the database's file.
+    PostgreSQL: psycopg 3 (``postgresql://`` is read as ``postgresql+psycopg://``), a server
+    that does not answer in :data:`CONNECT_TIMEOUT` seconds is an error."""
     check_url(url)
     parsed = sa.engine.make_url(url)
     if parsed.get_backend_name() == "postgresql":
         if parsed.drivername == "postgresql":
             parsed = parsed.set(drivername="postgresql+psycopg")
-        return sa.create_engine(parsed, pool_size=8, max_overflow=8)
+        engine = sa.create_engine(parsed, pool_size=8, max_overflow=8,
+                                  connect_args={"connect_timeout": CONNECT_TIMEOUT})
+        engine.sat_guard = None
+        return engine
+    path = Path(parsed.database).resolve()
+    create_private(path)
+    guard = FileGuard(path)
     engine = sa.create_engine(parsed, connect_args={"check_same_thread": False,
                                                     "timeout": 5.0})
+    engine.sat_guard = guard
+
+    @sa.event.listens_for(engine, "do_connect")
+    def _same_file(*_: Any) -> None:
+        guard.connecting()  # never open (and so create) a new file in a lost one's place
 
     @sa.event.listens_for(engine, "connect")
     def _pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -166,6 +201,12 @@ def connect(url: str) -> Engine:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
     return engine
+
+
+def lost(engine: Engine) -> str | None:
+    """Why the database's file is no longer the one the service opened (SQLite), else None."""
+    guard = getattr(engine, "sat_guard", None)
+    return None if guard is None else guard.check()
 
 
 def migrate(engine: Engine) -> None:
@@ -190,11 +231,16 @@ def schema_revision(engine: Engine) -> str | None:
 
 @contextmanager
 def transaction(engine: Engine) -> Iterator[Connection]:
-    """One write transaction (committed on leaving, rolled back on an error)."""
+    """One write transaction (committed on leaving, rolled back on an error). After the commit,
+    while the connection is still held, a SQLite database's file is checked: a commit into a
+    file that was deleted or replaced raises :class:`DatabaseLost` (it is not durable)."""
     with engine.connect() as conn:
         conn.execution_options(**{WRITE: True})
         with conn.begin():
             yield conn
+        reason = lost(engine)
+        if reason is not None:
+            raise DatabaseLost(reason)
 
 
 def take_positions(conn: Connection, n: int) -> int:
@@ -214,6 +260,13 @@ def lock_log(conn: Connection) -> int:
     (SQLite runs one write transaction at a time, which locks as much.)"""
     return int(conn.execute(sa.select(log_counter.c.seq).where(log_counter.c.id == 1)
                             .with_for_update()).scalar_one())
+
+
+def touch(conn: Connection) -> None:
+    """A write that changes nothing, inside the caller's transaction: whether the database
+    can be written (a read-only file or directory, a full disk) is known at its commit."""
+    conn.execute(sa.update(log_counter).where(log_counter.c.id == 1)
+                 .values(seq=log_counter.c.seq))
 
 
 def read_setting(conn: Connection, key: str) -> Any:

@@ -59,8 +59,14 @@ class RemoteDesk:
         self._rule: PublishedRule | None = None
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
+        import httpx
+
         self.requests += 1
-        response = self.http.request(method, path, json=body)
+        try:
+            response = self.http.request(method, path, json=body)
+        except httpx.TransportError as exc:
+            raise ValueError(f"{method} {path}: cannot reach the service at {self.url} "
+                             f"({type(exc).__name__}: {exc})") from None
         if response.status_code >= 400:
             try:
                 why = response.json().get("error", response.text)
