@@ -79,8 +79,15 @@ def _rows(database: str) -> tuple[dict, dict]:
 
 
 def kill_under_load(server, load: Load, seconds: float) -> None:
-    """``kill -9`` after ``seconds`` of ``load``; every acknowledged decision and outcome is in
-    the database as acknowledged."""
+    """``kill -9`` ``seconds`` after ``load`` has its first acknowledged decision; every
+    acknowledged decision and outcome is in the database as acknowledged."""
+    # Timed from the first acknowledgement, not from the clients' start: on a loaded machine
+    # the clients' first requests can take longer than the whole window.
+    deadline = time.monotonic() + 60
+    while not load.decided:
+        assert any(t.is_alive() for t in load.threads), "every client stopped before a decision"
+        assert time.monotonic() < deadline, "no decision acknowledged in 60 s"
+        time.sleep(0.005)
     time.sleep(seconds)
     server.kill()
     load.join()
@@ -136,8 +143,11 @@ def test_kill_9_under_load_loses_and_doubles_nothing(serve):
 
 def test_replay_equals_the_saved_learner_and_a_changed_log_does_not(serve, capsys):
     server = serve("--publish", "outcomes:7")
-    Load(server, "r", clients=2).start()
-    time.sleep(1.0)
+    load = Load(server, "r", clients=2).start()
+    deadline = time.monotonic() + 60  # enough outcomes for several publications, however slow
+    while len(load.reported) < 40:
+        assert time.monotonic() < deadline, f"{len(load.reported)} outcomes in 60 s"
+        time.sleep(0.01)
     server.stop()  # the clients see the server go; the learner saves at the stop
     assert main(["serve", "check", "--database", server.database]) == 0
     out = capsys.readouterr().out
