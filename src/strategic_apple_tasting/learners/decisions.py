@@ -40,6 +40,7 @@ import numpy as np
 
 from ..game.game import check_number
 from ..game.policies import GeneralRule, LinearThreshold
+from .inputs import INPUT_BOUND, check_bound, check_vector
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,12 @@ class DecisionDesk:
     #: whose rule reads its live model (the peer libraries' adapters): it must publish again
     #: after learning before it decides, and it cannot hold a rule for a period.
     holds_rules: bool = True
+    #: The largest magnitude of a feature or an outcome the API takes (``r0`` and ``delta``
+    #: too): beyond it every entry refuses in one line, before any kernel. A learner whose
+    #: arithmetic needs less sets a smaller one. The public check
+    #: :func:`~strategic_apple_tasting.checks.check_stays_finite` feeds inputs at it (and 0,
+    #: subnormal numbers, mixed scales, repeated and collinear points).
+    input_bound: float = INPUT_BOUND
 
     # -- bookkeeping created by reset ------------------------------------------------------
     def _reset_desk(self) -> None:
@@ -245,10 +252,8 @@ class DecisionDesk:
         """Decide one applicant under the rule in force (published first if none is, or if
         the cadence's period has passed). ``id`` defaults to the next integer; ``time`` to
         the decision clock (the number of decisions made)."""
-        from .base import _vector
-
         self._require_reset()
-        x = _vector("x_obs", x_obs, self._d)
+        x = check_vector("x_obs", x_obs, self._d, self.input_bound)
         if id is None:
             while self._next_id in self._pending or self._next_id in self._reported:
                 self._next_id += 1
@@ -290,10 +295,8 @@ class DecisionDesk:
 
         The log that calls this keeps ids unique, so the desk does not remember recorded ids
         (a service's log would otherwise grow the learner's state without end)."""
-        from .base import _vector
-
         self._require_reset()
-        x = _vector("x_obs", x_obs, self._d)
+        x = check_vector("x_obs", x_obs, self._d, self.input_bound)
         if isinstance(id, bool) or not isinstance(id, int | str):
             raise ValueError(f"id must be an integer or a string, got {id!r}")
         if id in self._pending:
@@ -348,7 +351,7 @@ class DecisionDesk:
                                  "under apple tasting (never observed) or was reported already")
             raise ValueError(f"decision {id!r} is unknown: no decision with that id awaits an "
                              "outcome")
-        outcome = _number("outcome", outcome)
+        outcome = check_bound("outcome", _number("outcome", outcome), self.input_bound)
         del self._pending[id]
         self._reported.add(id)
         used = self._learn_under(pending.version, pending.x_obs, pending.accepted,
