@@ -49,7 +49,7 @@ from ..game.agents import RESPOND, LazyBestResponse
 from ..game.best_response import check_supported
 from ..game.game import FEEDBACK, check_number
 from ..game.policies import RULES, GeneralRule, LinearThreshold
-from .decisions import DecisionDesk
+from .decisions import DecisionDesk, serialized
 from .inputs import check_bound, check_vector
 from .theorem import Theorem
 
@@ -277,6 +277,7 @@ class Learner(DecisionDesk):
         a = sizes[0] - b - c
         return int(max(sizes[2], a + b * d + c * d * d))
 
+    @serialized
     def reset(self, d: int, rng: np.random.Generator | np.random.SeedSequence | int | None = None
               ) -> Learner:
         """Create all state for contexts of dimension ``d``; returns ``self``.
@@ -305,6 +306,7 @@ class Learner(DecisionDesk):
             raise RuntimeError(f"call {type(self).__name__}.reset(d, rng) first")
 
     # -- the per-round API -----------------------------------------------------------------
+    @serialized
     def policy(self) -> LinearThreshold | GeneralRule:
         """The rule to publish for this round (sampled and committed, if randomized).
 
@@ -356,11 +358,13 @@ class Learner(DecisionDesk):
         out = np.empty(self._d)
         return out if self.kernels.estimate(self._state, out) else None
 
+    @serialized
     def act(self, x_obs: Any) -> bool:
         """Accept (True) or reject the observed context under the committed rule."""
         self._require_reset()
         return self.policy().accepts(check_vector("x_obs", x_obs, self._d, self.input_bound))
 
+    @serialized
     def update(self, x_obs: Any, accepted: bool, reward: float | None) -> bool:
         """Report the round's outcome (``reward`` None when nothing was observed).
 
@@ -389,6 +393,7 @@ class Learner(DecisionDesk):
         self._end_round()
         return used
 
+    @serialized
     def save(self, path: Any) -> Any:
         """Write this learner (its parameters, state, random generator and decisions awaiting
         outcomes) to ``path``: a versioned file of JSON and arrays, no pickle
@@ -398,6 +403,7 @@ class Learner(DecisionDesk):
 
         return save(self, path)
 
+    @serialized
     def estimate(self) -> np.ndarray | None:
         """Current estimate of θ1 − θ0 (θ1 under apple tasting), or None if there is none."""
         self._require_reset()
