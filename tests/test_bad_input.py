@@ -169,6 +169,10 @@ CLI: list[tuple[list[str], str]] = [
     (["results", "earlier-run", "-o", "a-file/t.csv"], "--out 'a-file' is a file"),
     (["nope"], "invalid choice: 'nope'"),
     ([], "the following arguments are required: command"),
+    # issue 20: numerics (the learners' input bound, 1e9: r0 is an outcome, delta a distance)
+    (_run("--r0", "1e10"),
+     "r0 must be at most 1e+09 in magnitude (the learner's input bound), got 10000000000.0"),
+    (_run("--delta", "2e9"), "delta must be at most 1e+09 in magnitude"),
 ]
 
 
@@ -296,6 +300,9 @@ SPECS: list[tuple[dict, str]] = [
     (_spec(learners=[{"name": "sa-ols", "label": "x"}, {"name": "naive-greedy", "label": "x"}]),
      "learners[1]"),
     (_spec(learners=[{"name": "sa-ols"}, {"name": "sa-ols"}]), "learners[1]"),
+    # issue 20: numerics (the learners' input bound, 1e9)
+    (_game(r0=1e10), "learners[0] (sa-ols): r0 must be at most 1e+09 in magnitude"),
+    (_learner(delta=5e9), "learners[0] (sa-ols): delta must be at most 1e+09 in magnitude"),
 ]
 
 
