@@ -16,6 +16,7 @@ import pytest
 from strategic_apple_tasting import Game, simulate
 from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.experiments.spec import check_spec, load_spec
+from strategic_apple_tasting.game.agents import TremblingHand
 from strategic_apple_tasting.learners import LEARNERS, make_learner
 
 NOT_RESULTS = "is not a sweep directory nor a run's output"
@@ -194,6 +195,10 @@ CLI: list[tuple[list[str], str]] = [
      "database 'postgresql://u:***@127.0.0.1:1/db' cannot be used: OperationalError"),
     (["serve", "--database", "postgres://u:hunter2@127.0.0.1:1/db", "keys", "list"],
      "database 'postgres://u:***@127.0.0.1:1/db': the service runs on sqlite or postgresql"),
+    # issue 20: numerics (the learners' input bound, 1e9: r0 is an outcome, delta a distance)
+    (_run("--r0", "1e10"),
+     "r0 must be at most 1e+09 in magnitude (the learner's input bound), got 10000000000.0"),
+    (_run("--delta", "2e9"), "delta must be at most 1e+09 in magnitude"),
 ]
 
 
@@ -324,6 +329,9 @@ SPECS: list[tuple[dict, str]] = [
     (_spec(learners=[{"name": "sa-ols", "label": "x"}, {"name": "naive-greedy", "label": "x"}]),
      "learners[1]"),
     (_spec(learners=[{"name": "sa-ols"}, {"name": "sa-ols"}]), "learners[1]"),
+    # issue 20: numerics (the learners' input bound, 1e9)
+    (_game(r0=1e10), "learners[0] (sa-ols): r0 must be at most 1e+09 in magnitude"),
+    (_learner(delta=5e9), "learners[0] (sa-ols): delta must be at most 1e+09 in magnitude"),
 ]
 
 
@@ -403,6 +411,38 @@ API: list[tuple[str, object, str]] = [
                                           feedback="apple").reset(2, 0), "delta"),
     ("sa-ols-feedback", lambda: make_learner("sa-ols", delta=0.1, r0=0.0,
                                              feedback="nope").reset(2, 0), "feedback"),
+    # issue 20: numerics (the learners' input bound, 1e9: beyond it, refused before any kernel)
+    ("update-x-big", _update([0.1, 2e9], True, 0.5),
+     "x_obs[1] must be at most 1e+09 in magnitude (the learner's input bound), got 2000000000.0"),
+    ("update-x-huge", _update([-1e300, 0.1], True, 0.5), "x_obs[0] must be at most 1e+09"),
+    ("update-reward-big", _update([0.1, 0.2], True, 1e308),
+     "reward must be at most 1e+09 in magnitude (the learner's input bound), got 1e+308"),
+    ("update-reward-np-big", _update([0.1, 0.2], True, np.float64(-2e9)),
+     "reward must be at most 1e+09 in magnitude (the learner's input bound), got -2000000000.0"),
+    ("act-x-big", lambda: _learner_after_reset().act([1e10, 0.0]), "x_obs[0] must be at most"),
+    ("decide-x-big", lambda: _learner_after_reset().decide([0.1, -3e9]),
+     "x_obs[1] must be at most 1e+09 in magnitude (the learner's input bound), got -3000000000.0"),
+    ("record-x-big", lambda: (lr := _learner_after_reset()).record(
+        [3e9, 0.0], "a", True, lr.publish().version, 1.0), "x_obs[0] must be at most 1e+09"),
+    ("report-outcome-big", lambda: (lr := _learner_after_reset()).report(
+        lr.decide([0.1, 0.2]).id, 1e308),
+     "outcome must be at most 1e+09 in magnitude (the learner's input bound), got 1e+308"),
+    ("report-outcome-neg-big", lambda: (lr := _learner_after_reset()).report(
+        lr.decide([0.1, 0.2]).id, -1e10), "outcome must be at most 1e+09"),
+    ("report-outcome-np-big", lambda: (lr := _learner_after_reset()).report(
+        lr.decide([0.1, 0.2]).id, np.float64(5e9)), "outcome must be at most 1e+09"),
+    ("sa-ols-r0-big", lambda: make_learner("sa-ols", delta=0.1, r0=1e10,
+                                           feedback="apple").reset(2, 0),
+     "r0 must be at most 1e+09 in magnitude (the learner's input bound), got 10000000000.0"),
+    ("sa-ols-delta-big", lambda: make_learner("sa-ols", delta=1e12, r0=0.0,
+                                              feedback="apple").reset(2, 0),
+     "delta must be at most 1e+09"),
+    ("sa-ols-agents-tremble-big", lambda: make_learner(
+        "sa-ols", delta=0.1, r0=0.0, feedback="apple",
+        agents=TremblingHand(tremble=1e10)).reset(2, 0), "agents.tremble must be at most 1e+09"),
+    ("oracle-theta-big", lambda: make_learner("oracle", theta1=[1e10, 0.0], delta=0.1, r0=0.0,
+                                              feedback="apple").reset(2, 0),
+     "theta1[0] must be at most 1e+09"),
 ]
 
 

@@ -5,7 +5,9 @@ keeps the protocol's promises: the engine gives, bit for bit, what a round-by-ro
 through the per-round API gives (and a compiled learner gives the same table on the compiled and
 the reference path); the same seed gives the same trace; ``reset`` clears everything; a
 strategy-aware learner never learns from a point an agent moved; it pickles and continues where
-it stood; its hyperparameters round-trip; bad input is one clear ``ValueError``.
+it stood; its hyperparameters round-trip; bad input (an input past the learner's bound too) is
+one clear ``ValueError``; inputs the API accepts at the edges of floating point leave every rule
+and estimate finite.
 
 * :func:`check_learner` runs every check on an instance (both feedback modes) and raises
   ``AssertionError`` naming the check that failed;
@@ -30,6 +32,7 @@ import contextlib
 import functools
 import pickle
 import re
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -374,6 +377,137 @@ def _same_rule(a: LinearThreshold | GeneralRule, b: LinearThreshold | GeneralRul
             and all(a.value(p) == b.value(p) for p in points))
 
 
+#: The smallest positive double (subnormal), and a tiny normal one (the probe's 1e-300).
+_SUBNORMAL, _TINY = 5e-324, 1e-300
+
+
+def extreme_inputs(d: int, bound: float, n: int, first: str, seed: int = 0
+                   ) -> list[tuple[str, np.ndarray, float]]:
+    """``n`` applicants (kind, features, outcome) that the API accepts but arithmetic may not:
+    eight of kind ``first``, then one of each kind of :data:`EXTREME_KINDS` in turn.
+
+    The kinds: features and outcomes at ±``bound``; zeros; subnormal numbers; a feature of
+    10⁻³⁰⁰ beside an ordinary outcome (the probe's applicant, x = [0, …, 0, 10⁻³⁰⁰]); mixed
+    scales in one point; one point repeated; collinear points at scales from 10⁻³⁰⁰ to the
+    bound; and ordinary points. A fit fails on such a point mostly while a direction is still
+    empty, so each kind must also come first after a reset.
+    """
+    rng = np.random.default_rng(seed)
+
+    def signs() -> np.ndarray:
+        return rng.choice([-1.0, 1.0], size=d)
+
+    def outcome() -> float:
+        return float(rng.choice([bound, -bound, 1.0, -1.0, 0.0, _SUBNORMAL, _TINY]))
+
+    line, point, value = rng.uniform(-1, 1, d), rng.uniform(-1, 1, d), float(rng.normal())
+
+    def make(kind: str) -> tuple[np.ndarray, float]:
+        if kind == "at the bound":
+            return bound * signs(), float(rng.choice([bound, -bound]))
+        if kind == "zero":
+            return np.zeros(d), float(rng.choice([0.0, bound, -bound]))
+        if kind in ("subnormal", "tiny"):
+            x = np.zeros(d)
+            x[rng.integers(d) if kind == "subnormal" else d - 1] = (
+                _SUBNORMAL if kind == "subnormal" else _TINY)
+            return (x * signs(), outcome()) if kind == "subnormal" else (x, 0.5)
+        if kind == "mixed scales":
+            return np.resize(rng.permutation([bound, _TINY, _SUBNORMAL, 1.0]), d) * signs(), \
+                outcome()
+        if kind == "repeated":
+            return point.copy(), value
+        if kind == "collinear":
+            scale = 10.0 ** rng.uniform(-300, 9)
+            return line * min(scale, bound), float(np.clip(scale * rng.normal(), -bound, bound))
+        return rng.uniform(-1, 1, d), float(rng.normal(0.3, 0.5))
+
+    kinds = [first] * 8 + list(EXTREME_KINDS) * (n // len(EXTREME_KINDS) + 1)
+    return [(kind, *make(kind)) for kind in kinds[:n]]
+
+
+#: The kinds of :func:`extreme_inputs`.
+EXTREME_KINDS = ("at the bound", "zero", "subnormal", "tiny", "mixed scales", "repeated",
+                 "collinear", "ordinary")
+
+
+def _finite_rule(rule: LinearThreshold | GeneralRule, x: np.ndarray) -> str | None:
+    """What is not finite about a published rule deciding ``x`` (None: nothing)."""
+    beta = np.asarray(rule.beta, dtype=float)
+    if not (np.all(np.isfinite(beta)) and np.isfinite(rule.threshold)):
+        return f"its rule is β={beta.tolist()}, threshold {rule.threshold!r}"
+    value = _value(rule, x)
+    if not np.isfinite(value):
+        return f"its rule's score at x={x.tolist()} is {value!r}"
+    return None
+
+
+def _nan_in_state(learner: Learner) -> str | None:
+    """The first field of a learner's state (or array it keeps on itself) holding a NaN: a
+    learner with a NaN in its model has stopped learning, whatever it still publishes."""
+    from .learners.persistence import _attributes
+
+    def first(value: Any, path: str) -> str | None:
+        if isinstance(value, np.ndarray):
+            return path if value.dtype.kind in "fc" and np.isnan(value).any() else None
+        if isinstance(value, tuple) and hasattr(value, "_fields"):
+            for name, field in value._asdict().items():
+                found = first(field, f"{path}.{name}")
+                if found is not None:
+                    return found
+        return None
+
+    found = first(learner.state, "state")
+    for name, value in _attributes(learner).items():
+        found = found or first(value, name)
+    return found
+
+
+def check_stays_finite(learner: Learner, feedback: str) -> None:
+    """Inputs the API accepts, at the edges of floating point (:func:`extreme_inputs`), fed
+    through the decision API from a fresh learner, each kind first in its own run: no
+    exception or floating-point warning, every published rule, its score at each applicant and
+    every estimate stay finite, and no NaN enters the learner's state. A learner that stopped
+    here (a NaN in its fit) would stop a decision service for good."""
+    with warnings.catch_warnings():
+        # An overflow, an invalid operation or a complex number cast to a real one is where a
+        # plain-Python learner's (or a peer library's) arithmetic left the finite numbers.
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        _feed_extremes(learner, feedback)
+
+
+def _feed_extremes(learner: Learner, feedback: str) -> None:
+    lr = learner.clone().bind(_game(feedback).instance(0), HORIZON)
+    bound = type(learner).input_bound
+    rounds = (240 if _compiled(learner) else 80) // len(EXTREME_KINDS)
+    for k, first in enumerate(EXTREME_KINDS):
+        run = lr.clone().reset(3, np.random.default_rng(k))
+        run.publish_every(outcomes=5)
+        for i, (kind, x, y) in enumerate(extreme_inputs(3, bound, rounds, first, seed=k)):
+            where = f"applicant {i} of the run that starts {first!r} ({kind}: x={x.tolist()}, " \
+                    f"outcome {y!r})"
+            try:
+                # (A rule that reads the learner's live model is published before each decision.)
+                if i % 10 == 0 or not type(learner).holds_rules:
+                    run.publish()
+                problem = _finite_rule(run.rule_in_force().rule, x)
+                run.decide(x, id=i)
+                if i in run.pending():
+                    run.report(i, y)
+                est = run.estimate()
+            except Exception as exc:
+                raise AssertionError(f"at {where}: {type(exc).__name__}: {exc}") from exc
+            assert problem is None, f"at {where}: {problem}"
+            assert est is None or np.all(np.isfinite(est)), \
+                f"at {where}: the estimate is {est.tolist()}"
+            nan = _nan_in_state(run)
+            assert nan is None, f"at {where}: its {nan} holds NaN"
+        last = run.publish().rule
+        assert _finite_rule(last, x) is None, f"the last rule of the run that starts " \
+            f"{first!r} is not finite: {last}"
+
+
 def check_params_round_trip(learner: Learner, feedback: str) -> None:
     """``get_params`` gives what the constructor took; ``clone`` refuses unknown names."""
     params = learner.get_params()
@@ -400,6 +534,16 @@ def check_bad_input(learner: Learner, feedback: str) -> None:
     if feedback == "apple":
         with _raises(ValueError, "reward must be None when accepted is False"):
             lr.update([0.0, 0.0, 0.0], False, 1.0)
+    # Beyond the input bound: refused in one line naming the entry, the value and the bound.
+    bound = type(learner).input_bound
+    big = 2.0 * bound
+    with _raises(ValueError, rf"x_obs\[1\] must be at most {re.escape(f'{bound:g}')} in "
+                 r"magnitude \(the learner's input bound\), got"):
+        lr.act([0.0, -big, 0.0])
+    with _raises(ValueError, "reward must be at most .* in magnitude"):
+        lr.update([0.0, 0.0, 0.0], True, big)
+    with _raises(ValueError, r"x_obs\[2\] must be at most"):
+        lr.decide([0.0, 0.0, big])
     with _raises(ValueError, "d must be an integer >= 1"):
         lr.reset(0)
 
@@ -409,7 +553,7 @@ CHECKS: tuple[Callable[[Learner, str], None], ...] = (
     check_params_round_trip, check_bad_input, check_pickles, check_reset_clears_state,
     check_same_seed_same_trace, check_engine_matches_per_round_api,
     check_compiled_matches_reference, check_never_uses_gamed_point_as_clean,
-    check_outcomes_in_any_order, check_saves_and_loads)
+    check_outcomes_in_any_order, check_saves_and_loads, check_stays_finite)
 
 
 def _selected(checks: Sequence[str] | None) -> tuple[Callable[[Learner, str], None], ...]:

@@ -32,7 +32,7 @@ class PlainUCB(Learner):
         self._gram, self._xy = np.eye(d), np.zeros(d)
 
     def _publish(self):
-        inv = np.linalg.inv(self._gram)
+        inv = np.linalg.pinv(self._gram)  # (features near the input bound swamp the ridge)
         theta = inv @ self._xy
         alpha, r0 = self.alpha, self.r0
         return GeneralRule.from_function(
@@ -46,7 +46,7 @@ class PlainUCB(Learner):
         return True
 
     def _estimate(self):
-        return np.linalg.solve(self._gram, self._xy)
+        return np.linalg.lstsq(self._gram, self._xy, rcond=None)[0]
 
 
 class FunctionLinUCB(LinUCB):

@@ -462,3 +462,22 @@ def test_bad_coordinates_and_factors():
         with pytest.raises(ValueError, match="log_factor"):
             scale_log_weight(state, np.array([0, 0]), math.nan)
         assert n_touched(state) == (25 if state.dense else 0)
+
+
+def test_exp3_sae_learns_an_outcome_at_the_bound_on_a_grid_of_2_to_the_1000():
+    """On a grid of 2¹⁰⁰⁰ experts an untouched expert is played with q ≈ 10⁻³⁰¹, and an outcome
+    of 10⁹ (the API's bound) makes ηℓ̂ overflow: the log weight became +inf and the learner
+    stopped with "log_factor must be < inf". The step is capped (a weight scaled by e^(10²⁹⁰)
+    is all the mass either way): every round is learned and the weights stay finite."""
+    from strategic_apple_tasting.learners import Exp3SAE
+
+    learner = Exp3SAE(horizon=10**4, sigma=0.1, points_per_axis=2**50, delta=0.1, r0=0.0,
+                      feedback="apple").reset(20, 0)
+    assert learner.state.experts.n_experts == 2.0**1000
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        x = rng.uniform(-0.2, 0.2, 20)
+        accepted = learner.act(x)
+        learner.update(x, accepted, 1e9 if accepted else None)
+    reals = learner.state.experts.reals
+    assert np.all(np.isfinite(reals)) and learner.policy() is not None

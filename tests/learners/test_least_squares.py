@@ -4,7 +4,7 @@ import numba
 import numpy as np
 import pytest
 
-from strategic_apple_tasting.learners.least_squares import add_point, new_factor, solve
+from strategic_apple_tasting.learners.least_squares import MAX_COEF, add_point, new_factor, solve
 
 
 def _fit(X, y):
@@ -64,3 +64,49 @@ def test_stable_over_ten_million_updates():
     _stream(factor, theta_true, work, 10_000_000, rng)
     assert solve(factor, theta) == d
     assert np.max(np.abs(theta - theta_true)) < 1e-9
+
+
+@pytest.mark.parametrize("scale", [2.0**-1000, 2.0**-1070, 2.0**600])
+def test_a_fit_at_any_scale_is_the_fit_at_scale_one(scale):
+    """Data scaled by a power of two (exact) fits the same θ: squares of 2⁻¹⁰⁰⁰ underflow and
+    squares of 2⁶⁰⁰ overflow, so the plain rotation (r = sqrt(a² + b²)) made 0/0 = NaN or
+    inf/inf of them. 2⁻¹⁰⁷⁰ puts the features among the subnormal numbers (a few bits each)."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0.5, 1.0, (40, 3)) * rng.choice([-1.0, 1.0], (40, 3))
+    y = X @ np.array([1.0, -2.0, 0.5])
+    theta, rank = _fit(X, y)
+    scaled, scaled_rank = _fit(X * scale, y * scale)
+    assert np.all(np.isfinite(scaled)) and scaled_rank == rank == 3
+    if scale > 2.0**-1060:
+        assert np.allclose(scaled, theta, rtol=1e-9, atol=0)
+    else:  # features with a few bits: finite, and a fit of what is left of them
+        assert np.max(np.abs(scaled)) <= MAX_COEF
+
+
+def test_the_probes_point_in_an_empty_factor():
+    """The probe's applicant: x = [0, 0, 1e-300] as the first point (its direction empty),
+    then ordinary points; and the smallest subnormal against an outcome of 10⁹."""
+    factor, work, theta = new_factor(3), np.zeros(4), np.zeros(3)
+    add_point(factor, np.array([0.0, 0.0, 1e-300]), 0.5, work)
+    rng = np.random.default_rng(0)
+    for x in rng.uniform(-1, 1, (10, 3)):
+        add_point(factor, x, float(x.sum()), work)
+    assert np.all(np.isfinite(factor))
+    solve(factor, theta)
+    assert np.allclose(theta, [1.0, 1.0, 1.0], rtol=1e-9)
+    factor = new_factor(2)
+    add_point(factor, np.array([5e-324, 0.0]), 1e9, np.zeros(3))
+    add_point(factor, np.array([0.0, 1.0]), 2.0, np.zeros(3))
+    assert np.all(np.isfinite(factor))
+    # 10⁹/5e-324 is no coefficient: that direction is unidentified, the other one is learned.
+    assert solve(factor, theta[:2]) == 1 and np.array_equal(theta[:2], [0.0, 2.0])
+
+
+def test_a_coefficient_beyond_the_largest_is_unidentified():
+    theta = np.zeros(1)
+    factor = new_factor(1)
+    add_point(factor, np.array([1e-95]), 1e9, np.zeros(2))  # θ would be 10¹⁰⁴
+    assert solve(factor, theta) == 0 and theta[0] == 0.0
+    factor = new_factor(1)
+    add_point(factor, np.array([1e-85]), 1e9, np.zeros(2))  # 10⁹⁴: kept
+    assert solve(factor, theta) == 1 and theta[0] == pytest.approx(1e94, rel=1e-12)

@@ -76,3 +76,21 @@ def test_bad_hyperparameters_are_one_line(params, message):
     learner = SampledSAE(**{**base, **params})
     with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
         learner.reset(2, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("feedback", ["apple", "bandit"])
+def test_outcomes_at_the_input_bound_keep_the_weights(feedback):
+    """Outcomes of ±10⁹ (the API's bound, 10⁹ beyond λ) used to take every weight to 0 in one
+    round (exp(−η·10⁹/P) underflows on both sides), then q = 0/0: NaN weights for good. The
+    weights now stay finite with a largest near 1 (to the rounding of a log near 10⁷), so p
+    is still a distribution."""
+    learner = SampledSAE(horizon=1000, sigma=0.1, experts=64, delta=0.1, r0=0.0,
+                         feedback=feedback).reset(3, 0)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        x = rng.uniform(-1, 1, 3)
+        accepted = learner.act(x)
+        outcome = float(rng.choice([1e9, -1e9]))
+        learner.update(x, accepted, outcome if accepted or feedback == "bandit" else None)
+        w = learner.state.w
+        assert np.all(np.isfinite(w)) and 1e-150 <= w.max() <= 2.0

@@ -3,7 +3,8 @@ against it.
 
 * ``sat serve [--config FILE] [flags]``: serve (until Ctrl-C);
 * ``sat serve keys create --name NAME`` / ``keys revoke ID`` / ``keys list``;
-* ``sat serve check``: replay the log from nothing and compare with the saved learner;
+* ``sat serve check``: replay the log from nothing and compare with the saved learner, and
+  learn the log after it (exit status 1 naming the first entry that cannot be learned);
 * ``sat serve play --url URL [--key-file FILE] [game flags]``: the strategic game over the
   wire, with ``--compare`` to check it against the engine in process. The API key comes from
   the environment (``SAT_KEY``) or a file, never from the command line, where ``ps`` shows it
@@ -88,7 +89,7 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
     listing = keys_sub.add_parser("list", help="list keys (ids and names, never secrets)")
     _database_flags(listing, sub=True)
     check = sub.add_parser("check", help="replay the log from nothing; compare with the "
-                           "saved learner")
+                           "saved learner; learn the rest of the log")
     _database_flags(check, sub=True)
     play = sub.add_parser("play", help="play the strategic game against a running service")
     play.add_argument("--url", required=True, help="the service, e.g. http://127.0.0.1:8000")
@@ -213,9 +214,18 @@ def _check(args: argparse.Namespace) -> int:
         config = ServiceConfig(learner=fixed["learner"], params=from_jsonable(fixed["params"]),
                                dimension=fixed["dimension"], seed=fixed["seed"],
                                database=_config(args).database)
-        from_saved = learning.restore(engine, config, upto=saved)
-        replayed = learning.restore(engine, config, upto=saved, saved=False)
-        differences = learning.state_differences(from_saved.learner, replayed.learner)
+        try:
+            from_saved = learning.restore(engine, config, upto=saved)
+            replayed = learning.restore(engine, config, upto=saved, saved=False)
+            differences = learning.state_differences(from_saved.learner, replayed.learner)
+            # The log past the saved learner (what the learner has yet to learn, or could not
+            # learn) must be learnable too: a learner started on it would stop there.
+            with engine.connect() as conn:
+                end = conn.execute(sa.select(sa.func.max(store.log_counter.c.seq))).scalar()
+            learning.restore(engine, config, upto=max(saved, end or 0))
+        except ValueError as exc:  # an entry the learner refuses, or a replay that diverged
+            print(f"the log cannot be replayed: {exc}")
+            return 1
     finally:
         engine.dispose()
     if differences:
@@ -223,7 +233,8 @@ def _check(args: argparse.Namespace) -> int:
               f" in: {', '.join(differences)}")
         return 1
     print(f"the log replayed from nothing gives the saved learner at position {saved}, bit "
-          f"for bit ({replayed.learned} outcomes learned, rule version {replayed.version})")
+          f"for bit ({replayed.learned} outcomes learned, rule version {replayed.version}), "
+          f"and the log after it, to position {max(saved, end or 0)}, can be learned")
     return 0
 
 

@@ -49,7 +49,8 @@ from ..game.agents import RESPOND, LazyBestResponse
 from ..game.best_response import check_supported
 from ..game.game import FEEDBACK, check_number
 from ..game.policies import RULES, GeneralRule, LinearThreshold
-from .decisions import DecisionDesk
+from .decisions import DecisionDesk, serialized
+from .inputs import check_bound, check_vector
 from .theorem import Theorem
 
 
@@ -99,15 +100,6 @@ learner_estimate = dispatch_on_class(
 learner_linear = dispatch_on_class(
     "learner_linear", ("state",), _LINEAR,
     "Compiled-only: whether a general-rule learner's rule this round is its linear part.")
-
-
-def _vector(name: str, x: Any, d: int) -> np.ndarray:
-    arr = np.asarray(x, dtype=float)
-    if arr.shape != (d,):
-        raise ValueError(f"{name} must have shape ({d},), got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {arr.tolist()!r}")
-    return arr
 
 
 def _nbytes(state: Any) -> int:
@@ -236,14 +228,17 @@ class Learner(DecisionDesk):
         if params.get("delta") is not None:
             model = model._replace(delta=params["delta"])
         model.check()
+        if "tremble" in model._fields:  # a length its clean band is shifted by, as by delta
+            check_bound("agents.tremble", float(model.tremble), type(self).input_bound)
         return model
 
     def _check_params(self) -> None:
         params = self.get_params()
+        bound = type(self).input_bound
         if "delta" in params:
-            check_number("delta", params["delta"], low=0.0)
+            check_bound("delta", check_number("delta", params["delta"], low=0.0), bound)
         if "r0" in params:
-            check_number("r0", params["r0"])
+            check_bound("r0", check_number("r0", params["r0"]), bound)
         if "feedback" in params and params["feedback"] not in FEEDBACK:
             raise ValueError(f"feedback must be one of {', '.join(FEEDBACK)}, "
                              f"got {params['feedback']!r}")
@@ -282,6 +277,7 @@ class Learner(DecisionDesk):
         a = sizes[0] - b - c
         return int(max(sizes[2], a + b * d + c * d * d))
 
+    @serialized
     def reset(self, d: int, rng: np.random.Generator | np.random.SeedSequence | int | None = None
               ) -> Learner:
         """Create all state for contexts of dimension ``d``; returns ``self``.
@@ -310,6 +306,7 @@ class Learner(DecisionDesk):
             raise RuntimeError(f"call {type(self).__name__}.reset(d, rng) first")
 
     # -- the per-round API -----------------------------------------------------------------
+    @serialized
     def policy(self) -> LinearThreshold | GeneralRule:
         """The rule to publish for this round (sampled and committed, if randomized).
 
@@ -361,11 +358,13 @@ class Learner(DecisionDesk):
         out = np.empty(self._d)
         return out if self.kernels.estimate(self._state, out) else None
 
+    @serialized
     def act(self, x_obs: Any) -> bool:
         """Accept (True) or reject the observed context under the committed rule."""
         self._require_reset()
-        return self.policy().accepts(_vector("x_obs", x_obs, self._d))
+        return self.policy().accepts(check_vector("x_obs", x_obs, self._d, self.input_bound))
 
+    @serialized
     def update(self, x_obs: Any, accepted: bool, reward: float | None) -> bool:
         """Report the round's outcome (``reward`` None when nothing was observed).
 
@@ -373,12 +372,13 @@ class Learner(DecisionDesk):
         :meth:`policy` call gives the next round's rule.
         """
         self._require_reset()
-        x = _vector("x_obs", x_obs, self._d)
+        x = check_vector("x_obs", x_obs, self._d, self.input_bound)
         if not isinstance(accepted, bool | np.bool_):
             raise ValueError(f"accepted must be True or False (a bool), got {accepted!r}")
         if reward is not None:
-            reward = check_number("reward", float(reward) if isinstance(reward, np.floating)
-                             else reward)
+            reward = check_bound("reward", check_number(
+                "reward", float(reward) if isinstance(reward, np.floating) else reward),
+                self.input_bound)
             if not accepted and self.get_params().get("feedback") == "apple":
                 # Apple tasting: a rejected applicant's outcome is never seen, so learning
                 # from one would use information the principal cannot have.
@@ -393,6 +393,7 @@ class Learner(DecisionDesk):
         self._end_round()
         return used
 
+    @serialized
     def save(self, path: Any) -> Any:
         """Write this learner (its parameters, state, random generator and decisions awaiting
         outcomes) to ``path``: a versioned file of JSON and arrays, no pickle
@@ -402,6 +403,7 @@ class Learner(DecisionDesk):
 
         return save(self, path)
 
+    @serialized
     def estimate(self) -> np.ndarray | None:
         """Current estimate of θ1 − θ0 (θ1 under apple tasting), or None if there is none."""
         self._require_reset()

@@ -8,7 +8,8 @@ import numpy as np
 
 from .._jit import njit
 from ..game.agents import REACH
-from .base import Learner, LearnerKernels, _vector
+from .base import Learner, LearnerKernels
+from .inputs import check_vector
 from .theorem import ORACLE_ASSUMPTIONS, Theorem
 
 
@@ -82,9 +83,9 @@ class Oracle(Learner):
     def _init_state(self, d: int) -> Any:
         if self.theta1 is None:
             raise ValueError("theta1 must be given to Oracle (or bind it to a game instance)")
-        beta = _vector("theta1", self.theta1, d)
+        beta = check_vector("theta1", self.theta1, d)
         if self.theta0 is not None:
-            beta = beta - _vector("theta0", self.theta0, d)
+            beta = beta - check_vector("theta0", self.theta0, d)
         belief = self._belief()
         threshold = float(REACH[type(belief)](belief, beta) + self.r0)
         return FixedPolicyState(beta=beta.copy(), threshold=threshold, has_estimate=True)

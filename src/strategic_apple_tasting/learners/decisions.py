@@ -33,6 +33,9 @@ learned with the copy of its decision's rule in place.
 from __future__ import annotations
 
 import copy
+import functools
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +43,7 @@ import numpy as np
 
 from ..game.game import check_number
 from ..game.policies import GeneralRule, LinearThreshold
+from .inputs import INPUT_BOUND, check_bound, check_vector
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,18 @@ class _Pending:
 DESK_ATTRIBUTES = frozenset({
     "_d", "_rng", "_state", "_in_force", "_snapshots", "_rules", "_uses", "_pending",
     "_reported", "_version", "_next_id", "_clock", "_stale", "_every_outcomes", "_period",
-    "_outcomes_since", "_last_used", "_learned_since"})
+    "_outcomes_since", "_last_used", "_learned_since", "_lock"})
+
+
+def serialized(method: Callable) -> Callable:
+    """A public method of a learner, run while holding the learner's own lock: calls from
+    several threads take turns, so the learner's state is always that of some serial order of
+    them. The lock is reentrant (a public method may call another)."""
+    @functools.wraps(method)
+    def locked(self: DecisionDesk, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return locked
 
 
 def _number(name: str, value: Any, **allowed: Any) -> float:
@@ -147,6 +162,35 @@ class DecisionDesk:
     #: whose rule reads its live model (the peer libraries' adapters): it must publish again
     #: after learning before it decides, and it cannot hold a rule for a period.
     holds_rules: bool = True
+    #: The largest magnitude of a feature or an outcome the API takes (``r0`` and ``delta``
+    #: too): beyond it every entry refuses in one line, before any kernel. A learner whose
+    #: arithmetic needs less sets a smaller one. The public check
+    #: :func:`~strategic_apple_tasting.checks.check_stays_finite` feeds inputs at it (and 0,
+    #: subnormal numbers, mixed scales, repeated and collinear points).
+    input_bound: float = INPUT_BOUND
+    #: Whether the learner may be used from several threads at once. Every public method of
+    #: the per-round and decision API (and ``reset``, ``save``, ``estimate``) holds the
+    #: learner's own lock, made with the learner, so calls from several threads take turns and
+    #: leave the state of some serial order of them. False for a learner whose published rule
+    #: reads state that another call changes outside that lock (the peer adapters' rules call
+    #: their library's live model): use such a learner from one thread at a time.
+    thread_safe: bool = True
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> DecisionDesk:
+        desk = super().__new__(cls)
+        desk._lock = threading.RLock()
+        return desk
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A lock does not pickle, and a copy of a learner is a learner of its own: it gets a
+        # new lock (__setstate__).
+        state = self.__dict__.copy()
+        state.pop("_lock", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     # -- bookkeeping created by reset ------------------------------------------------------
     def _reset_desk(self) -> None:
@@ -166,6 +210,7 @@ class DecisionDesk:
         self._last_used = False  # whether the last feedback learned was used (the engine's count)
         self._learned_since = False  # whether the learner learned since its last publication
 
+    @serialized
     def publish_every(self, outcomes: int | None = None, period: float | None = None
                       ) -> DecisionDesk:
         """Publish automatically: after every ``outcomes`` reports, and/or at the first
@@ -189,6 +234,7 @@ class DecisionDesk:
         return time
 
     # -- publication -----------------------------------------------------------------------
+    @serialized
     def publish(self, time: float | None = None) -> PublishedRule:
         """Publish the learner's next rule: it decides from now on. Returns it with its
         version (1, 2, ...) and the time it took effect."""
@@ -228,6 +274,7 @@ class DecisionDesk:
         self._snapshots.pop(version, None)
         self._uses.pop(version, None)
 
+    @serialized
     def rule_in_force(self) -> PublishedRule | None:
         """The published rule deciding now (None before the first publication)."""
         self._require_reset()
@@ -240,15 +287,14 @@ class DecisionDesk:
         return self._in_force
 
     # -- decisions -------------------------------------------------------------------------
+    @serialized
     def decide(self, x_obs: Any, id: int | str | None = None, time: float | None = None
                ) -> Decision:
         """Decide one applicant under the rule in force (published first if none is, or if
         the cadence's period has passed). ``id`` defaults to the next integer; ``time`` to
         the decision clock (the number of decisions made)."""
-        from .base import _vector
-
         self._require_reset()
-        x = _vector("x_obs", x_obs, self._d)
+        x = check_vector("x_obs", x_obs, self._d, self.input_bound)
         if id is None:
             while self._next_id in self._pending or self._next_id in self._reported:
                 self._next_id += 1
@@ -281,6 +327,7 @@ class DecisionDesk:
         else:
             self._learn_under(decision.version, x, False, None)
 
+    @serialized
     def record(self, x_obs: Any, id: int | str, accepted: bool, version: int, time: float
                ) -> Decision:
         """File a decision made elsewhere under published rule ``version`` (a decision
@@ -290,10 +337,8 @@ class DecisionDesk:
 
         The log that calls this keeps ids unique, so the desk does not remember recorded ids
         (a service's log would otherwise grow the learner's state without end)."""
-        from .base import _vector
-
         self._require_reset()
-        x = _vector("x_obs", x_obs, self._d)
+        x = check_vector("x_obs", x_obs, self._d, self.input_bound)
         if isinstance(id, bool) or not isinstance(id, int | str):
             raise ValueError(f"id must be an integer or a string, got {id!r}")
         if id in self._pending:
@@ -311,6 +356,7 @@ class DecisionDesk:
         self._file(decision, x)
         return decision
 
+    @serialized
     def hold(self, version: int) -> None:
         """Keep published rule ``version`` (the one in force, or one still held) until
         :meth:`release`: deciders elsewhere may still decide under it."""
@@ -319,6 +365,7 @@ class DecisionDesk:
             raise ValueError(f"rule version {version!r} is not held: it cannot be kept")
         self._uses[version] = self._uses.get(version, 0) + 1
 
+    @serialized
     def release(self, version: int) -> None:
         """Undo one :meth:`hold` of ``version``; it is forgotten once nothing needs it."""
         self._require_reset()
@@ -331,11 +378,13 @@ class DecisionDesk:
     def _bandit(self) -> bool:
         return self.get_params().get("feedback") == "bandit"
 
+    @serialized
     def pending(self) -> list[int | str]:
         """Ids of the decisions whose outcomes are awaited, in decision order."""
         self._require_reset()
         return list(self._pending)
 
+    @serialized
     def report(self, id: int | str, outcome: float) -> bool:
         """Feed back the outcome (the reward of the decision taken) of decision ``id``: the
         learner learns from it under the rule in force when the decision was made. Returns
@@ -348,7 +397,7 @@ class DecisionDesk:
                                  "under apple tasting (never observed) or was reported already")
             raise ValueError(f"decision {id!r} is unknown: no decision with that id awaits an "
                              "outcome")
-        outcome = _number("outcome", outcome)
+        outcome = check_bound("outcome", _number("outcome", outcome), self.input_bound)
         del self._pending[id]
         self._reported.add(id)
         used = self._learn_under(pending.version, pending.x_obs, pending.accepted,

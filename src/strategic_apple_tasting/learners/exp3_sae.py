@@ -20,6 +20,12 @@ from .lazy_experts import (
 )
 from .theorem import Theorem
 
+#: The largest change of a log weight in one round. A loss over a probability near γ/|E| (|E| up
+#: to 2¹⁰⁰⁰) overflows a double for outcomes far beyond λ; capped here, a log weight stays finite
+#: over the longest run (10¹² rounds: 10³⁰² at most), and a weight scaled by e^(±10²⁹⁰) is 0 or
+#: all the mass either way, so the cap changes no draw.
+_MAX_LOG_STEP = 1e290
+
 
 class Exp3SAEState(NamedTuple):
     agents: Any  # the agent model the learner believes in
@@ -47,7 +53,10 @@ def _update(state, rng, beta, threshold, x, accepted, reward, observed):
     # in every round. Only the played expert's weight changes (`alg:UPD-ONE`).
     r = reward if observed else state.r0
     loss = (1.0 + state.lam - r) / state.q_played[0]
-    scale_log_weight(state.experts, state.played, -state.eta * loss)
+    step = -state.eta * loss
+    if not -_MAX_LOG_STEP <= step <= _MAX_LOG_STEP:  # (NaN too: η = 0 times an infinite loss)
+        step = 0.0 if math.isnan(step) else math.copysign(_MAX_LOG_STEP, step)
+    scale_log_weight(state.experts, state.played, step)
     return False
 
 
@@ -68,6 +77,12 @@ class Exp3SAE(Learner):
     w(e) ← w(e)·exp(−ηℓ̂). Untouched experts keep weight 1, so weights are stored only for
     touched experts (:mod:`.lazy_experts`): O(d + log T) time a round and O(min(T, |E|))
     memory, where the paper's implementation is exponential in d a round.
+
+    **Unbounded outcomes.** Weights are kept as log weights, so any loss is representable but
+    an infinite one: an outcome far beyond λ over a probability near γ/|E| overflows ηℓ̂. The
+    change of a log weight in one round is capped at ±10²⁹⁰ (a weight scaled by that much is 0
+    or all the mass either way), so every outcome the API accepts is learned and no draw
+    changes.
 
     Parameters
     ----------

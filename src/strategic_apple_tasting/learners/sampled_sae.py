@@ -22,6 +22,10 @@ from .base import Learner, LearnerKernels
 #: Weights are rescaled to a largest of 1 once it falls below this: p is unchanged, and no
 #: weight that still matters can underflow.
 _FLOOR = 1e-150
+#: ``q_sum`` of a state whose weights changed since q was computed (a sum is never negative).
+_STALE = -1.0
+#: The largest exponent of a weight's factor in the scaled update (e^700 < 1.8·10³⁰⁸).
+_MAX_EXPONENT = 700.0
 
 
 class SampledSAEState(NamedTuple):
@@ -34,7 +38,7 @@ class SampledSAEState(NamedTuple):
     experts: np.ndarray  # float64 (N, d): the sampled rules β_j
     w: np.ndarray  # float64 (N,): the weights, exp(−η·(estimated cumulative loss)), rescaled
     q: np.ndarray  # float64 (N,): q = (1 − γ)p + γ/N under the current weights, if q_sum is
-    q_sum: np.ndarray  # float64 (1,): Σ_j q_j, or NaN once the weights have changed since
+    q_sum: np.ndarray  # float64 (1,): Σ_j q_j, or −1 once the weights have changed since
     votes: np.ndarray  # bool (N,): scratch, whether expert j would accept this round's agent
     x_hat: np.ndarray  # float64 (d,): scratch, the estimated true context
     played: np.ndarray  # int64 (1,): the expert committed to this round
@@ -47,7 +51,7 @@ def _refresh(state):
 
     Cached until the next update: a round computes it once whether policy or update asks first.
     """
-    if not math.isnan(state.q_sum[0]):
+    if state.q_sum[0] >= 0.0:  # (a state saved by an older release marks it NaN)
         return state.q_sum[0]
     w, q = state.w, state.q
     n = w.shape[0]
@@ -114,6 +118,8 @@ def _update(state, rng, beta, threshold, x, accepted, reward, observed):
     played = state.played[0]
     mass_accept = 0.0
     mass_reject = 0.0
+    top_accept = 0.0  # the largest weight on each side (for the update's scaling below)
+    top_reject = 0.0
     for j in range(n):
         if j == played:
             vote = accepted  # the estimator must agree with what happened
@@ -125,8 +131,10 @@ def _update(state, rng, beta, threshold, x, accepted, reward, observed):
         votes[j] = vote
         if vote:
             mass_accept += q[j]
+            top_accept = max(top_accept, w[j])
         else:
             mass_reject += q[j]
+            top_reject = max(top_reject, w[j])
     # Probabilities under the weights of now, not of the policy's draw (they differ when a
     # rule is held for a period); never below the played expert's own probability, which is
     # on the side that was taken.
@@ -146,10 +154,26 @@ def _update(state, rng, beta, threshold, x, accepted, reward, observed):
         # Rejecting earns the known r0: every rejecting expert's loss is known, no weighting.
         loss_reject = max(0.0, 1.0 + lam - r0)
         loss_accept = loss / max(mass_accept / total, q_played) if accepted else 0.0
-    # Every expert's loss is one of two values: two exponentials a round, not N.
+    # Every expert's loss is one of two values: two exponentials a round, not N. (η = 0 learns
+    # nothing; an infinite loss, over a probability that underflowed, would make 0·∞ = NaN.)
     eta = state.eta
-    factor_accept = math.exp(-eta * loss_accept)
-    factor_reject = math.exp(-eta * loss_reject)
+    exponent_accept = -eta * loss_accept if eta > 0.0 else 0.0
+    exponent_reject = -eta * loss_reject if eta > 0.0 else 0.0
+    factor_accept = math.exp(exponent_accept)
+    factor_reject = math.exp(exponent_reject)
+    if max(top_accept * factor_accept, top_reject * factor_reject) == 0.0:
+        # Every weight would underflow to 0 (an outcome far beyond λ over a small P): scale
+        # both factors so that the largest new weight is 1, which leaves p as it should be.
+        # With the weights all on one side and its factor 0, they all lose the same: p stays.
+        # A factor is capped at e^700 (finite): only a side whose weights are all below e^−700
+        # (so 0·∞ never happens) would need more, and it keeps its proportions.
+        top_log = max(math.log(top_accept) + exponent_accept if top_accept > 0.0 else -math.inf,
+                      math.log(top_reject) + exponent_reject if top_reject > 0.0 else -math.inf)
+        if top_log == -math.inf:
+            factor_accept = factor_reject = 1.0
+        else:
+            factor_accept = math.exp(min(exponent_accept - top_log, _MAX_EXPONENT))
+            factor_reject = math.exp(min(exponent_reject - top_log, _MAX_EXPONENT))
     top = 0.0
     for j in range(n):
         w[j] *= factor_accept if votes[j] else factor_reject
@@ -157,7 +181,7 @@ def _update(state, rng, beta, threshold, x, accepted, reward, observed):
     if 0.0 < top < _FLOOR:  # (the side with most mass keeps a positive weight)
         for j in range(n):
             w[j] /= top
-    state.q_sum[0] = math.nan
+    state.q_sum[0] = _STALE
     # No point is ever learned "as clean" (SA-OLS's sense): only whole-population weights move.
     return False
 
@@ -225,7 +249,10 @@ class SampledSAE(Learner):
       P and 1 − P are floored at q_i on the side the played expert took (equal to them in the
       per-round game, a guard when the weights have moved);
     * w_j ← w_j·exp(−η·ℓ̂_j) for every j (ℓ̂_j takes one of two values: two exponentials a
-      round).
+      round). The weights are rescaled (p does not change) so that the largest stays above
+      10⁻¹⁵⁰, and in a round whose losses would take every weight to 0 (an outcome far beyond
+      λ over a small P, or an infinite ℓ̂) the two factors are scaled so that the largest new
+      weight is 1: any outcome the API accepts is learned, and no weight becomes NaN.
 
     No point is ever learned "as clean" (``update`` returns False), and there is no estimate
     of θ (see ``_estimate``). O(N·d) time a round, O(N·d) memory.
@@ -375,6 +402,6 @@ class SampledSAE(Learner):
         return SampledSAEState(
             agents=self._belief(), r0=float(self.r0), lam=lam, eta=eta,
             gamma=float(self.gamma), bandit=self.feedback == "bandit", experts=experts,
-            w=np.ones(n), q=np.zeros(n), q_sum=np.full(1, math.nan),
+            w=np.ones(n), q=np.zeros(n), q_sum=np.full(1, _STALE),
             votes=np.zeros(n, dtype=np.bool_), x_hat=np.zeros(d),
             played=np.zeros(1, dtype=np.int64), q_played=np.ones(1))

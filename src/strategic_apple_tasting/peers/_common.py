@@ -163,6 +163,10 @@ class PeerLearner(Learner):
     # updates commute, so the adapters do not claim it.
     holds_rules = False
     outcomes_commute = False
+    # The learner's own calls take turns (its lock), but its published rule calls the
+    # library's live model outside that lock: a rule evaluated in one thread while another
+    # learns reads a model mid-update. Use an adapter from one thread at a time.
+    thread_safe = False
     #: The library's import name (the top-level module).
     library: ClassVar[str]
     #: Relative step of the linearization at the origin (a step of g's own scale: the

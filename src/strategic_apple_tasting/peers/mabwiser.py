@@ -113,6 +113,10 @@ class _MABBox(Box):
 
 class _MABWiserLearner(PeerLearner):
     library = LIBRARY
+    # MABWiser inverts its ridge matrix λI + XᵀX in double precision: a feature of 10⁹ makes
+    # 1 + 10¹⁸ = 10¹⁸ and the inverse fails on the first point. Up to 10⁶ the ridge stays
+    # visible (10¹² against 2⁵³ ≈ 9·10¹⁵) for thousands of points at the bound.
+    input_bound = 1e6
     _policy_name: ClassVar[str]
     _deterministic: ClassVar[bool] = False
     _linear: ClassVar[bool] = False

@@ -136,6 +136,11 @@ class RiverLinUCBDisjoint(PeerLearner):
     True
     """
 
+    # river keeps each arm's posterior covariance by Sherman–Morrison updates: at features of
+    # 10⁹ rounding makes a variance negative, and σ, its square root, complex (river's caller
+    # keeps the real part, with a warning). Up to 10⁶ it stays positive.
+    input_bound = 1e6
+
     name = "river:LinUCBDisjoint"
     library = LIBRARY
 

@@ -90,6 +90,17 @@ def _number(v: float) -> str:
     return repr(float(v))  # shortest text that reads back as the same double
 
 
+#: VW computes in float32, and its parser makes NaN of a number below float32's range (10⁻²⁰⁰
+#: gives a pmf of NaN): a feature or cost smaller than float32's smallest normal number is sent
+#: as 0, what float32 would make of it anyway.
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+
+
+def _value(v: float) -> str:
+    """A feature or a cost as VW reads it (see :data:`_FLOAT32_TINY`)."""
+    return _number(0.0 if abs(v) < _FLOAT32_TINY else v)
+
+
 class _VWBox(Box):
     def __init__(self, d: int, workspace: _Workspace, rng: np.random.Generator) -> None:
         super().__init__(d, intercept=True)  # VW's constant feature is always there
@@ -98,11 +109,11 @@ class _VWBox(Box):
         self.u: float | None = None
 
     def example(self, z: np.ndarray, label: tuple[int, float, float] | None = None) -> list[str]:
-        shared = "shared |s " + " ".join(f"x{i}:{_number(v)}" for i, v in enumerate(z))
+        shared = "shared |s " + " ".join(f"x{i}:{_value(v)}" for i, v in enumerate(z))
         lines = [shared]
         for action, text in enumerate(ACTIONS):
             if label is not None and label[0] == action:
-                text = f"0:{_number(label[1])}:{_number(label[2])} {text}"
+                text = f"0:{_value(label[1])}:{_number(label[2])} {text}"
             lines.append(text)
         return lines
 

@@ -34,6 +34,7 @@ from pydantic_core import PydanticCustomError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
+from ..learners import learner_class
 from . import store
 from .config import ServiceConfig
 from .deciding import ServiceError, Writer
@@ -42,10 +43,10 @@ from .learning import LearnerLoop
 from .redact import reason, shown
 from .sqlite_file import DatabaseLost
 
-#: Largest magnitude of a feature or an outcome: beyond it least squares overflows (a β of NaN
-#: would stop the learner), and no lending feature comes near it once scaled.
-MAX_ABS = 1e9
-Finite = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-MAX_ABS, le=MAX_ABS)]
+#: A feature or an outcome: a finite number, at most the learner's input bound in magnitude
+#: (``Learner.input_bound``, checked per request in :func:`create_app`), so that no request
+#: the service takes can stop the learner.
+Finite = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 DecisionId = Annotated[str, Field(min_length=1, max_length=store.MAX_ID)]
 
 #: What a process of the service does: decide and learn (one per database), or only decide.
@@ -342,6 +343,13 @@ def create_app(service: Service) -> FastAPI:
     """The ASGI app of an opened :class:`Service` (closed when the app shuts down)."""
     config = service.config
     d = config.dimension
+    bound = learner_class(config.learner).input_bound
+
+    def bounded(value: float, where: str) -> None:
+        """Refuse (422) what the learner would refuse: a value beyond its input bound."""
+        if abs(value) > bound:
+            raise ServiceError(422, f"{where}: must be at most {bound:g} in magnitude, the "
+                               f"learner's input bound (got {value!r})")
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
@@ -391,6 +399,8 @@ def create_app(service: Service) -> FastAPI:
             names = f" ({', '.join(config.features)})" if config.features else ""
             raise ServiceError(422, f"{where} has {len(x)} features; the service decides on "
                                f"{d}{names}")
+        for i, value in enumerate(x):
+            bounded(value, f"{where}.{i}")
         return x
 
     def latest_rule(conn: Any) -> Any:
@@ -440,6 +450,8 @@ def create_app(service: Service) -> FastAPI:
             items = [(o.id, o.outcome) for o in body.outcomes]
             if len({i for i, _ in items}) != len(items):
                 raise ServiceError(422, "outcomes repeats an id: one outcome per decision")
+        for k, (_, value) in enumerate(items):
+            bounded(value, "outcome" if single else f"outcomes.{k}.outcome")
         done = await service.writer.submit("outcomes", items)
         return _json(done[0] if single else {"outcomes": done})
 

@@ -121,14 +121,21 @@ class LogLearner:
         return 0 if rule is None else rule.version
 
     def apply(self, entry: Entry) -> None:
-        if entry.outcome is None:
-            self.learner.record(np.asarray(entry.x, dtype=float), entry.id, entry.accepted,
-                                entry.version, time=float(entry.seq))
-        else:
-            used = self.learner.report(entry.id, entry.outcome)
-            self.learned += 1
-            self.clean += bool(used)
-            self.since += 1
+        """Learn one log entry; ``ValueError`` naming it if the learner refuses it (an entry
+        written past the service's checks, or by a release that checked less)."""
+        try:
+            if entry.outcome is None:
+                self.learner.record(np.asarray(entry.x, dtype=float), entry.id, entry.accepted,
+                                    entry.version, time=float(entry.seq))
+            else:
+                used = self.learner.report(entry.id, entry.outcome)
+                self.learned += 1
+                self.clean += bool(used)
+                self.since += 1
+        except ValueError as exc:
+            what = "decision" if entry.outcome is None else "outcome of decision"
+            raise ValueError(f"log entry {entry.seq} ({what} {entry.id!r}) cannot be learned: "
+                             f"{exc}") from None
         self.seq = entry.seq
         self._release_due()
 

@@ -1,0 +1,47 @@
+"""What a learner takes through its API: features and outcomes no larger than its input bound.
+
+Every entry of the per-round and decision API (``act``, ``update``, ``decide``, ``record``,
+``report``) checks its features and outcome here before any kernel sees them, and refuses in one
+line naming the field, the value and the bound (DESIGN §5, docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+#: The largest magnitude of a feature or an outcome a learner takes through its API
+#: (:attr:`Learner.input_bound`; ``r0`` and ``delta`` are held to it too). Every sum the
+#: learners keep stays finite with room to spare: a sum of squares over the engine's longest run
+#: (10¹² rounds) and the CLI's largest dimension (10⁵) is at most 10¹⁷·(10⁹)² = 10³⁵, and a
+#: product of a coefficient (at most ``least_squares.MAX_COEF`` = 10¹⁰⁰) with 10⁵ features is at
+#: most 10¹¹⁴. Features and outcomes this large are in the wrong unit anyway (10⁹ cents is ten
+#: million dollars): scale them first. Subnormal and tiny values are legal and learned.
+INPUT_BOUND = 1e9
+
+
+def check_bound(name: str, value: float, bound: float) -> float:
+    """``value`` (already a finite float), or ``ValueError`` in one line if its magnitude passes
+    the learner's input ``bound``."""
+    if abs(value) > bound:
+        raise ValueError(f"{name} must be at most {bound:g} in magnitude (the learner's input "
+                         f"bound), got {value!r}")
+    return value
+
+
+def check_vector(name: str, x: Any, d: int, bound: float = INPUT_BOUND) -> np.ndarray:
+    """``x`` as a float array of shape (d,), or ``ValueError`` in one line: the wrong shape, an
+    entry that is not finite, or one whose magnitude passes ``bound``."""
+    arr = np.asarray(x, dtype=float)
+    if arr.shape != (d,):
+        raise ValueError(f"{name} must have shape ({d},), got shape {arr.shape}")
+    # One pass in Python is the cheapest test of a short vector (a plain-Python learner's round
+    # makes two), and NaN and ±inf fail it too; the entries are looked at only if it fails.
+    if not (d <= 64 and sum(map(abs, arr.tolist())) <= bound):
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must be finite, got {arr.tolist()!r}")
+        big = np.flatnonzero(np.abs(arr) > bound)
+        if big.size:
+            check_bound(f"{name}[{big[0]}]", float(arr[big[0]]), bound)
+    return arr
