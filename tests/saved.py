@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from strategic_apple_tasting.game import LinearThreshold
+from strategic_apple_tasting.game.game import check_number
 from strategic_apple_tasting.learners import (
     SAOLS,
     Exp3PSAE,
@@ -55,9 +56,23 @@ class PlainGreedy(Learner):
         self._seen += 1
         return True
 
+    def _check_params(self):
+        super()._check_params()
+        check_number("ridge", self.ridge, 0.0, open_low=True)
+        check_number("explore", self.explore, 0.0, 1.0)
+
     def _check_state(self, state, template, where):
-        if not np.all(np.isfinite(self._gram)):
-            raise ValueError("attribute._gram must be finite")
+        """What a careful plain-Python learner checks of a saved model: finite, the Gram
+        matrix positive definite and the count a whole number >= 0."""
+        for name in ("_gram", "_xy"):
+            if not np.all(np.isfinite(getattr(self, name))):
+                raise ValueError(f"attribute.{name} must be finite")
+        try:
+            np.linalg.cholesky(self._gram)
+        except np.linalg.LinAlgError:
+            raise ValueError("attribute._gram must be positive definite") from None
+        if isinstance(self._seen, bool) or not isinstance(self._seen, int) or self._seen < 0:
+            raise ValueError(f"attribute._seen must be an integer >= 0, got {self._seen!r}")
 
 
 D = 2

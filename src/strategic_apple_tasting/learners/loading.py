@@ -267,7 +267,13 @@ class States:
                 raise Refused(f"{field} must be {_show(template)} (what the learner's "
                               f"parameters make it), got {_show(value)}")
             return template
-        if isinstance(template, np.generic) and _kind(value) == _kind(template):
+        # A plain-Python learner's scalar may change between numbers as it runs (a count that
+        # became a mean); nothing else changes kind unless the template has none (None).
+        kind, want = _kind(value), _kind(template)
+        if kind != want and want != "none" and {kind, want} != {"int", "float"}:
+            raise Refused(f"{field} must be a {want} (as the learner's template has it), got "
+                          f"{_show(value)}")
+        if isinstance(template, np.generic) and kind == want:
             return type(template)(value)
         return value
 

@@ -275,7 +275,7 @@ def loads(data: bytes, source: str = "the data",
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{source} is not a saved learner (no {FORMAT!r} format field)")
     version = meta.get("format_version")
-    if isinstance(version, bool) or version not in READERS:
+    if not isinstance(version, int) or isinstance(version, bool) or version not in READERS:
         newest = max(READERS)
         raise ValueError(f"{source} is in saved-learner format {_short(version)} (written "
                          f"by release {_short(meta.get('written_by'))}); this release reads "
