@@ -9,7 +9,8 @@ edit) is refused as corrupt rather than loaded as a different learner.
 **Nothing in a file runs code when loaded**, however it was made: arrays are read with
 ``allow_pickle=False`` after their headers are checked; the ``learner`` it names must be a
 registered learner or one the caller allows (``load(path, allow=[MyLearner])``), and nothing is
-imported for any other name; and every field is checked before anything uses it
+imported for any other name (the only code that runs is that learner's own, on parameters it
+checks); and every field is checked before anything uses it
 (:mod:`.loading`): the learner's own template (``_init_state(d)`` of the saved parameters)
 fixes every array's dtype and shape, the learner checks the values its kernels rely on
 (:meth:`~.base.Learner._check_state`), and the decision bookkeeping must be consistent. The
