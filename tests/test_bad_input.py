@@ -458,7 +458,9 @@ API: list[tuple[str, object, str]] = [
     ("load-state-phase-wrong", lambda: _load_arrays("sa-ols", counts=_set(1, 0)),
      "the file: state.counts[1] (the phase) must be 1, the phase of round count 32, got 0"),
     ("load-state-rounds", lambda: _load_arrays("sa-ols", counts=_set(0, -1)),
-     "the file: state.counts[0] (rounds) must be >= 0, got -1"),
+     "the file: state.counts[0] (rounds) must be in [0, 1152921504606846975], got -1"),
+    ("load-state-rounds-end", lambda: _load_arrays("sa-ols", counts=_rounds_near_the_end),
+     "the file: state.counts[0] (rounds) must be in [0, 1152921504606846975], got"),
     ("load-state-stale", lambda: _load_arrays("sa-ols", counts=_set(6, 2)),
      "the file: state.counts[6] (θ̂ stale) must be 0 or 1, got 2"),
     ("load-state-nan", lambda: _load_arrays("sa-ols", fits=_set((0, 0, 0), math.nan)),
@@ -736,6 +738,12 @@ def _slot(slot):
         filled = np.flatnonzero(ints[3:] >= 0)
         ints[3 + filled[0]] = (ints[3 + filled[0]] & -(1 << 32)) | slot
     return edit
+
+
+def _rounds_near_the_end(counts):
+    """SA-OLS's round count a few rounds before its schedule's end, in the last phase: a few
+    updates would index past the schedule."""
+    counts[0], counts[1] = 2**61 - 2, 1  # the schedule ends at 2^61 + 1 (d + FOREVER)
 
 
 def _flip_first_accepted(desk):

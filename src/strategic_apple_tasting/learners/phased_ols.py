@@ -188,7 +188,9 @@ def check_state(state: PhasedOLSState, template: PhasedOLSState, where: str) -> 
     for name in ("phase_end", "phase_kind", "phase_start"):
         fixed(getattr(state, name), getattr(template, name), f"{where}.{name}")
     counts = state.counts
-    rounds = count(counts[_ROUNDS], f"{where}.counts[{_ROUNDS}] (rounds)")
+    # No run comes near 2^61 rounds; a count beyond would reach the end of the schedule (the
+    # last phase ends after FOREVER more rounds) and index past it.
+    rounds = count(counts[_ROUNDS], f"{where}.counts[{_ROUNDS}] (rounds)", 0, FOREVER // 2)
     ends = state.phase_end
     # The kernels index the schedule by the phase and advance it while the round count has
     # reached the phase's end: it must be the phase the count is in (the first one before any
