@@ -529,6 +529,8 @@ API: list[tuple[str, object, str]] = [
      "the file: state.w[3] must be in [0, inf], got -1.0"),
     ("load-sampled-experts", lambda: _load_arrays("sampled-sae", experts=_set((0, 0), math.inf)),
      "the file: state.experts[0, 0] must be finite, got inf"),
+    ("load-sampled-ball", lambda: _load_arrays("sampled-sae", experts=_set((2, 1), 1e100)),
+     "the file: state.experts[2] must lie in the ball of radius bound = 1.0, has norm 1e+100"),
     ("load-sampled-q", lambda: _load_arrays("sampled-sae", q_sum=_set(0, 0.5)),
      "the file: state.q must be what state.w gives"),
     # a plain-Python learner's attributes

@@ -120,7 +120,8 @@ def array_edits(draw, arr: np.ndarray) -> Any:
         value = not arr.flat[index]
     else:
         info = np.iinfo(arr.dtype)
-        extremes = [v for v in (-1, 0, 1, 2**31, info.max, info.min) if info.min <= v]
+        extremes = [v for v in (-1, 0, 1, 2**31, info.max, info.min)
+                    if info.min <= v <= info.max]
         value = draw(st.one_of(st.sampled_from(extremes), st.integers(info.min, info.max)))
 
     def write(a):
@@ -155,15 +156,25 @@ def _compiled():
         _exercise(saved.load(saved.saved(name)))
 
 
+#: The one refusal a loaded learner may give while it runs: a state of finite values can still
+#: overflow the arithmetic (a factor entry of 1e308 squared), as a learner fed extreme rewards
+#: can, and the decision API refuses the non-finite rule that results, in one line.
+OVERFLOW = ("must give a finite beta", "must give a finite threshold")
+
+
 def _exercise(learner) -> None:
     """Decide, report, publish, estimate, save and load: a loaded learner must do all of it."""
     xs = np.random.default_rng(9).uniform(-1, 1, size=(9, learner._d))
-    for i, x in enumerate(xs):
-        learner.decide(x)
-        for j in learner.pending()[:1]:
-            learner.report(j, float(x[0]))
-        if i % 3 == 2:
-            learner.publish()
+    try:
+        for i, x in enumerate(xs):
+            learner.decide(x)
+            for j in learner.pending()[:1]:
+                learner.report(j, float(x[0]))
+            if i % 3 == 2:
+                learner.publish()
+    except ValueError as exc:
+        assert any(text in str(exc) for text in OVERFLOW) and "\n" not in str(exc), exc
+        return
     learner.estimate()
     again = saved.load(saved.persistence.dumps(learner))
     assert saved.same(again, learner)

@@ -512,6 +512,9 @@ class Desk:
             rows = [(i, v, a, xs[k], f"{field}[{k}]")
                     for k, (i, v, a) in enumerate(zip(ids, versions, accepted, strict=True))]
         bandit = self.learner.get_params().get("feedback") == "bandit"
+        # A general rule's g writes scratch into its state: ask a copy, so that the loaded
+        # rule is the saved one to the bit.
+        deciding = {v: _copied(r.rule) for v, r in rules.items()}
         out: dict[int | str, tuple[int, np.ndarray, bool]] = {}
         for id_, version, accepted, x, where in rows:
             id_ = _id(id_, f"{where} id")
@@ -524,11 +527,20 @@ class Desk:
             if not (accepted or bandit):
                 raise Refused(f"{where} is a rejection under apple tasting, which waits for no "
                               "outcome")
-            if rules[version].rule.accepts(x) != accepted:
+            if deciding[version].accepts(x) != accepted:
                 raise Refused(f"{where} says accepted={accepted}, but rule version {version} "
                               f"{'rejects' if accepted else 'accepts'} its features")
             out[id_] = (version, x.copy(), accepted)
         return out
+
+
+def _copied(rule: Any) -> Any:
+    """``rule``, or for a general rule one on a copy of its state."""
+    from ..game.policies import GeneralRule
+
+    if isinstance(rule, GeneralRule):
+        return GeneralRule.publish(rule.state, rule.beta, rule.threshold)
+    return rule
 
 
 def _tally(values: Iterable[int]) -> dict[int, int]:

@@ -386,6 +386,18 @@ class SampledSAE(Learner):
         n = int(self.experts)
         return 8 * n * d + 17 * n + 8 * d + 256
 
+    def _check_state(self, state: Any, template: Any, where: str) -> None:
+        """The kernels' invariants (:func:`check_state`), and the experts inside the ball of
+        radius ``bound`` they were drawn from (one far outside overflows the agents' reach)."""
+        super()._check_state(state, template, where)
+        with np.errstate(over="ignore"):  # a norm past 1e154 is inf, and outside
+            norms = np.linalg.norm(state.experts, axis=1)
+        outside = norms > float(self.bound) * (1.0 + 1e-9)
+        if outside.any():
+            j = int(np.argmax(outside))
+            raise ValueError(f"{where}.experts[{j}] must lie in the ball of radius bound = "
+                             f"{self.bound!r}, has norm {float(norms[j])!r}")
+
     def _init_state(self, d: int) -> Any:
         lam, eta = self.learning_rates()
         if self.r0 is None or self.feedback is None:
