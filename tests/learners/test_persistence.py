@@ -387,3 +387,14 @@ def test_a_generator_whose_state_is_not_json_cannot_be_saved(tmp_path):
                                          "saved"):
         learner.save(tmp_path / "x.sat")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_installed_entry_point_is_a_registered_name():
+    """A name another package registers under the entry-point group is registered: the file
+    may name it without an allow-list (here the peer adapters', which cannot be saved, so the
+    file, an SA-OLS's, does not describe it: refused for its parameters, not its name)."""
+    pytest.importorskip("mabwiser")
+    data = saved.edited("sa-ols", meta=lambda m: m.update(learner="mabwiser:LinUCB"))
+    with pytest.raises(ValueError, match=r"^the file: params has an unknown key|^the file: "
+                                         r"params is missing"):
+        saved.load(data, allow=None)
