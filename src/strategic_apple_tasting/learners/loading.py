@@ -42,7 +42,7 @@ INFLATE = 1100
 #: Bit generators whose state is plain JSON (the others keep arrays) and can be checked here.
 BIT_GENERATORS = ("PCG64", "PCG64DXSM")
 
-#: The keys of a saved learner's document, by format.
+#: The keys of a saved learner's document and of its decision bookkeeping (every format).
 META_KEYS = ("format", "format_version", "written_by", "learner", "params", "d", "rng", "state",
              "attributes", "desk")
 DESK_KEYS = ("in_force", "rules", "uses", "pending", "reported", "version", "next_id", "clock",
