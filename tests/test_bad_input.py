@@ -442,8 +442,10 @@ API: list[tuple[str, object, str]] = [
      "the file: params: an array must be {'__array__': [...], 'dtype': a numeric dtype}"),
     ("load-d-str", lambda: _load("sa-ols", d="2"), "the file: d must be an integer >= 1, got '2'"),
     ("load-d-0", lambda: _load("sa-ols", d=0), "the file: d must be an integer >= 1, got 0"),
-    ("load-d-huge", lambda: _load("sa-ols", d=10**6),
-     "the file: d = 1000000 with these params makes a state of about"),
+    ("load-d-huge", lambda: _load("sa-ols", d=10**5),
+     "the file: d = 100000 with these params makes a state of about"),
+    ("load-d-grid", lambda: _load("exp3-sae", d=2**40),
+     "the file: d must be at most"),
     ("load-d-other", lambda: _load("sa-ols", d=3),
      "the file: state.fits must be an array of dtype float64 and shape (4, 4, 4), got dtype "
      "float64 and shape (4, 3, 3)"),

@@ -39,6 +39,10 @@ import numpy as np
 #: Largest ratio of a member's size to its compressed size that deflate can reach (1032:1),
 #: with room: a file whose learner's state is larger than its size times this cannot hold it.
 INFLATE = 1100
+#: Largest dimension a saved learner may have. Some learners' parameters take time and memory
+#: that grow with d before any state exists (EXP3-SAE's grid size n^d, an exact integer: at
+#: d = 2^40 it took 22 GB); no learner the package runs comes near it.
+MAX_D = 10**6
 #: Bit generators whose state is plain JSON (the others keep arrays) and can be checked here.
 BIT_GENERATORS = ("PCG64", "PCG64DXSM")
 
@@ -563,6 +567,12 @@ def read(meta: Any, arrays: dict[str, np.ndarray], format_version: int,
     cls = resolve(meta["learner"], allow)
     params = _params(meta["params"], cls)
     d = _int(meta["d"], "d", 1)
+    # Every learner keeps d numbers or more (an estimate, a rule, a played expert): a file that
+    # cannot inflate to them does not describe a learner of that dimension.
+    most = min(MAX_D, INFLATE * size // 8 + 1)
+    if d > most:
+        raise Refused(f"d must be at most {most:,} (a file of {size:,} bytes holds fewer "
+                      f"numbers; no saved learner has more than {MAX_D:,}), got {d:,}")
     learner = template_learner(cls, params, d, size)
     template = learner._state
     states = States(arrays, exact=cls.kernels is not None, variable=cls.variable_shapes)
