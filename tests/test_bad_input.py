@@ -497,6 +497,9 @@ API: list[tuple[str, object, str]] = [
      "the file: state.counts[2] (gamed points) must be in [0,"),
     ("load-linucb-counts", lambda: _load_arrays("linucb", counts=_set(2, 10**6)),
      "the file: state.counts[2] (arm 0's points) must be 0, got 1000000"),
+    ("load-linucb-rounds", lambda: _load_arrays("linucb", counts=_set(0, 2**63 - 5)),
+     "the file: state.counts[0] (rounds) must be in [0, 4611686018427387904], got "
+     "9223372036854775803"),
     ("load-linucb-rule-state", lambda: _load_arrays("linucb", **{"rule6.fits": _set(
         (0, 0, 0), 0.0)}),
      "the file: desk.rules[0].rule.state.fits[0, 0, 0] must be > 0 (a ridge factor's diagonal)"),

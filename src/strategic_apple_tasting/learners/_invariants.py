@@ -14,6 +14,10 @@ import numpy as np
 
 from ..game.policies import _same
 
+#: The most rounds a saved counter may hold: no run comes near it, and a count kept below it
+#: cannot overflow an int64 as the learner runs on.
+MOST_ROUNDS = 2**62
+
 
 def _at(field: str, index: tuple[int, ...]) -> str:
     return f"{field}[{', '.join(str(int(i)) for i in index)}]" if index else field

@@ -70,7 +70,7 @@ import numpy as np
 # numba's own kernels behind Generator.integers (not public API: see _axis_index), None if a
 # numba moved them (then rng.integers itself is used); _jit holds every use of numba internals.
 from .._jit import bounded_lemire_uint64, buffered_bounded_lemire_uint32, next_uint32, njit
-from ._invariants import count, finite, within
+from ._invariants import MOST_ROUNDS, count, finite, within
 
 #: ``reals[0:2]``: the shift s, and e^(−s) (the leaf of an untouched expert).
 _SHIFT, _UNIT = 0, 1
@@ -240,7 +240,7 @@ def check_experts(state: ExpertsState, template: ExpertsState, where: str) -> No
         used = count(ints[_USED], f"{where}.ints[{_USED}] (slots in use)", capacity, capacity)
     else:
         used = count(ints[_USED], f"{where}.ints[{_USED}] (slots in use)", 0, capacity)
-    count(ints[_REBUILDS], f"{where}.ints[{_REBUILDS}] (rebuilds)")
+    count(ints[_REBUILDS], f"{where}.ints[{_REBUILDS}] (rebuilds)", 0, MOST_ROUNDS)
     if not state.dense:
         _check_table(state, used, where)
     # The shift is the largest log weight at the last rebuild (lazy mode: untouched experts'

@@ -31,7 +31,15 @@ import numpy as np
 from .._jit import njit
 from ..game.agents import clean_margin, reach
 from ..game.policies import clean_above
-from ._invariants import cached, count, finite, fixed, flag, upper_triangular
+from ._invariants import (
+    MOST_ROUNDS,
+    cached,
+    count,
+    finite,
+    fixed,
+    flag,
+    upper_triangular,
+)
 from .base import LearnerKernels
 from .greedy_ols import _GreedyOLS
 from .least_squares import add_point, new_factor, solve
@@ -122,7 +130,7 @@ def check_state(state: OffsetOLSState, template: OffsetOLSState, where: str) -> 
     state says it is current."""
     fixed(state.agents, template.agents, f"{where}.agents")
     counts = state.counts
-    rounds = count(counts[_ROUNDS], f"{where}.counts[{_ROUNDS}] (rounds)")
+    rounds = count(counts[_ROUNDS], f"{where}.counts[{_ROUNDS}] (rounds)", 0, MOST_ROUNDS)
     clean = count(counts[_CLEAN], f"{where}.counts[{_CLEAN}] (clean points)", 0, rounds)
     count(counts[_GAMED], f"{where}.counts[{_GAMED}] (gamed points)", 0, rounds - clean)
     flag(counts[_STALE], f"{where}.counts[{_STALE}] (θ̂ stale)")

@@ -200,8 +200,8 @@ def check_state(state: PhasedOLSState, template: PhasedOLSState, where: str) -> 
     if rounds >= ends[-1] or (phase != expected and (rounds, phase) != (0, 0)):
         raise ValueError(f"{where}.counts[{_PHASE}] (the phase) must be {expected}, the phase "
                          f"of round count {rounds}, got {phase}")
-    for k in (_N1, _N0, _K1, _K0):
-        count(counts[k], f"{where}.counts[{k}] (points)")
+    for k in (_N1, _N0, _K1, _K0):  # points learned since a clear: one a round at most
+        count(counts[k], f"{where}.counts[{k}] (points)", 0, rounds)
     flag(counts[_STALE], f"{where}.counts[{_STALE}] (θ̂ stale)")
     upper_triangular(state.fits, f"{where}.fits")
     finite(state.theta, f"{where}.theta")

@@ -38,7 +38,7 @@ import numpy as np
 
 from .._jit import njit
 from ..game.game import check_number
-from ._invariants import cached, count, finite, flag, upper_triangular
+from ._invariants import MOST_ROUNDS, cached, count, finite, flag, upper_triangular
 from .base import Learner, LearnerKernels
 from .least_squares import add_point, solve
 
@@ -212,7 +212,7 @@ def check_state(state: RidgeBanditState, template: RidgeBanditState, where: str)
     divide by them; the ridge prior makes them so), θ̂ their fit when the state says it is
     current."""
     counts = state.counts
-    rounds = count(counts[_ROUNDS], f"{where}.counts[{_ROUNDS}] (rounds)")
+    rounds = count(counts[_ROUNDS], f"{where}.counts[{_ROUNDS}] (rounds)", 0, MOST_ROUNDS)
     n1 = count(counts[_N1], f"{where}.counts[{_N1}] (arm 1's points)")
     count(counts[_N0], f"{where}.counts[{_N0}] (arm 0's points)", 0, rounds - n1)
     flag(counts[_STALE], f"{where}.counts[{_STALE}] (θ̂ stale)")
