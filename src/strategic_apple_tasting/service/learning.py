@@ -182,7 +182,7 @@ def restore(engine: Engine, config: ServiceConfig, *, upto: int | None = None,
         if row is None:
             current = LogLearner(config)
         else:
-            learner = loads(row.state, f"the saved learner state at log position {row.seq}")
+            learner = _saved_learner(row, config)
             current = LogLearner(config, learner, row.seq, row.learned, row.clean, row.since)
             r = store.rules
             current.releases = [
@@ -205,6 +205,20 @@ def restore(engine: Engine, config: ServiceConfig, *, upto: int | None = None,
                 current.apply(entry)
             entries = []
     return current
+
+
+def _saved_learner(row: Any, config: ServiceConfig) -> Any:
+    """The learner saved in a state row: only the service's configured learner may be loaded
+    from the database (nothing else is imported), and it must be that learner."""
+    from ..learners import learner_class
+
+    source = f"the saved learner state at log position {row.seq}"
+    configured = learner_class(config.learner)
+    learner = loads(row.state, source, allow=[configured])
+    if type(learner) is not configured:
+        raise ValueError(f"{source} is learner {type(learner).__name__}, but the service runs "
+                         f"{config.learner!r}")
+    return learner
 
 
 def _republish(current: LogLearner, row: Any) -> None:
