@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -284,7 +285,9 @@ def test_a_file_cannot_make_the_loader_import_anything(evil_module):
             "try:\n    saved.load(data)\nexcept ValueError as e:\n    print(e)\n"
             "print('this' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={**os.environ, "PYTHONPATH": os.getcwd()}).stdout
+                         check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                             filter(None, [str(Path(__file__).parents[2]),
+                                           os.environ.get("PYTHONPATH")]))}).stdout
     assert out.splitlines()[-1] == "False" and "Beautiful is better" not in out
 
 

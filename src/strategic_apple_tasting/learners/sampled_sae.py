@@ -208,8 +208,8 @@ def check_state(state: SampledSAEState, template: SampledSAEState, where: str) -
     n = state.w.shape[0]
     within(state.played, f"{where}.played", 0, n - 1)
     within(state.q_played, f"{where}.q_played", 0.0, 1.0)
-    if not math.isnan(state.q_sum[0]):
-        fresh = state._replace(q=np.empty(n), q_sum=np.full(1, math.nan))
+    if state.q_sum[0] >= 0.0:  # current (stale: _STALE, or NaN from an older release)
+        fresh = state._replace(q=np.empty(n), q_sum=np.full(1, _STALE))
         _refresh(fresh)
         cached(state.q, fresh.q, f"{where}.q", f"{where}.w")
         cached(state.q_sum, fresh.q_sum, f"{where}.q_sum", f"{where}.w")

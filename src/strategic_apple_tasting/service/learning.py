@@ -207,6 +207,11 @@ def restore(engine: Engine, config: ServiceConfig, *, upto: int | None = None,
     return current
 
 
+class SavedStateError(ValueError):
+    """A saved learner state in the database that cannot be loaded: bad input (the start and
+    ``sat serve check`` refuse it in one line, exit status 2), not a log that fails its check."""
+
+
 def _saved_learner(row: Any, config: ServiceConfig) -> Any:
     """The learner saved in a state row: only the service's configured learner may be loaded
     from the database (nothing else is imported), and it must be that learner."""
@@ -214,10 +219,13 @@ def _saved_learner(row: Any, config: ServiceConfig) -> Any:
 
     source = f"the saved learner state at log position {row.seq}"
     configured = learner_class(config.learner)
-    learner = loads(row.state, source, allow=[configured])
+    try:
+        learner = loads(row.state, source, allow=[configured])
+    except ValueError as exc:
+        raise SavedStateError(str(exc)) from None
     if type(learner) is not configured:
-        raise ValueError(f"{source} is learner {type(learner).__name__}, but the service runs "
-                         f"{config.learner!r}")
+        raise SavedStateError(f"{source} is learner {type(learner).__name__}, but the service "
+                              f"runs {config.learner!r}")
     return learner
 
 
