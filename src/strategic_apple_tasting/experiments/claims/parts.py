@@ -20,6 +20,8 @@ NON_STRATEGIC = ("naive-greedy", "linucb", "lin-ts", "epsilon-greedy")
 STOCHASTIC = {"dimension": 3, "delta": 0.3, "sigma": 0.1}
 #: Where the explicit bounds are below accept-all's regret: small noise, small δ, d = 2.
 SHARP = {"dimension": 2, "delta": 0.1, "sigma": 0.01}
+#: Outcome delays D (and publication periods P, with 1 for 0) of the deciding parts.
+DELAYS = (0, 10, 100, 1000)
 
 
 @dataclass(frozen=True)
@@ -96,12 +98,20 @@ def parts(size: Size) -> dict[str, dict]:
                            "learners": _learners("exp3-sae", "sa-ols", "accept-all",
                                                  "reject-all")},
         # Beyond the paper (its second open problem): exponential weights over sampled
-        # strategy-aware experts, polynomial in d a round, on the same trap at d = 2, 5, 10.
-        "adversarial-sampled": {"horizon": list(size.sampled_horizons),
-                                "seeds": size.adversarial_seeds,
-                                "game": {**trap, "dimension": [2, 5, 10]},
-                                "learners": _learners("sampled-sae", "exp3-sae", "sa-ols",
-                                                      "accept-all")},
+        # strategy-aware experts, polynomial in d a round, against EXP3-SAE at d = 2, 5, 10 on
+        # a trap in every coordinate plane, where a 2^-d share of directions is right (on the
+        # greedy trap a quarter is, at every d; at d = 2 the two are the same but for w's side).
+        "adversarial-orthogonal": {"horizon": list(size.sampled_horizons),
+                                   "seeds": size.adversarial_seeds,
+                                   "game": {**trap, "contexts": "orthogonal-traps",
+                                            "dimension": [2, 5, 10]},
+                                   "learners": _learners("sampled-sae", "exp3-sae", "sa-ols",
+                                                         "accept-all", "reject-all")},
+        # …and on stochastic contexts, where no sampled expert is near θ at d = 10.
+        "sampled-stochastic": {"horizon": list(size.sampled_horizons),
+                               "seeds": size.adversarial_seeds,
+                               "game": {"dimension": 10, "delta": 0.1, "sigma": 0.1},
+                               "learners": _learners("sampled-sae", "sa-ols", "accept-all")},
         # Bandit feedback against apple tasting, on the same seeds.
         "bandit": {"horizon": main, "seeds": seeds,
                    "game": {**STOCHASTIC, "feedback": ["apple", "bandit"]},
@@ -141,13 +151,18 @@ def parts(size: Size) -> dict[str, dict]:
                   "game": {"dimension": 2, "delta": 0.1, "sigma": 0.1, "truthful": [0.0, 1.0]},
                   "learners": _learners("sa-ols", *PEERS)},
         # Deciding in the real world: outcomes learned late and rules held for a period, on
-        # the paper's stochastic game; accept-all (which learns nothing) is the control.
+        # the paper's stochastic game (accept-all, which learns nothing, must be untouched)…
         "delays": {"horizon": main, "seeds": seeds,
-                   "game": {**STOCHASTIC, "delay": [0, 10, 100, 1000]},
+                   "game": {**STOCHASTIC, "delay": list(DELAYS)},
                    "learners": _learners("sa-ols", "accept-all")},
         "periods": {"horizon": main, "seeds": seeds,
-                    "game": {**STOCHASTIC, "period": [1, 10, 100, 1000]},
+                    "game": {**STOCHASTIC, "period": [1, *DELAYS[1:]]},
                     "learners": _learners("sa-ols", "accept-all")},
+        # …and SA-OLS with the warm-up each imposes (d + D rounds under a delay D, P rounds
+        # under a period P) and neither: what is left of the cost is staleness.
+        "warm-ups": {"horizon": main, "seeds": seeds, "game": STOCHASTIC,
+                     "learners": [{"name": "sa-ols", "warmup": sorted(
+                         {STOCHASTIC["dimension"] + v for v in DELAYS[1:]} | set(DELAYS[1:]))}]},
         # Beyond the paper (its first open problem): learning from gamed points, over a grid
         # where c1(d, δ) runs from 0.44 to 0.008. With r0 = 0 only the rule's direction
         # matters; r0 = 0.1 makes its scale matter too, where learning from gamed points
@@ -173,3 +188,16 @@ def parts(size: Size) -> dict[str, dict]:
 
 #: Size → part name → sweep spec.
 PARTS = {name: parts(size) for name, size in SIZES.items()}
+
+
+#: Wall time per agent-round of each part, in microseconds, measured on the quick run with a
+#: warm cache and 2 workers: how `sat reproduce` weighs the parts to estimate the time left
+#: (agent-rounds alone would not do: the peers run on the Python reference path, thousands of
+#: times slower a round than the compiled parts).
+COST = {}
+
+
+def part_cost(name: str, rounds: int) -> float:
+    """The estimated cost of a part of ``rounds`` agent-rounds, in seconds at the measured pace
+    (a part without a measurement counts as 1 µs a round)."""
+    return rounds * COST.get(name, 1.0) * 1e-6
