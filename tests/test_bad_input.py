@@ -16,6 +16,7 @@ import pytest
 from strategic_apple_tasting import Game, simulate
 from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.experiments.spec import check_spec, load_spec
+from strategic_apple_tasting.game import OrthogonalTraps
 from strategic_apple_tasting.learners import LEARNERS, make_learner
 
 NOT_RESULTS = "is not a sweep directory nor a run's output"
@@ -168,6 +169,15 @@ CLI: list[tuple[list[str], str]] = [
     (["results", "earlier-run", "-o", "a-file/t.csv"], "--out 'a-file' is a file"),
     (["nope"], "invalid choice: 'nope'"),
     ([], "the following arguments are required: command"),
+    # issue 25: claims
+    (["reproduce", "--parts", "nope"], "--parts must name bundled sweeps (stochastic, bounds"),
+    (["reproduce", "--parts", ","], "--parts must name at least one bundled sweep, got ','"),
+    (["run", "-l", "sa-ols", "-d", "1", "-T", "50", "--contexts", "orthogonal-traps", *OUT],
+     "orthogonal-traps needs dimension >= 2 (one plane at least; at dimension 1 use "
+     "greedy-trap), got dimension=1"),
+    (_run("--contexts", "orthogonal-traps", "--r0", "0.1"),
+     "orthogonal-traps needs r0 = 0 under apple feedback (its points' gains are measured from "
+     "0), got r0=0.1"),
 ]
 
 
@@ -295,6 +305,9 @@ SPECS: list[tuple[dict, str]] = [
     (_spec(learners=[{"name": "sa-ols", "label": "x"}, {"name": "naive-greedy", "label": "x"}]),
      "learners[1]"),
     (_spec(learners=[{"name": "sa-ols"}, {"name": "sa-ols"}]), "learners[1]"),
+    # issue 25: claims
+    (_learner(warmup=0), "learners[0] (sa-ols)"),
+    (_game(contexts="orthogonal-traps", dimension=1), "game"),
 ]
 
 
@@ -374,6 +387,20 @@ API: list[tuple[str, object, str]] = [
                                           feedback="apple").reset(2, 0), "delta"),
     ("sa-ols-feedback", lambda: make_learner("sa-ols", delta=0.1, r0=0.0,
                                              feedback="nope").reset(2, 0), "feedback"),
+    # issue 25: claims
+    ("sa-ols-warmup-0", lambda: make_learner("sa-ols", delta=0.1, r0=0.0, feedback="apple",
+                                             warmup=0).reset(2, 0),
+     "warmup must be an integer >= 1 or None (d rounds), got 0"),
+    ("sa-ols-warmup-float", lambda: make_learner("sa-ols", delta=0.1, r0=0.0, feedback="apple",
+                                                 warmup=2.5).reset(2, 0),
+     "warmup must be an integer >= 1 or None (d rounds), got 2.5"),
+    ("orthogonal-traps-d1", lambda: Game(dimension=1, contexts=OrthogonalTraps()),
+     "orthogonal-traps needs dimension >= 2"),
+    ("orthogonal-traps-r0", lambda: Game(dimension=4, r0=0.2, contexts=OrthogonalTraps()),
+     "orthogonal-traps needs r0 = 0 under apple feedback"),
+    ("orthogonal-traps-margin", lambda: Game(dimension=4,
+                                             contexts=OrthogonalTraps(margin=2.0)),
+     "margin must be in (0, 1], got 2.0"),
 ]
 
 

@@ -275,3 +275,9 @@ def test_staleness_without_the_same_warm_up_is_the_warm_up_cost(quick, part, axi
                              for lb in labels])
     (swapped,) = [r for r in rule(table, fake) if hasattr(r, "verdict")]
     assert swapped.verdict == YES
+
+
+def test_every_part_has_a_measured_cost_for_the_time_left():
+    from strategic_apple_tasting.experiments.claims.parts import COST
+
+    assert set(COST) == set(PARTS["quick"]) and all(v > 0 for v in COST.values())

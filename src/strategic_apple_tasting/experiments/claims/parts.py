@@ -43,6 +43,8 @@ class Size:
     unclean_deltas: tuple[float, ...]
     unclean_seeds: int  # ratios of means paired by seed are tight: fewer seeds than the rest
     sampled_horizons: tuple[int, ...]  # sampled-sae against EXP3-SAE at d = 2, 5, 10
+    # sampled-sae on stochastic contexts, whose slope (0.8) is far above the √T checked
+    stochastic_sampled_horizons: tuple[int, ...]
 
 
 SIZES = {
@@ -53,14 +55,16 @@ SIZES = {
                  adversarial_seeds=8, lock_seeds=4000, lock_horizon=2000,
                  peers_horizon=3000, peers_seeds=6, unclean_dimensions=(2, 5, 10, 20),
                  unclean_deltas=(0.1, 0.3, 0.5), unclean_seeds=8,
-                 sampled_horizons=(10**4, 10**5, 10**6)),
+                 sampled_horizons=(10**4, 10**5, 10**6),
+                 stochastic_sampled_horizons=(10**4, 10**5, 10**6)),
     "quick": Size(main=50_000, seeds=8, etc_horizons=(30_000, 100_000, 300_000), etc_seeds=32,
                   adversarial_horizons=(10**4, 10**5, 10**6),
                   adversarial2_horizons=(10**4, 10**5, 10**6),
                   adversarial_seeds=4, lock_seeds=1000, lock_horizon=1000,
                   peers_horizon=600, peers_seeds=4, unclean_dimensions=(2, 10, 20),
                   unclean_deltas=(0.1, 0.5), unclean_seeds=8,
-                  sampled_horizons=(10**4, 10**5)),
+                  sampled_horizons=(10**4, 10**5),
+                  stochastic_sampled_horizons=(10**4, 3 * 10**4)),
 }
 
 
@@ -108,7 +112,7 @@ def parts(size: Size) -> dict[str, dict]:
                                    "learners": _learners("sampled-sae", "exp3-sae", "sa-ols",
                                                          "accept-all", "reject-all")},
         # …and on stochastic contexts, where no sampled expert is near θ at d = 10.
-        "sampled-stochastic": {"horizon": list(size.sampled_horizons),
+        "sampled-stochastic": {"horizon": list(size.stochastic_sampled_horizons),
                                "seeds": size.adversarial_seeds,
                                "game": {"dimension": 10, "delta": 0.1, "sigma": 0.1},
                                "learners": _learners("sampled-sae", "sa-ols", "accept-all")},
@@ -191,10 +195,15 @@ PARTS = {name: parts(size) for name, size in SIZES.items()}
 
 
 #: Wall time per agent-round of each part, in microseconds, measured on the quick run with a
-#: warm cache and 2 workers: how `sat reproduce` weighs the parts to estimate the time left
-#: (agent-rounds alone would not do: the peers run on the Python reference path, thousands of
-#: times slower a round than the compiled parts).
-COST = {}
+#: warm cache and 2 workers (on a shared machine: a rough weight, not a speed): how
+#: `sat reproduce` weighs the parts to estimate the time left. Agent-rounds alone would not do:
+#: the peers run on the Python reference path, ten thousand times slower a round than most.
+COST = {"stochastic": 5.1, "bounds": 0.2, "etc": 0.14, "adversarial-d1": 0.14,
+        "adversarial-d2": 0.17, "adversarial-orthogonal": 3.4, "sampled-stochastic": 11.0,
+        "bandit": 0.38, "adversarial-d2-bandit": 0.3, "trembling": 0.5, "ellipsoid": 0.38,
+        "mixture": 0.17, "overestimate": 0.19, "lock-in": 1.25, "peers": 4200.0,
+        "delays": 0.13, "periods": 0.09, "warm-ups": 0.13, "unclean": 0.49,
+        "unclean-mixture": 0.69, "stackelberg": 3.3}
 
 
 def part_cost(name: str, rounds: int) -> float:
