@@ -250,7 +250,7 @@ def _fill_reproduce(repro: argparse.ArgumentParser) -> None:
 
 #: The quick reproduction's wall time as measured, cold (compiling everything first) on 2 cores
 #: (`--help` and the README say it).
-QUICK_TIME = "about 16 min cold on 2 shared cores, most of it compiling; 5 min warm"
+QUICK_TIME = "28 min cold, 6-10 min warm, on 2 cores other work was also using"
 
 
 def _part_names(text: str) -> list[str]:
