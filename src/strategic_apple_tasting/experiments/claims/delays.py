@@ -54,10 +54,10 @@ def _claim(table: pa.Table, warmups: pa.Table, axis: str, sym: str, claim: str, 
     stale = _extra(table, axis, "sa-ols", same)
     whole = _extra(table, axis, "sa-ols", [paper] * x.size)
     horizon = int(rows(table, learner="accept-all").column("horizon")[0].as_py())
-    blind = float(at(table, "accept-all").mean()) / horizon  # accept-all's regret a round
-    floor = SHARE * blind
     control = np.column_stack([at(rows(table, **{axis: v}), "accept-all") for v in x])
     base = at(rows(table, **{axis: np.unique(table.column(axis).to_numpy())[0]}), "accept-all")
+    blind = float(base.mean()) / horizon  # accept-all's regret a round
+    floor = SHARE * blind
     per = ", ".join(f"{sym} = {int(v)}: {mean(stale[:, i]).shown()}" for i, v in enumerate(x))
     return [
         Claim(claim, SOURCE,
