@@ -82,7 +82,7 @@ def argued_slope(horizons: np.ndarray, sigma: float, experts: int = EXPERTS) -> 
     Examples
     --------
     >>> round(argued_slope(np.array([10**4, 10**5]), 0.1), 4)
-    0.5026
+    0.5089
     """
     def bound(t: float) -> float:
         lam = sigma * math.sqrt(2 * math.log(t))
