@@ -20,6 +20,7 @@ import pytest
 from strategic_apple_tasting import Game, simulate
 from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.experiments.spec import check_spec, load_spec
+from strategic_apple_tasting.game import OrthogonalTraps
 from strategic_apple_tasting.game.agents import TremblingHand
 from strategic_apple_tasting.learners import LEARNERS, make_learner, persistence
 from tests import saved
@@ -204,6 +205,15 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--r0", "1e10"),
      "r0 must be at most 1e+09 in magnitude (the learner's input bound), got 10000000000.0"),
     (_run("--delta", "2e9"), "delta must be at most 1e+09 in magnitude"),
+    # issue 25: claims
+    (["reproduce", "--parts", "nope"], "--parts must name bundled sweeps (stochastic, bounds"),
+    (["reproduce", "--parts", ","], "--parts must name at least one bundled sweep, got ','"),
+    (["run", "-l", "sa-ols", "-d", "1", "-T", "50", "--contexts", "orthogonal-traps", *OUT],
+     "orthogonal-traps needs dimension >= 2 (one plane at least; at dimension 1 use "
+     "greedy-trap), got dimension=1"),
+    (_run("--contexts", "orthogonal-traps", "--r0", "0.1"),
+     "orthogonal-traps needs r0 = 0 under apple feedback (its points' gains are measured from "
+     "0), got r0=0.1"),
 ]
 
 
@@ -337,6 +347,9 @@ SPECS: list[tuple[dict, str]] = [
     # issue 20: numerics (the learners' input bound, 1e9)
     (_game(r0=1e10), "learners[0] (sa-ols): r0 must be at most 1e+09 in magnitude"),
     (_learner(delta=5e9), "learners[0] (sa-ols): delta must be at most 1e+09 in magnitude"),
+    # issue 25: claims
+    (_learner(warmup=0), "learners[0] (sa-ols)"),
+    (_game(contexts="orthogonal-traps", dimension=1), "game"),
 ]
 
 
@@ -719,6 +732,20 @@ API: list[tuple[str, object, str]] = [
      "the file: rng.bit_generator must be one of PCG64, PCG64DXSM, got 'MT19937'"),
     ("load-rng-spare", lambda: _load_meta("sa-ols", lambda m: m["rng"].update(has_uint32=1.7)),
      "the file: rng.has_uint32 must be an integer >= 0, got 1.7"),
+    # issue 25: claims
+    ("sa-ols-warmup-0", lambda: make_learner("sa-ols", delta=0.1, r0=0.0, feedback="apple",
+                                             warmup=0).reset(2, 0),
+     "warmup must be an integer >= 1 or None (d rounds), got 0"),
+    ("sa-ols-warmup-float", lambda: make_learner("sa-ols", delta=0.1, r0=0.0, feedback="apple",
+                                                 warmup=2.5).reset(2, 0),
+     "warmup must be an integer >= 1 or None (d rounds), got 2.5"),
+    ("orthogonal-traps-d1", lambda: Game(dimension=1, contexts=OrthogonalTraps()),
+     "orthogonal-traps needs dimension >= 2"),
+    ("orthogonal-traps-r0", lambda: Game(dimension=4, r0=0.2, contexts=OrthogonalTraps()),
+     "orthogonal-traps needs r0 = 0 under apple feedback"),
+    ("orthogonal-traps-margin", lambda: Game(dimension=4,
+                                             contexts=OrthogonalTraps(margin=2.0)),
+     "margin must be in (0, 1], got 2.0"),
 ]
 
 

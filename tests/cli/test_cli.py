@@ -229,3 +229,26 @@ def test_a_sweep_shows_no_time_left_before_it_means_something():
     assert at(2, 100).endswith("about 90 s left")           # 10%: 100 rounds in 10 s
     assert "left" not in progress_line(Progress(done=20, total=20, skipped=0, rounds_done=1000,
                                                 rounds_total=1000, elapsed=10.0))
+
+
+def test_reproduce_runs_the_parts_asked_for_with_an_overall_progress_line(tmp_path, capsys,
+                                                                          monkeypatch):
+    """``--parts`` runs those bundled sweeps and the claims that read only them; each part
+    starts with "== part k of n" and the time so far. (The lock-in part, shrunk: its check is
+    the same.) ``--list`` names every part and what reads it."""
+    from strategic_apple_tasting.experiments.claims import PARTS
+
+    small = {**PARTS["quick"]["lock-in"], "seeds": 40, "seeds_per_cell": 20, "horizon": 200}
+    monkeypatch.setitem(PARTS["quick"], "lock-in", small)
+    out = tmp_path / "repro"
+    assert main(["reproduce", "--quick", "--parts", "lock-in", "--out", str(out),
+                 "--workers", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "== part 1 of 1: lock-in (4 cells); 0 s elapsed, estimating the time left" in printed
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["lock-in"]
+    table = (out / "claims.md").read_text()
+    assert table.count("\n| ") == 2 and "can lock into learning nothing" in table
+    assert main(["reproduce", "--quick", "--list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[0] == "stochastic: stochastic.stochastic" and len(listed) == len(PARTS["quick"])
+    assert "warm-ups: delays.delays, delays.periods" in listed

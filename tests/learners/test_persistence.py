@@ -68,7 +68,7 @@ def test_the_file_is_json_and_arrays(tmp_path):
     assert meta["format_version"] == persistence.FORMAT_VERSION
     assert meta["learner"] == "sa-ols" and meta["d"] == 2
     assert meta["params"] == {"delta": 0.1, "r0": 0.0, "feedback": "apple", "agents": None,
-                              "accept_when_locked": False}
+                              "accept_when_locked": False, "warmup": None}
     assert meta["desk"]["pending"]["ids"] == lr.pending()
     assert "pending.npy" in names and not any(n.startswith("pending0") for n in names)
     assert not any(t.endswith(".tmp") for t in (p.name for p in tmp_path.iterdir()))

@@ -15,7 +15,7 @@ from ..game import AGENTS, CONTEXTS, EllipsoidalCost, Game
 
 #: Context models that flat settings can set up (empirical contexts and sequences need arrays:
 #: use the Python API).
-FLAG_CONTEXTS = ("uniform-ball", "uniform-sphere", "mixture", "greedy-trap")
+FLAG_CONTEXTS = ("uniform-ball", "uniform-sphere", "mixture", "greedy-trap", "orthogonal-traps")
 FLAG_AGENTS = ("lazy", "trembling", "heterogeneous", "ellipsoid")
 
 #: The largest dimension flat settings (the command line, specs) accept; the engine then checks
