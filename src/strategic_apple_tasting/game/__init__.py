@@ -5,6 +5,7 @@ from .agents import (
     EllipsoidalCost,
     HeterogeneousBudgets,
     LazyBestResponse,
+    SubsetGaming,
     TremblingHand,
 )
 from .contexts import (
@@ -17,15 +18,19 @@ from .contexts import (
     UniformSphere,
     draw_contexts,
 )
+from .data import DataContexts
 from .game import FEEDBACK, Game, GameInstance
 from .policies import GeneralRule, LinearThreshold
+from .rewards import REWARDS, LinearRewards, RecordedRewards
 
 __all__ = [
     "AGENTS",
     "CONTEXTS",
     "FEEDBACK",
+    "REWARDS",
     "BoundedRatioMixture",
     "ContextSequence",
+    "DataContexts",
     "EllipsoidalCost",
     "EmpiricalContexts",
     "Game",
@@ -34,7 +39,10 @@ __all__ = [
     "GreedyTrap",
     "HeterogeneousBudgets",
     "LazyBestResponse",
+    "LinearRewards",
     "LinearThreshold",
+    "RecordedRewards",
+    "SubsetGaming",
     "TremblingHand",
     "UniformBall",
     "UniformSphere",
