@@ -218,7 +218,7 @@ class DataContexts(NamedTuple):
         ...                     repaid=np.ones(3), if_repaid=np.array([0.0, 1.0, 2.0]),
         ...                     if_defaulted=np.zeros(3))
         >>> theta, sigma = data.fitted()
-        >>> theta.round(12).tolist(), round(sigma, 12)
+        >>> (theta.round(12) + 0.0).tolist(), round(sigma, 12)
         ([0.0, 1.0], 0.0)
         """
         mean = self.recorded().mean
