@@ -23,22 +23,63 @@ from .html import _e, _Figures, _table, _write_page
 from .plots import regret_figure
 
 
-def benchmark_text(data: DataSet, table: pd.DataFrame) -> str:
-    """Which benchmark is which, and how the best linear rule was found (one paragraph)."""
+def benchmark_text(data: DataSet | None, table: pd.DataFrame) -> str:
+    """Which benchmark is which, and how the best linear rule was found (one paragraph;
+    ``data`` None: a data set the page cannot reload, whose search is not described)."""
     r0 = float(table["r0"].iloc[0]) if "r0" in table else 0.0
     rewards = str(table["rewards"].iloc[0]) if "rewards" in table else "recorded"
-    search = game_search(data_game(data, r0=r0, rewards=rewards))
+    how = "a search over the rows (engine/best_rule.py)"
+    if data is not None:
+        how = _e(game_search(data_game(data, r0=r0, rewards=rewards)).describe())
     return (
         "Regret is measured against two fixed linear rules, each in two versions: "
         "<em>Stackelberg</em>, the rule published and answered by the same gaming applicants "
         "(what a lender could have earned with that rule), and <em>true features</em>, the "
         "rule applied to the applicants' features before gaming. The <strong>best linear "
-        f"rule</strong> is found by a search over the rows: {_e(search.describe())}. On each "
+        f"rule</strong> is found by {how}. On each "
         "seed its threshold is chosen in hindsight on the applicants drawn, for each of the "
         "search's directions, so its regrets are lower bounds on regret against the best linear "
         "rule. The <strong>least-squares rule</strong> θ* is fitted on every row's outcome (the "
         "benchmark of this scenario before issue 21); it is not the best linear rule, and a "
         "learner can earn more than it (a negative regret).")
+
+
+def lender_table(summary: pd.DataFrame) -> str:
+    """:func:`~strategic_apple_tasting.scenarios.compare_lending`'s summary as an HTML table."""
+    rows = []
+    for r in summary.to_dict("records"):
+        cells = [_e(r["learner"]), f"{r['delta']:g}", str(r["seeds"])]
+        for key, interval in TABLE_COLUMNS.values():
+            value = r.get(key, np.nan)
+            if value is None or (isinstance(value, float) and np.isnan(value)):
+                cells.append("-")
+            else:
+                cells.append(_e(shown_mean(value, r[f"{key}_ci"])) if interval
+                             else f"{value:.0f}")
+        rows.append(cells)
+    return _table(["learner", "δ", "seeds", *TABLE_COLUMNS], rows, text_columns=1)
+
+
+def money_note(scale: float) -> str:
+    """What the lender's table's numbers are."""
+    return ("Money is in the data's own units (one reward unit is "
+            f"{scale:g} of them); profit is per 1,000 applicants, regrets are totals over the "
+            "run. Means over seeds with 95% intervals; <em>gamed as clean</em> is the largest "
+            f"over seeds. The row <em>{_e(BEST_RULE)}</em> is that rule's own profit, answered "
+            "by the agents.")
+
+
+def named_data(table: pd.DataFrame) -> DataSet | None:
+    """The bundled data set a data game's table was played on, if it can be reloaded."""
+    from ..scenarios import DATASETS, load_dataset
+
+    title = str(table["data"].iloc[0]) if "data" in table else ""
+    if title not in DATASETS:
+        return None
+    try:
+        return load_dataset(title)
+    except ValueError:  # German credit's extra is not installed here
+        return None
 
 
 def write_lending_report(runs: pd.DataFrame, data: DataSet | LendingData,
@@ -68,17 +109,6 @@ def write_lending_report(runs: pd.DataFrame, data: DataSet | LendingData,
     seeds = int(runs["seed"].nunique())
     scale = float(runs["reward_scale"].iloc[0])
     figures = _Figures(out)
-    rows = []
-    for r in summary.to_dict("records"):
-        cells = [_e(r["learner"]), f"{r['delta']:g}", str(r["seeds"])]
-        for key, interval in TABLE_COLUMNS.values():
-            value = r.get(key, np.nan)
-            if value is None or (isinstance(value, float) and np.isnan(value)):
-                cells.append("-")
-            else:
-                cells.append(_e(shown_mean(value, r[f"{key}_ci"])) if interval
-                             else f"{value:.0f}")
-        rows.append(cells)
     gameable = ", ".join(data.gameable_names()) or "none"
     delay = int(runs["delay"].iloc[0]) if "delay" in runs else 0
     period = int(runs["period"].iloc[0]) if "period" in runs else 1
@@ -93,12 +123,8 @@ def write_lending_report(runs: pd.DataFrame, data: DataSet | LendingData,
         f"r0). T = {horizon:,}, {seeds} seeds, outcomes {delay} rounds late, a rule published "
         f"every {period} round(s), on the compiled engine.</p>",
         f"<p>{benchmark_text(data, runs)}</p>",
-        "<p>Money is in the data's own units (one reward unit is "
-        f"{scale:g} of them); profit is per 1,000 applicants, regrets are totals over the run. "
-        f"Means over seeds with 95% intervals; <em>gamed as clean</em> is the largest over "
-        f"seeds. The row <em>{_e(BEST_RULE)}</em> is that rule's own profit, answered by the "
-        "agents.</p>",
-        _table(["learner", "δ", "seeds", *TABLE_COLUMNS], rows, text_columns=1),
+        f"<p>{money_note(scale)}</p>",
+        lender_table(summary),
     ]
     for delta in deltas:
         at = runs[runs["delta"] == delta]
