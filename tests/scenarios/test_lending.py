@@ -284,7 +284,7 @@ def test_compare_and_bad_runner_input(loans):
         (dict(seeds=[-1]), r"^each seed must be an integer from 0 to 2\^63 - 1, got -1"),
         (dict(learners=["nope"]), r"^learner must be one of sa-ols"),
         (dict(learners=["oracle", "oracle"]), r"^learners must have distinct labels"),
-        (dict(learners=[]), r"^learners must name at least one learner"),
+        (dict(learners=[]), r"^learners must be a non-empty list of learners"),
         (dict(rewards="both"), r"^rewards must be one of linear, recorded, got 'both'"),
     ]:
         args = {"learners": ["sa-ols"], "horizon": 50, "seeds": 1, "delta": 0.5, **kwargs}

@@ -138,7 +138,8 @@ def run_lending(data: LendingData | DataSet, learners: Sequence[Any] = LEARNERS,
     [0.0, 25.0]
     """
     if isinstance(learners, str) or not learners:
-        raise ValueError(f"learners must name at least one learner, got {learners!r}")
+        raise ValueError(f"learners must be a non-empty list of learners (names, Learner "
+                         f"instances or (label, learner) pairs), got {learners!r}")
     specs = [_resolve(given) for given in learners]
     labels = [label for label, _ in specs]
     if len(set(labels)) != len(labels):
