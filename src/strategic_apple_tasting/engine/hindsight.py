@@ -129,24 +129,24 @@ def game_search(game: Game) -> RuleSearch:
     return cached_search(data.rows, mean - game.r0, data.probabilities())
 
 
-def hindsight(game: Game, seed: int, record_at: np.ndarray, search: RuleSearch | None = None
-              ) -> Hindsight:
-    """A data game's benchmarks on ``seed``'s applicants at each round of ``record_at``.
+class Plan(NamedTuple):
+    """What the replay needs of a game and its search, the same for every seed: each
+    direction's rank of every row's score (on true features; for an agent that does not game
+    and one that does, on one scale) and the least-squares rule."""
 
-    Examples
-    --------
-    >>> from strategic_apple_tasting.game import DataContexts, SubsetGaming
-    >>> rows = np.array([[1.0, -1.0], [1.0, 0.0], [1.0, 1.0], [1.0, 2.0]])
-    >>> data = DataContexts(rows=rows, repaid=np.array([0.0, 0.0, 1.0, 1.0]),
-    ...                     if_repaid=np.full(4, 0.5), if_defaulted=np.full(4, -1.0))
-    >>> game = Game(dimension=2, contexts=data, delta=0.5,
-    ...             agents=SubsetGaming(gameable=np.array([False, True])))
-    >>> h = hindsight(game, 0, np.array([100]))
-    >>> float(h.linear[0]), float(h.stackelberg[0])  # a threshold on the second feature
-    (0.0, 0.0)
-    """
+    rank_true: np.ndarray
+    width_true: np.ndarray
+    rank_calm: np.ndarray
+    rank_game: np.ndarray
+    width_game: np.ndarray
+    ls: np.ndarray
+    ls_threshold: float
+    ls_reach: float
+
+
+def plan(game: Game, search: RuleSearch | None = None) -> Plan:
+    """:class:`Plan` of a data game, from its search (run if not given)."""
     search = game_search(game) if search is None else search
-    inst = game.instance(seed)
     agents = game.agents
     rows = game.contexts.rows
     directions = search.directions
@@ -164,13 +164,35 @@ def hindsight(game: Game, seed: int, record_at: np.ndarray, search: RuleSearch |
         # A gamer's effective score: what it can reach. Both kinds share one sorted scale.
         both, width_game[j] = _ranks(np.concatenate([scores, scores + agents.delta * reach[j]]))
         rank_calm[j], rank_game[j] = both[:n], both[n:]
-    ls = np.ascontiguousarray(inst.theta1)
+    ls = np.ascontiguousarray(game.instance(0).theta1)
     ls_reach = float(REACH[type(agents)](unit, ls))
-    ls_threshold = float(game.r0) + agents.delta * ls_reach
+    return Plan(rank_true, width_true, rank_calm, rank_game, width_game, ls,
+                float(game.r0) + agents.delta * ls_reach, ls_reach)
+
+
+def hindsight(game: Game, seed: int, record_at: np.ndarray, search: RuleSearch | None = None,
+              prepared: Plan | None = None) -> Hindsight:
+    """A data game's benchmarks on ``seed``'s applicants at each round of ``record_at``
+    (``prepared``: the game's :func:`plan`, shared by its seeds).
+
+    Examples
+    --------
+    >>> from strategic_apple_tasting.game import DataContexts, SubsetGaming
+    >>> rows = np.array([[1.0, -1.0], [1.0, 0.0], [1.0, 1.0], [1.0, 2.0]])
+    >>> data = DataContexts(rows=rows, repaid=np.array([0.0, 0.0, 1.0, 1.0]),
+    ...                     if_repaid=np.full(4, 0.5), if_defaulted=np.full(4, -1.0))
+    >>> game = Game(dimension=2, contexts=data, delta=0.5,
+    ...             agents=SubsetGaming(gameable=np.array([False, True])))
+    >>> h = hindsight(game, 0, np.array([100]))
+    >>> float(h.linear[0]), float(h.stackelberg[0])  # a threshold on the second feature
+    (0.0, 0.0)
+    """
+    p = plan(game, search) if prepared is None else prepared
+    inst = game.instance(seed)
     record_at = np.asarray(record_at, dtype=np.int64)
     out = np.empty((len(record_at), len(BENCHMARKS)))
-    _replay(inst.contexts, agents, inst.rewards, inst.theta1, float(game.r0), float(game.sigma),
-            inst.rngs["contexts"], inst.rngs["agents"], inst.rngs["noise"], rank_true,
-            width_true, rank_calm, rank_game, width_game, ls, ls_threshold, ls_reach,
-            record_at, out)
+    _replay(inst.contexts, game.agents, inst.rewards, inst.theta1, float(game.r0),
+            float(game.sigma), inst.rngs["contexts"], inst.rngs["agents"], inst.rngs["noise"],
+            p.rank_true, p.width_true, p.rank_calm, p.rank_game, p.width_game, p.ls,
+            p.ls_threshold, p.ls_reach, record_at, out)
     return Hindsight(*(out[:, i].copy() for i in range(len(BENCHMARKS))))

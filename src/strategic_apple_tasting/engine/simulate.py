@@ -14,7 +14,7 @@ import pyarrow as pa
 from ..game.game import Game
 from ..learners import LEARNERS, Learner, make_learner
 from .grid import recording_grid
-from .hindsight import Hindsight, game_search, hindsight
+from .hindsight import Hindsight, game_search, hindsight, plan
 from .kernel import FLOAT_COLUMNS, INT_COLUMNS, run_rounds
 from .reference import run_reference
 from .stackelberg import stackelberg_shortfall
@@ -234,11 +234,11 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
     everywhere = np.unique(np.concatenate(grids))
     jobs = [(i, s) for i in range(len(learner_list)) for s in seed_list]
     # A data game's benchmarks replay each seed against the rules its rows' search found.
-    search = game_search(game) if game.has_rows else None
+    prepared = plan(game, game_search(game)) if game.has_rows else None
 
     def benchmark(seed: int) -> np.ndarray | Hindsight | None:
-        if search is not None:
-            return hindsight(game, seed, everywhere, search)
+        if prepared is not None:
+            return hindsight(game, seed, everywhere, prepared=prepared)
         return stackelberg_shortfall(game, seed, everywhere)
 
     def run(job):
