@@ -169,8 +169,8 @@ def compare_lending(table: pd.DataFrame) -> pd.DataFrame:
         ``linear_regret, linear_regret_ci`` (that rule on true features), ``ls_regret,
         ls_regret_ci`` (the least-squares rule answered by the agents), ``ls_true_regret,
         ls_true_regret_ci`` (on true features), ``accepted, moved, clean, gamed_as_clean``
-        (counts: means, gamed as clean the largest over seeds). NaN where a row has no value
-        (the best rule's regrets, its counts).
+        (counts: means, gamed as clean the largest over seeds). Money is rounded to 10⁻⁶ of
+        the data's unit; NaN where a row has no value (the best rule's regrets, its counts).
     """
     last = table[table["t"] == table.groupby(["delta", "learner", "seed"])["t"].transform("max")]
     out = []
@@ -180,7 +180,9 @@ def compare_lending(table: pd.DataFrame) -> pd.DataFrame:
         per = 1000.0 * scale / t
 
         def money(values: pd.Series, unit: float) -> tuple[float, float]:
-            mean, half = mean_ci(values.to_numpy() * unit)
+            # To 10⁻⁶ of the data's unit: a regret against a rule the learner plays (the
+            # oracle's against the least-squares rule) is 0 up to the order of summation.
+            mean, half = mean_ci(np.round(values.to_numpy() * unit, 6))
             return mean, half
 
         for learner, group in at.groupby("learner", sort=False):
