@@ -67,8 +67,8 @@ def speed(args: argparse.Namespace) -> None:
     simulate(game, args.learners, 200, seeds=[0])  # compile (or load) outside the timings
     print(f"German credit: n = {data.n}, d = {data.d}; learners {', '.join(args.learners)}; "
           f"δ = {args.delta:g}, T = {args.horizon:,}, {len(seeds)} seeds, one thread")
-    print(f"search for the best linear rule (once per data set and process): "
-          f"{took_search:.2f} s; {search.describe()}")
+    print(f"the best linear rule, by {search.describe()}: {took_search:.2f} s (once per data "
+          f"set and process)")
     took_old, before = _timed(lambda: old.run_lending(
         data, args.learners, horizon=args.horizon, seeds=seeds, delta=args.delta))
     agents = old.subset_agents(data.gameable, args.delta)
@@ -109,7 +109,7 @@ def table(args: argparse.Namespace) -> None:
     data = load_dataset(args.data)
     print(f"data: {data.source}; n = {data.n}, d = {data.d}, gameable: "
           f"{', '.join(data.gameable_names())}")
-    print(game_search(data_game(data)).describe())
+    print(f"the best linear rule, by {game_search(data_game(data)).describe()}")
     start = time.perf_counter()
     runs = pd.concat([run_lending(data, args.learners, horizon=args.horizon, seeds=args.seeds,
                                   delta=d, threads=args.threads, per_decade=5)

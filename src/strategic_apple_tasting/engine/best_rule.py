@@ -81,11 +81,11 @@ class RuleSearch:
     def describe(self) -> str:
         """One line: the method, the best value, how many starts reached it, the bound."""
         near = int(np.sum(self.starts >= self.value - 0.01 * abs(self.value)))
-        return (f"best linear rule by search (θ* and {self.restarts} random starts, smooth "
-                f"ascent then exact polish; the axes): {self.value:.5g} per applicant, reached "
-                f"within 1% from {near} of {len(self.starts)} starts; least-squares rule "
-                f"{self.ls_value:.5g}; accepting exactly the rows that gain (an upper bound) "
-                f"{self.bound:.5g}")
+        return (f"a search over the rows (θ* and {self.restarts} random starts, smooth ascent "
+                f"then exact polish; the axes): the best linear rule earns {self.value:.5g} per "
+                f"applicant (in reward units, above r0), reached within 1% from {near} of "
+                f"{len(self.starts)} starts; the least-squares rule {self.ls_value:.5g}; "
+                f"accepting exactly the rows that gain (an upper bound) {self.bound:.5g}")
 
 
 def exact_value(scores: np.ndarray, wg: np.ndarray) -> tuple[float, float]:
