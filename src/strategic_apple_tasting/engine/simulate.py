@@ -189,7 +189,10 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
         stackelberg_regret, stackelberg_exact, realized_regret, accepted, moved, clean,
         learned, gamed_as_clean, theta_error`` and one column per game setting plus ``horizon``.
         ``stackelberg_regret`` equals ``regret`` when ``stackelberg_exact``; otherwise it is a
-        search-based lower bound (:mod:`.stackelberg`).
+        search-based lower bound (:mod:`.stackelberg`). A data game (contexts a data set's rows,
+        :mod:`..game.data`) measures ``regret`` against accepting exactly the rows that gain,
+        ``stackelberg_regret`` against the best linear rule found by a search over its rows,
+        answered by the agents (:mod:`.hindsight`), and adds :data:`DATA_COLUMNS`.
 
     Examples
     --------
