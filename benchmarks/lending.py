@@ -60,7 +60,7 @@ def _timed(fn):
 
 def speed(args: argparse.Namespace) -> None:
     data = load_german_credit()
-    dataset = from_lending(data, "german-credit")
+    dataset = from_lending(data)
     seeds = list(range(args.seeds))
     game = data_game(dataset, delta=args.delta)
     took_search, search = _timed(lambda: game_search(game))

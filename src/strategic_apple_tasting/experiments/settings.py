@@ -144,12 +144,17 @@ def game_from_settings(settings: dict[str, Any]) -> Game:
                     r0=s["r0"], sigma=s["sigma"], contexts=contexts, truthful=s["truthful"],
                     agents=agents, delay=s["delay"], delay_law=s["delay_law"],
                     period=s["period"])
-    except ValueError as exc:  # name the setting, not the model's field it sets
-        text = str(exc)
-        for field, setting in _MODEL_FIELDS.items():
-            if text.startswith(f"{field} "):
-                text = setting + text[len(field):]
-        raise ValueError(text) from None
+    except ValueError as exc:
+        raise _named(exc) from None
+
+
+def _named(exc: ValueError) -> ValueError:
+    """The error naming the setting, not the model's field it sets."""
+    text = str(exc)
+    for field, setting in _MODEL_FIELDS.items():
+        if text.startswith(f"{field} "):
+            text = setting + text[len(field):]
+    return ValueError(text)
 
 
 def _datasets() -> tuple[str, ...]:
@@ -197,12 +202,8 @@ def _data_game(s: dict[str, Any]) -> Game:
                          rewards="recorded" if s["rewards"] is None else s["rewards"],
                          sigma=s["sigma"], delay=s["delay"], delay_law=s["delay_law"],
                          period=s["period"])
-    except ValueError as exc:  # name the setting, not the model's field it sets
-        text = str(exc)
-        for field, setting in _MODEL_FIELDS.items():
-            if text.startswith(f"{field} "):
-                text = setting + text[len(field):]
-        raise ValueError(text) from None
+    except ValueError as exc:
+        raise _named(exc) from None
 
 
 #: Model fields whose settings have other names.

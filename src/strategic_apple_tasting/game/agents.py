@@ -18,6 +18,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from numba import types
+from numba.extending import overload
 
 from .._jit import dispatch_on_class, njit
 from .policies import norm, score
@@ -332,84 +334,96 @@ def _respond_heterogeneous(model, rng, beta, threshold, x, out):
     return lazy_move(beta, threshold, budget, x, out)
 
 
-@njit(inline="always")
-def _quadratic(a, beta):
-    q = 0.0
-    for i in range(beta.shape[0]):
+def metric_quadratic(metric, beta):
+    """βᵀMβ for M = A⁻¹ (a matrix) or diag(1_G) (the boolean mask of G), summed in index order
+    (compiled-only). For the mask it is ‖β_G‖², to the bit the matrix diag(1_G)'s value: that
+    one's off-G terms add zeros."""
+    raise NotImplementedError("metric_quadratic is compiled-only")
+
+
+def _is_mask(metric) -> bool:
+    return isinstance(metric, types.Array) and isinstance(metric.dtype, types.Boolean)
+
+
+@overload(metric_quadratic, inline="always")
+def _metric_quadratic_overload(metric, beta):
+    if _is_mask(metric):
+        def subset(metric, beta):
+            q = 0.0
+            for i in range(beta.shape[0]):
+                if metric[i]:
+                    q += beta[i] * beta[i]
+            return q
+        return subset
+
+    def matrix(metric, beta):
+        q = 0.0
+        for i in range(beta.shape[0]):
+            for j in range(beta.shape[0]):
+                q += beta[i] * metric[i, j] * beta[j]
+        return q
+    return matrix
+
+
+def metric_direction(metric, beta, i):
+    """(Mβ)_i, the i-th coordinate of the cheapest move's direction (compiled-only)."""
+    raise NotImplementedError("metric_direction is compiled-only")
+
+
+@overload(metric_direction, inline="always")
+def _metric_direction_overload(metric, beta, i):
+    if _is_mask(metric):
+        # β_i on G, 0 off it: the matrix diag(1_G)'s row sum below, to the bit.
+        return lambda metric, beta, i: beta[i] if metric[i] else 0.0
+
+    def matrix(metric, beta, i):
+        direction = 0.0
         for j in range(beta.shape[0]):
-            q += beta[i] * a[i, j] * beta[j]
-    return q
+            direction += metric[i, j] * beta[j]
+        return direction
+    return matrix
+
+
+@njit(inline="always")
+def _metric_move(metric, budget, beta, threshold, x, out):
+    """The cheapest move onto the boundary under the metric M (ellipsoidal cost A⁻¹, or subset
+    gaming's diag(1_G)): along Mβ, of cost gain/sqrt(βᵀMβ), made if within budget."""
+    s = score(beta, x)
+    if s >= threshold:
+        return _stay(x, out)
+    q = metric_quadratic(metric, beta)
+    if q <= 0.0:
+        return _stay(x, out)
+    gain = threshold - s
+    if not within_budget(gain / math.sqrt(q), budget):
+        return _stay(x, out)
+    d = x.shape[0]
+    step = gain / q
+    bump = 4.0 * _EPS
+    tiny = 5e-324
+    for _ in range(200):  # as lazy_move: push out by ulps until accepted
+        for i in range(d):
+            out[i] = x[i] + step * metric_direction(metric, beta, i)
+        if score(beta, out) >= threshold:
+            return True
+        step = step * (1.0 + bump) + tiny
+        bump *= 2.0
+        tiny *= 2.0
+    return _stay(x, out)
 
 
 @njit(inline="always")
 def _respond_ellipsoid(model, rng, beta, threshold, x, out):
     if _honest(model, rng):
         return _stay(x, out)
-    s = score(beta, x)
-    if s >= threshold:
-        return _stay(x, out)
-    q = _quadratic(model.cost_inv, beta)
-    if q <= 0.0:
-        return _stay(x, out)
-    gain = threshold - s
-    if not within_budget(gain / math.sqrt(q), model.delta):
-        return _stay(x, out)
-    d = x.shape[0]
-    step = gain / q
-    bump = 4.0 * _EPS
-    tiny = 5e-324
-    for _ in range(200):  # as lazy_move: push out by ulps until accepted
-        for i in range(d):
-            direction = 0.0
-            for j in range(d):
-                direction += model.cost_inv[i, j] * beta[j]
-            out[i] = x[i] + step * direction
-        if score(beta, out) >= threshold:
-            return True
-        step = step * (1.0 + bump) + tiny
-        bump *= 2.0
-        tiny *= 2.0
-    return _stay(x, out)
-
-
-@njit(inline="always")
-def _subset_quadratic(gameable, beta):
-    """‖β_G‖², summed in index order: the ellipsoid's βᵀA⁻¹β for A⁻¹ = diag(1_G), to the bit
-    (its off-G terms add zeros)."""
-    q = 0.0
-    for i in range(beta.shape[0]):
-        if gameable[i]:
-            q += beta[i] * beta[i]
-    return q
+    return _metric_move(model.cost_inv, model.delta, beta, threshold, x, out)
 
 
 @njit(inline="always")
 def _respond_subset(model, rng, beta, threshold, x, out):
     if _honest(model, rng):
         return _stay(x, out)
-    s = score(beta, x)
-    if s >= threshold:
-        return _stay(x, out)
-    q = _subset_quadratic(model.gameable, beta)
-    if q <= 0.0:
-        return _stay(x, out)
-    gain = threshold - s
-    if not within_budget(gain / math.sqrt(q), model.delta):
-        return _stay(x, out)
-    d = x.shape[0]
-    step = gain / q
-    bump = 4.0 * _EPS
-    tiny = 5e-324
-    for _ in range(200):  # as lazy_move: push out by ulps until accepted
-        for i in range(d):
-            # x + step·β_G, written as the ellipsoid writes x + step·A⁻¹β (the same bits).
-            out[i] = x[i] + step * (beta[i] if model.gameable[i] else 0.0)
-        if score(beta, out) >= threshold:
-            return True
-        step = step * (1.0 + bump) + tiny
-        bump *= 2.0
-        tiny *= 2.0
-    return _stay(x, out)
+    return _metric_move(model.gameable, model.delta, beta, threshold, x, out)
 
 
 @njit
@@ -419,12 +433,12 @@ def _reach_norm(model, beta):
 
 @njit
 def _reach_ellipsoid(model, beta):
-    return model.delta * math.sqrt(_quadratic(model.cost_inv, beta))
+    return model.delta * math.sqrt(metric_quadratic(model.cost_inv, beta))
 
 
 @njit
 def _reach_subset(model, beta):
-    return model.delta * math.sqrt(_subset_quadratic(model.gameable, beta))
+    return model.delta * math.sqrt(metric_quadratic(model.gameable, beta))
 
 
 @njit(inline="always")

@@ -61,6 +61,7 @@ from .agents import (
     SubsetGaming,
     TremblingHand,
     _honest,
+    _is_mask,
     _stay,
     within_budget,
 )
@@ -111,10 +112,6 @@ def apply_metric(metric, h, out):
     """out = M h, M = ``metric`` (A⁻¹, or diag(1_G) given as the boolean mask of G) or the
     identity when ``metric`` is None (compiled-only)."""
     raise NotImplementedError("apply_metric is compiled-only")
-
-
-def _is_mask(metric) -> bool:
-    return isinstance(metric, types.Array) and isinstance(metric.dtype, types.Boolean)
 
 
 @overload(apply_metric, inline="always")

@@ -23,6 +23,9 @@ import numpy as np
 from ..game import DataContexts, Game, SubsetGaming
 from .lending import LendingData
 
+#: How :func:`~.lending.load_german_credit` names its source.
+GERMAN_SOURCE = "UCI Statlog German credit"
+
 
 @dataclass(frozen=True, eq=False)
 class DataSet:
@@ -65,9 +68,10 @@ class DataSet:
         return tuple(names[i] for i in np.flatnonzero(self.gameable))
 
 
-def from_lending(data: LendingData, title: str = "lending-csv") -> DataSet:
+def from_lending(data: LendingData, title: str | None = None) -> DataSet:
     """A :class:`~.lending.LendingData` (German credit, a CSV) as a data set: each row repaid
-    or defaulted, with its recorded reward either way.
+    or defaulted, with its recorded reward either way. ``title`` names it in results tables
+    (default ``german-credit`` for the shipped data, ``lending-csv`` for a CSV).
 
     Examples
     --------
@@ -83,6 +87,8 @@ def from_lending(data: LendingData, title: str = "lending-csv") -> DataSet:
     if not isinstance(data, LendingData):
         raise ValueError(f"data must be a LendingData (load_german_credit, load_csv), "
                          f"got {type(data).__name__}")
+    if title is None:
+        title = "german-credit" if data.source.startswith(GERMAN_SOURCE) else "lending-csv"
     reward = np.array(data.reward, dtype=float)
     contexts = DataContexts(rows=np.array(data.features), repaid=(~data.defaulted).astype(float),
                             if_repaid=reward, if_defaulted=reward.copy(),
@@ -97,7 +103,7 @@ def _german(gameable: tuple[str, ...] | None) -> DataSet:
 
     kw = {} if gameable is None else {"gameable": list(gameable)}
     try:
-        return from_lending(load_german_credit(**kw), "german-credit")
+        return from_lending(load_german_credit(**kw))
     except ImportError as exc:  # the extra is missing: its one line says which
         raise ValueError(str(exc)) from None
 
