@@ -20,9 +20,21 @@ import pytest
 from strategic_apple_tasting import Game, simulate
 from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.experiments.spec import check_spec, load_spec
-from strategic_apple_tasting.game import OrthogonalTraps
+from strategic_apple_tasting.game import (
+    DataContexts,
+    HeterogeneousBudgets,
+    OrthogonalTraps,
+    SubsetGaming,
+)
 from strategic_apple_tasting.game.agents import TremblingHand
 from strategic_apple_tasting.learners import LEARNERS, make_learner, persistence
+from strategic_apple_tasting.scenarios import (
+    data_game,
+    from_lending,
+    load_dataset,
+    load_fico,
+    run_lending,
+)
 from tests import saved
 
 NOT_RESULTS = "is not a sweep directory nor a run's output"
@@ -214,6 +226,44 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--contexts", "orthogonal-traps", "--r0", "0.1"),
      "orthogonal-traps needs r0 = 0 under apple feedback (its points' gains are measured from "
      "0), got r0=0.1"),
+    # issue 21: lending game
+    ([*RUN[:3], "-T", "5", "--data", "nope", *OUT], "argument --data: invalid choice: 'nope'"),
+    ([*RUN[:3], "-T", "5", "--data", "fico", "-d", "3", *OUT],
+     "dimension must be 2 for data='fico' (its features, the intercept included)"),
+    ([*RUN[:3], "-T", "5", "--data", "fico", "--gameable", "income", *OUT],
+     "gameable: no feature 'income'; the FICO rows' features: score"),
+    ([*RUN[:3], "-T", "5", "--data", "german-credit", "--gameable", "salary", *OUT],
+     "gameable: no column 'salary'; columns: "),
+    ([*RUN[:3], "-T", "5", "--data", "fico", "--agents", "trembling", *OUT],
+     "agents is fixed by the data set"),
+    ([*RUN[:3], "-T", "5", "--data", "fico", "--contexts", "mixture", *OUT],
+     "contexts is fixed by the data set"),
+    ([*RUN[:3], "-T", "5", "--data", "fico", "--feedback", "bandit", *OUT],
+     "feedback must be apple with data='fico'"),
+    ([*RUN[:3], "-T", "5", "--data", "fico", "--rewards", "both", *OUT],
+     "argument --rewards: invalid choice: 'both'"),
+    ([*RUN[:3], "-T", "5", "--data", "fico", "--sigma", "-1", *OUT],
+     "sigma must be a finite number >= 0, got -1.0"),
+    ([*RUN[:3], "-T", "5", "--data", "fico", "--truthful", "1.5", *OUT],
+     "truthful must be a probability in [0, 1], got 1.5"),
+    (_run("--rewards", "recorded"), "rewards applies only to a data set's game"),
+    (_run("--gameable", "cash"), "gameable applies only to a data set's game"),
+    (["lending", "--data", "fico", "--csv", "loans.csv", "-T", "5"],
+     "--data and --csv are two sources of applicants: give one"),
+    (["lending", "--data", "nope", "-T", "5"], "argument --data: invalid choice: 'nope'"),
+    (["lending", "--data", "fico", "--gameable", "income", "-T", "5"],
+     "gameable: no feature 'income'"),
+    (["lending", "--gameable", "salary", "-T", "5"], "gameable: no column 'salary'"),
+    (["lending", "--data", "fico", "--delta", "0.5", "--delta", "0.5", "-T", "5"],
+     "--delta must not repeat a budget, got [0.5, 0.5]"),
+    (["lending", "--data", "fico", "--truthful", "2", "-T", "5"],
+     "truthful must be a probability in [0, 1], got 2.0"),
+    (["lending", "--data", "fico", "--threads", "0", "-T", "5"],
+     "--threads must be an integer >= 1, got '0'"),
+    (["lending", "--data", "fico", "--rewards", "both", "-T", "5"],
+     "argument --rewards: invalid choice: 'both'"),
+    (["lending", "--data", "fico", "-l", "nope", "-T", "5"],
+     "--learner/-l: learner must be one of"),
 ]
 
 
@@ -350,6 +400,25 @@ SPECS: list[tuple[dict, str]] = [
     # issue 25: claims
     (_learner(warmup=0), "learners[0] (sa-ols)"),
     (_game(contexts="orthogonal-traps", dimension=1), "game"),
+    # issue 21: lending game
+    ({**BASE, "game": {"data": "nope"}},
+     "game.data: data must be one of german-credit, fico, got 'nope'"),
+    ({**BASE, "game": {"data": 3}}, "game.data must be a string, got 3"),
+    ({**BASE, "game": {"data": "fico", "dimension": 3}},
+     "game.dimension: dimension must be 2 for data='fico'"),
+    ({**BASE, "game": {"data": "fico", "gameable": ["score", "x"]}},
+     "game.gameable[1]: gameable: no feature 'x'"),
+    ({**BASE, "game": {"data": "fico", "agents": "trembling"}},
+     "game.agents: agents is fixed by the data set"),
+    ({**BASE, "game": {"data": "fico", "rewards": "both"}},
+     "game.rewards: rewards must be one of linear, recorded, got 'both'"),
+    ({**BASE, "game": {"data": "fico", "feedback": "bandit"}},
+     "game.feedback: feedback must be apple with data='fico'"),
+    ({**BASE, "game": {"data": "fico", "delta": [0.2, -1.0]}},
+     "game.delta[1]: delta must be a finite number >= 0"),
+    (_game(rewards="recorded"), "game.rewards: rewards applies only to a data set's game"),
+    (_game(gameable="cash"), "game.gameable: gameable applies only to a data set's game"),
+    ({**BASE, "game": {"delta": 0.1}}, "game.dimension must be given (or game.data)"),
 ]
 
 
@@ -367,6 +436,14 @@ def test_a_spec_path_that_is_a_directory(tmp_path):
 
 
 # -- the Python API --------------------------------------------------------------------------
+def _rows(**changes):
+    """Three rows of two features with their outcomes, some field changed."""
+    fields = dict(rows=np.array([[1.0, -1.0], [1.0, 0.0], [1.0, 1.0]]),
+                  repaid=np.array([0.0, 1.0, 1.0]), if_repaid=np.full(3, 0.2),
+                  if_defaulted=np.full(3, -1.0))
+    return DataContexts(**{**fields, **changes})
+
+
 def _learner_after_reset(name: str = "sa-ols"):
     return make_learner(name, delta=0.1, r0=0.0, feedback="apple").reset(2, 0)
 
@@ -746,6 +823,62 @@ API: list[tuple[str, object, str]] = [
     ("orthogonal-traps-margin", lambda: Game(dimension=4,
                                              contexts=OrthogonalTraps(margin=2.0)),
      "margin must be in (0, 1], got 2.0"),
+    # issue 21: lending game
+    ("game-rewards-recorded", lambda: Game(dimension=2, rewards="recorded"),
+     "rewards 'recorded' needs a data set's rows as contexts"),
+    ("game-rewards-name", lambda: Game(dimension=2, rewards="nope"),
+     "rewards must be one of linear, recorded, got 'nope'"),
+    ("data-rows-1d", lambda: Game(dimension=1, contexts=_rows(rows=np.ones(3))),
+     "rows must be a 2-D float64 array with at least one row and column"),
+    ("data-rows-nan", lambda: Game(dimension=2, contexts=_rows(rows=np.full((3, 2), np.nan))),
+     "rows must be finite"),
+    ("data-repaid", lambda: Game(dimension=2, contexts=_rows(repaid=np.array([1.5, 0, 1]))),
+     "repaid must be probabilities in [0, 1], got 1.5 at row 0"),
+    ("data-repaid-shape", lambda: Game(dimension=2, contexts=_rows(repaid=np.ones(2))),
+     "repaid must be a float array of shape (3,)"),
+    ("data-reward-nan", lambda: Game(dimension=2, contexts=_rows(
+        if_repaid=np.array([1.0, np.nan, 1.0]))), "if_repaid must be finite"),
+    ("data-weights", lambda: Game(dimension=2, contexts=_rows(weights=np.array([1.0, -1, 0]))),
+     "weights must be finite, >= 0 and not all 0"),
+    ("data-groups", lambda: Game(dimension=2, contexts=_rows(groups=np.array([0, 1, 2]),
+                                                             group_names=("a", "b"))),
+     "groups must be indices of group_names (0 to 1), got values from 0 to 2"),
+    ("data-order", lambda: Game(dimension=2, contexts=_rows(order=np.array([0, 3]))),
+     "order must be a non-empty 1-D integer array of rows (0 to 2)"),
+    ("data-names", lambda: Game(dimension=2, contexts=_rows(feature_names=("a",))),
+     "feature_names must be 2 names, one a column, got 1"),
+    ("data-scale", lambda: Game(dimension=2, contexts=_rows(reward_scale=0.0)),
+     "reward_scale must be a finite number > 0, got 0.0"),
+    ("data-bandit", lambda: Game(dimension=2, contexts=_rows(), feedback="bandit"),
+     "feedback must be apple with data contexts"),
+    ("data-heterogeneous", lambda: Game(dimension=2, contexts=_rows(),
+                                        agents=HeterogeneousBudgets(low=0.05)),
+     "agents must share one budget in a data game"),
+    ("subset-mask-list", lambda: Game(dimension=2, agents=SubsetGaming(gameable=[True, False])),
+     "gameable must be a 1-D boolean array"),
+    ("subset-mask-length", lambda: Game(dimension=2, agents=SubsetGaming(
+        gameable=np.ones(3, dtype=bool))), "gameable must have one entry per feature (2), got 3"),
+    ("fico-mix-group", lambda: load_fico(mix={"martian": 1.0}),
+     "mix: no group 'martian'; groups: white, black, hispanic, asian"),
+    ("fico-mix-negative", lambda: load_fico(mix={"white": -1.0}),
+     "mix['white'] must be a finite number >= 0, got -1.0"),
+    ("fico-mix-zero", lambda: load_fico(mix={"white": 0.0}), "mix must be a mapping of"),
+    ("fico-mix-list", lambda: load_fico(mix=[1.0, 2.0]), "mix must be a mapping of"),
+    ("fico-gameable", lambda: load_fico(gameable=["intercept"]),
+     "gameable: no feature 'intercept'"),
+    ("fico-gameable-str", lambda: load_fico(gameable="score"),
+     "gameable must be a list of feature names, got 'score'"),
+    ("fico-rewards", lambda: load_fico(rewards=(1.0, "x")), "rewards must be two finite numbers"),
+    ("dataset-name", lambda: load_dataset("nope"),
+     "data must be one of german-credit, fico, got 'nope'"),
+    ("data-game-data", lambda: data_game(object()), "data must be a DataSet or a LendingData"),
+    ("from-lending", lambda: from_lending(3), "data must be a LendingData"),
+    ("run-lending-learners", lambda: run_lending(load_dataset("fico"), "sa-ols", horizon=5,
+                                                 seeds=1, delta=0.1),
+     "learners must be a non-empty list of learners"),
+    ("run-lending-delta", lambda: run_lending(load_dataset("fico"), ["sa-ols"], horizon=5,
+                                              seeds=1, delta=math.nan),
+     "delta must be a finite number >= 0, got nan"),
 ]
 
 

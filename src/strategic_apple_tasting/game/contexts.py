@@ -338,18 +338,20 @@ def _check_points(name: str, points) -> None:
 @njit(inline="always")
 def _draw_ball(model, rng, t, out):
     _uniform_ball(model.radius, rng, out)
+    return 0
 
 
 @njit(inline="always")
 def _draw_sphere(model, rng, t, out):
     _uniform_sphere(model.radius, rng, out)
+    return 0
 
 
 @njit(inline="always")
 def _draw_mixture(model, rng, t, out):
     if rng.random() < model.c0:
         _uniform_ball(model.radius, rng, out)
-        return
+        return 0
     d = out.shape[0]
     s = 0.0
     for i in range(d):
@@ -362,6 +364,7 @@ def _draw_mixture(model, rng, t, out):
     if n > model.radius:
         for i in range(d):
             out[i] *= model.radius / n
+    return 0
 
 
 @njit(inline="always")
@@ -370,6 +373,7 @@ def _draw_empirical(model, rng, t, out):
     i = min(int(rng.random() * n), n - 1)  # one uniform a round; bias ≤ n/2^53
     for j in range(out.shape[0]):
         out[j] = model.rows[i, j]
+    return i
 
 
 @njit(inline="always")
@@ -380,11 +384,14 @@ def _draw_sequence(model, rng, t, out):
         i = model.cycle_start + (i - model.cycle_start) % (n - model.cycle_start)
     for j in range(out.shape[0]):
         out[j] = model.points[i, j]
+    return i
 
 
-#: Context model class → compiled draw(model, rng, t, out). Compiled code reaches it via
-#: draw_context. GreedyTrap and OrthogonalTraps are drawn through the ContextSequence they
-#: bind to.
+#: Context model class → compiled draw(model, rng, t, out) -> row: writes round t's context
+#: into ``out`` and returns the row of a data set or sequence it came from (0 for a model
+#: without rows; a data game's reward reads it). Compiled code reaches it via draw_context.
+#: GreedyTrap and OrthogonalTraps are drawn through the ContextSequence they bind to, a data
+#: set (``.data``) through the rows it binds to.
 DRAW_CONTEXT = {UniformBall: _draw_ball, UniformSphere: _draw_sphere,
                 BoundedRatioMixture: _draw_mixture, EmpiricalContexts: _draw_empirical,
                 ContextSequence: _draw_sequence}
@@ -395,7 +402,8 @@ CONTEXTS = {cls.name: cls for cls in (*DRAW_CONTEXT, GreedyTrap, OrthogonalTraps
 
 draw_context = dispatch_on_class(
     "draw_context", ("model", "rng", "t", "out"), DRAW_CONTEXT,
-    "Draw round t's true context into ``out`` (compiled-only; use draw_contexts from Python).")
+    "Draw round t's true context into ``out``; return its row (compiled-only; use "
+    "draw_contexts from Python).")
 
 
 def draw_contexts(model, d: int, n: int, rng: np.random.Generator, first_round: int = 1
