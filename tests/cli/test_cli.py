@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -167,6 +168,10 @@ def test_lending_and_run_on_the_fico_tables(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Federal Reserve" in out and "gameable: score" in out
     assert "| 0.5 | accept-all | 2 |" in out
+    # issue 22: the table by group (accept-all accepts everyone in every group)
+    assert "by group (white, black, hispanic, asian" in out
+    for group in ("white", "black", "hispanic", "asian"):
+        assert re.search(rf"\| 0.5 \| accept-all \| {group} \| 2 \| \d+ \| 100.0% \|", out)
     code = main(["run", "--data", "fico", "-l", "sa-ols", "-T", "300", "--seeds", "2",
                  "--delta", "0.5", "--out", str(tmp_path / "run")])
     assert code == 0

@@ -908,6 +908,11 @@ def cmd_lending(args: argparse.Namespace) -> int:
     print(f"done in {took:,.1f} s (compilation included); money in the data's units, per "
           f"1,000 applicants for profit")
     print(format_table(compare_lending(table)))
+    if data.contexts.group_names:
+        from ..scenarios.groups import format_groups, group_summary
+
+        print(f"by group ({', '.join(data.contexts.group_names)}; the learners never see it):")
+        print(format_groups(group_summary(table, data.contexts.group_names)))
     if args.out is not None:
         tmp = args.out.with_name(f".{args.out.name}.tmp")
         if args.out.suffix == ".csv":

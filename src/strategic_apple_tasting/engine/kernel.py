@@ -31,6 +31,7 @@ from ..learners.base import (
     learner_policy,
     learner_update,
 )
+from .groups import count_round
 
 #: Columns of the float and integer outputs of :func:`run_rounds`, in order (``reward``: the
 #: learner's total realized reward, a data game's profit).
@@ -69,12 +70,14 @@ def _respond_and_act_overload(state, agents, rng, beta, threshold, x, x_obs, wor
 @njit
 def run_rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma,
                context_rng, agent_rng, noise_rng, learner_rng, record_at, out_float, out_int,
-               period, delay, uniform, delay_rng):
+               period, delay, uniform, delay_rng, groups, repaid, group_counts, shift_agents):
     """Simulate rounds 1..record_at[-1]; row k of the outputs holds totals after record_at[k].
 
     The learner publishes every ``period`` rounds; an observed outcome reaches it ``delay``
     rounds after its decision (``uniform``: a delay drawn from 0..2·delay each round).
     ``rewards`` is the game's reward model (:mod:`..game.rewards`), resolved at compile time.
+    A data game with groups adds each round to ``group_counts`` (:mod:`.groups`; ``groups``
+    empty: nothing is counted), with the learner's shift read from ``shift_agents``.
     """
     d = theta1.shape[0]
     scratch = np.empty((_ROWS + SCRATCH_ROWS, d))
@@ -88,7 +91,8 @@ def run_rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sig
     bucket = np.full((2, slots), -1, dtype=np.int64)
     _rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma, context_rng,
             agent_rng, noise_rng, learner_rng, record_at, out_float, out_int, scratch, period,
-            delay, uniform, delay_rng, pend_vec, pend_num, pend_int, bucket)
+            delay, uniform, delay_rng, pend_vec, pend_num, pend_int, bucket, groups, repaid,
+            group_counts, shift_agents)
 
 
 # The loop is compiled without the NRT (no reference counting): every function it inlines binds
@@ -100,7 +104,8 @@ def run_rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sig
 @njit(inline="never", **NO_NRT)
 def _rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma, context_rng,
             agent_rng, noise_rng, learner_rng, record_at, out_float, out_int, scratch, period,
-            delay, uniform, delay_rng, pend_vec, pend_num, pend_int, bucket):
+            delay, uniform, delay_rng, pend_vec, pend_num, pend_int, bucket, groups, repaid,
+            group_counts, shift_agents):
     d = theta1.shape[0]
     x = scratch[0]
     x_obs = scratch[1]
@@ -139,6 +144,9 @@ def _rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma,
         realized += (r1 if best else rew0) - (r1 if a else rew0)
         n_accepted += a
         n_moved += moved
+        if groups.shape[0] > 0:
+            count_round(groups, repaid, group_counts, shift_agents, row, beta, threshold, x,
+                        x_obs, a, moved)
 
         observed = a or bandit
         reward = r1 if a else rew0

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 import numpy as np
@@ -31,6 +31,7 @@ import numpy as np
 from ..game.game import Game, GameInstance
 from ..game.policies import score
 from ..learners import Learner
+from .groups import GroupTally, count_round, shift_model
 from .kernel import FLOAT_COLUMNS, INT_COLUMNS
 
 
@@ -74,11 +75,14 @@ def play(inst: GameInstance, learner: Learner, horizon: int) -> Iterator[Round]:
                     r1 if a else rew0, ((used, a, moved),))
 
 
-def play_published(inst: GameInstance, learner: Learner, horizon: int) -> Iterator[Round]:
+def play_published(inst: GameInstance, learner: Learner, horizon: int,
+                   watch: Callable[..., None] | None = None) -> Iterator[Round]:
     """Play ``horizon`` rounds of ``inst`` through the learner's decision API: a rule published
     every ``period`` rounds, decisions by id, outcomes reported ``delay`` rounds late (at the
     end of round t + delay, in decision order). ``used`` is whether this round's own feedback
-    was learned from, if it was learned this round."""
+    was learned from, if it was learned this round. ``watch``, if given, is called each round
+    as ``watch(row, rule, x, x_obs, accepted, moved)`` once the decision is made (the engine
+    counts groups with it)."""
     game = inst.game
     bandit = game.feedback == "bandit"
     arriving: defaultdict[int, list[tuple[int, float, bool]]] = defaultdict(list)
@@ -91,6 +95,8 @@ def play_published(inst: GameInstance, learner: Learner, horizon: int) -> Iterat
         x_obs, moved = inst.next_response(rule, x)
         decision = learner.decide(x_obs, id=t)
         a = decision.accepted
+        if watch is not None:
+            watch(inst._row, rule, x, x_obs, a, moved)
         r1, rew0 = inst.next_rewards(x)
         mean1 = inst.mean_reward(x)
         mean0 = score(inst.theta0, x) if bandit else game.r0
@@ -114,20 +120,29 @@ def play_published(inst: GameInstance, learner: Learner, horizon: int) -> Iterat
                     r1 if a else rew0, tuple(learned))
 
 
-def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray
-                  ) -> tuple[Learner, np.ndarray, np.ndarray]:
+def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray,
+                  tally: GroupTally | None = None) -> tuple[Learner, np.ndarray, np.ndarray]:
     """:func:`.simulate.run_one` on the reference path: the bound, run learner and the two
-    output arrays (totals after each round of ``record_at``)."""
+    output arrays (totals after each round of ``record_at``); ``tally``, if given, is filled
+    with the run's totals by group."""
     inst = game.instance(seed)
     horizon = int(record_at[-1])
     bound = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"])
+    watch = None
+    if tally is not None and tally.active:
+        shift_agents = shift_model(game, bound)
+
+        def watch(row, rule, x, x_obs, a, moved):
+            count_round(tally.groups, tally.repaid, tally.counts, shift_agents, row,
+                        np.asarray(rule.beta, dtype=np.float64), float(rule.threshold), x,
+                        x_obs, bool(a), bool(moved))
     out_float = np.empty((len(record_at), len(FLOAT_COLUMNS)))
     out_int = np.empty((len(record_at), len(INT_COLUMNS)), dtype=np.int64)
     target = inst.theta1 - inst.theta0
     regret = realized = earned = 0.0
     counts = [0] * len(INT_COLUMNS)  # accepted, moved, clean, learned, gamed_as_clean
     k = 0
-    for t, r in enumerate(play_published(inst, bound, horizon), start=1):
+    for t, r in enumerate(play_published(inst, bound, horizon, watch), start=1):
         regret += r.regret
         realized += r.realized
         earned += r.reward

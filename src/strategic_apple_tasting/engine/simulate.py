@@ -14,6 +14,7 @@ import pyarrow as pa
 from ..game.game import Game
 from ..learners import LEARNERS, Learner, make_learner
 from .grid import recording_grid
+from .groups import GROUP_COUNTS, GroupTally, group_names, new_tally, no_tally, shift_model
 from .hindsight import Hindsight, game_search, hindsight, plan
 from .kernel import FLOAT_COLUMNS, INT_COLUMNS, run_rounds
 from .reference import run_reference
@@ -69,20 +70,24 @@ def _grid(game: Game, learner: Learner, horizon: int, per_decade: int) -> np.nda
     return np.union1d(recording_grid(horizon, per_decade), np.asarray(extra, dtype=np.int64))
 
 
-def run_one(game: Game, learner: Learner, seed: int, record_at: np.ndarray
-            ) -> tuple[Learner, np.ndarray, np.ndarray]:
+def run_one(game: Game, learner: Learner, seed: int, record_at: np.ndarray,
+            tally: GroupTally | None = None) -> tuple[Learner, np.ndarray, np.ndarray]:
     """Run one compiled learner on one seed with the compiled loop; returns the bound, run
-    learner and the two output arrays (:func:`.reference.run_reference` is its Python twin)."""
+    learner and the two output arrays (:func:`.reference.run_reference` is its Python twin);
+    ``tally``, if given, is filled with the run's totals by group (:mod:`.groups`)."""
     inst = game.instance(seed)
     horizon = int(record_at[-1])
     bound = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"])
+    tally = no_tally() if tally is None else tally
+    shift_agents = shift_model(game, bound) if tally.active else game.agents
     out_float = np.empty((len(record_at), len(FLOAT_COLUMNS)))
     out_int = np.empty((len(record_at), len(INT_COLUMNS)), dtype=np.int64)
     run_rounds(bound.state, inst.contexts, game.agents, inst.rewards, inst.theta1, inst.theta0,
                game.feedback == "bandit", float(game.r0), float(game.sigma),
                inst.rngs["contexts"], inst.rngs["agents"], inst.rngs["noise"],
                inst.rngs["learner"], record_at, out_float, out_int, game.period, game.delay,
-               game.delay_law == "uniform", inst.rngs["delays"])
+               game.delay_law == "uniform", inst.rngs["delays"], tally.groups, tally.repaid,
+               tally.counts, shift_agents)
     return bound, out_float, out_int
 
 
@@ -249,8 +254,9 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
         # Keep the recorded rows only: a finished run's learner state is freed at once, so
         # the runs in flight bound the memory (as memory_needed assumes).
         path = run_one if compiled[i] else run_reference
-        _, out_float, out_int = path(game, learner_list[i], s, grids[i])
-        return out_float, out_int
+        tally = new_tally(game)
+        _, out_float, out_int = path(game, learner_list[i], s, grids[i], tally)
+        return out_float, out_int, tally.counts
 
     def report(done: int) -> None:
         if progress is not None:
@@ -307,8 +313,8 @@ def _table(game: Game, horizon: int, names: list[str], identities: list[tuple[st
         "seed": np.repeat([s for _, s in jobs], lengths).astype(np.int64),
         "t": np.concatenate([grids[i] for i, _ in jobs]),
     }
-    floats = np.concatenate([f for f, _ in outputs])
-    ints = np.concatenate([i for _, i in outputs])
+    floats = np.concatenate([f for f, _, _ in outputs])
+    ints = np.concatenate([i for _, i, _ in outputs])
     cols["regret"] = floats[:, 0]
     at = [np.searchsorted(everywhere, grids[i]) for i, _ in jobs]
 
@@ -334,6 +340,14 @@ def _table(game: Game, horizon: int, names: list[str], identities: list[tuple[st
         cols["ls_regret"] = floats[:, 0] - per_row("ls")
         cols["ls_stackelberg_regret"] = floats[:, 0] - per_row("ls_stackelberg")
         cols["best_rule_profit"] = per_row("best_profit")
+    if group_names(game):
+        # A run's totals by group, at its last round only (earlier rounds: null).
+        for j, name in enumerate(GROUP_COUNTS):
+            values: list[Any] = []
+            for (i, _), (_, _, counts) in zip(jobs, outputs, strict=True):
+                values.extend([None] * (len(grids[i]) - 1))
+                values.append(counts[:, j].tolist())
+            cols[f"group_{name}"] = pa.array(values, type=pa.list_(pa.float64()))
     rows = len(cols["t"])
     for key, value in {**game.settings(), "horizon": int(horizon)}.items():
         cols[key] = np.repeat(np.array([value]), rows)

@@ -60,6 +60,30 @@ def lender_table(summary: pd.DataFrame) -> str:
     return _table(["learner", "δ", "seeds", *TABLE_COLUMNS], rows, text_columns=1)
 
 
+def group_section(runs: pd.DataFrame, names: tuple[str, ...]) -> str:
+    """Who pays: the per-group table (:func:`~strategic_apple_tasting.scenarios.group_summary`)
+    with what each column counts."""
+    from ..scenarios.groups import GROUP_COLUMNS, group_summary
+
+    rows = []
+    for r in group_summary(runs, names).to_dict("records"):
+        cells = [_e(r["learner"]), f"{r['delta']:g}", _e(r["group"]), str(r["seeds"])]
+        for key, fmt in GROUP_COLUMNS.values():
+            value = float(r[key])
+            cells.append("-" if np.isnan(value) else _e(fmt.format(value)))
+        rows.append(cells)
+    note = ("<h2>By group</h2><p>Each applicant's group (" + _e(", ".join(names)) + ") is "
+            "carried with the data; no learner sees it. Shares are of the group's applicants "
+            "(<em>accepted who repaid</em>: of its accepted, in expectation), pooled over seeds "
+            "at the last round; a mover's distance is in standardized units. <em>Honest "
+            "rejected by the shift</em> counts applicants who did not move, were rejected, and "
+            "whose true score reached the learner's threshold less the shift it adds for "
+            "gaming: the rule before the shift would have accepted them (Milli et al. 2019's "
+            "social burden, counted in applicants; 0 for a learner that does not shift).</p>")
+    return note + _table(["learner", "δ", "group", "seeds", *GROUP_COLUMNS], rows,
+                         text_columns=(0, 2))
+
+
 def money_note(scale: float) -> str:
     """What the lender's table's numbers are."""
     return ("Money is in the data's own units (one reward unit is "
@@ -126,6 +150,8 @@ def write_lending_report(runs: pd.DataFrame, data: DataSet | LendingData,
         f"<p>{money_note(scale)}</p>",
         lender_table(summary),
     ]
+    if data.contexts.group_names and "group_applicants" in runs:
+        body.append(group_section(runs, data.contexts.group_names))
     for delta in deltas:
         at = runs[runs["delta"] == delta]
         stem = f"delta-{delta:g}".replace(".", "_")

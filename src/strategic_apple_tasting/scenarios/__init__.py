@@ -9,6 +9,7 @@ reads (profit, regret against the best linear rule and against the least-squares
 
 from .datasets import DATASETS, DataSet, data_game, from_lending, load_dataset
 from .fico import load_fico
+from .groups import format_groups, group_summary
 from .lending import LendingData, german_credit_path, load_csv, load_german_credit
 from .run import (
     BEST_RULE,
@@ -21,6 +22,7 @@ from .run import (
 )
 
 __all__ = ["BEST_RULE", "DATASETS", "LEARNERS", "DataSet", "LendingData", "compare_lending",
-           "data_game", "fitted_rule", "format_table", "from_lending", "german_credit_path",
+           "data_game", "fitted_rule", "format_groups", "format_table", "from_lending",
+           "german_credit_path", "group_summary",
            "load_csv", "load_dataset", "load_fico", "load_german_credit", "run_lending",
            "subset_agents"]

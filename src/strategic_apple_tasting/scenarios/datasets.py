@@ -93,7 +93,10 @@ def from_lending(data: LendingData, title: str | None = None) -> DataSet:
     contexts = DataContexts(rows=np.array(data.features), repaid=(~data.defaulted).astype(float),
                             if_repaid=reward, if_defaulted=reward.copy(),
                             feature_names=tuple(data.feature_names), title=title,
-                            reward_scale=float(data.reward_scale))
+                            reward_scale=float(data.reward_scale),
+                            groups=(None if data.groups is None
+                                    else np.array(data.groups, dtype=np.int64)),
+                            group_names=tuple(data.group_names))
     return DataSet(contexts=contexts, gameable=np.array(data.gameable, dtype=bool),
                    source=data.source, notes=dict(data.notes))
 

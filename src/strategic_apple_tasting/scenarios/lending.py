@@ -15,6 +15,7 @@ fit of the reward could not express the base default rate), the reward of accept
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import math
 from collections.abc import Sequence
@@ -77,6 +78,11 @@ class LendingData:
         become ``(z - mean) / scale`` (``intercept``: mean 0, scale 1).
     source : str
         Where the rows came from (package, version and file, or the CSV's path).
+    groups : numpy.ndarray, optional
+        Shape ``(n,)``, int: each row's group, an index of ``group_names`` (German credit: sex
+        and age band, :func:`german_groups`). Carried for reports by group; no learner sees it.
+    group_names : tuple of str
+        The groups' names.
     """
 
     features: np.ndarray
@@ -89,10 +95,13 @@ class LendingData:
     scale: np.ndarray
     source: str
     notes: dict[str, Any] = field(default_factory=dict)
+    groups: np.ndarray | None = None
+    group_names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("features", "reward", "defaulted", "gameable", "mean", "scale"):
-            getattr(self, name).setflags(write=False)  # frozen means the arrays too
+        for name in ("features", "reward", "defaulted", "gameable", "mean", "scale", "groups"):
+            if getattr(self, name) is not None:
+                getattr(self, name).setflags(write=False)  # frozen means the arrays too
 
     @property
     def n(self) -> int:
@@ -287,8 +296,34 @@ def load_german_credit(gameable: Sequence[str] = GERMAN_GAMEABLE,
     version = _package_version(GERMAN_PACKAGE)
     source = (f"UCI Statlog German credit (CC BY 4.0), from {GERMAN_PACKAGE} {version} "
               f"(MIT): {GERMAN_PACKAGE}/{'/'.join(GERMAN_FILE)}")
-    return _assemble(np.column_stack(blocks), names, game_names, reward, defaulted, source,
+    data = _assemble(np.column_stack(blocks), names, game_names, reward, defaulted, source,
                      {"rewards": (gain, loss), "gameable_attributes": tuple(gameable)})
+    groups = german_groups(frame)
+    return dataclasses.replace(data, groups=groups, group_names=GERMAN_GROUPS)
+
+
+#: German credit's groups: sex (from ``personal_status_and_sex``) and age band (under 25 or
+#: not, from ``age_in_years``: the split of the fairness literature on this data).
+GERMAN_GROUPS = ("female <25", "female 25+", "male <25", "male 25+")
+#: The age at which German credit's older band starts.
+GERMAN_AGE_BAND = 25
+
+
+def german_groups(frame: pd.DataFrame) -> np.ndarray:
+    """Each German credit row's group, an index of :data:`GERMAN_GROUPS`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"personal_status_and_sex": ["male : single",
+    ...     "female : divorced/separated/married"], "age_in_years": [30, 22]})
+    >>> [GERMAN_GROUPS[g] for g in german_groups(frame)]
+    ['male 25+', 'female <25']
+    """
+    sex = frame["personal_status_and_sex"].astype(str).str.strip()
+    male = sex.str.startswith("male").to_numpy()
+    older = (frame["age_in_years"].to_numpy() >= GERMAN_AGE_BAND)
+    return (2 * male + older).astype(np.int64)
 
 
 def _rewards(rewards: Any) -> tuple[float, float]:
