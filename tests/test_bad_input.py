@@ -879,7 +879,40 @@ API: list[tuple[str, object, str]] = [
     ("run-lending-delta", lambda: run_lending(load_dataset("fico"), ["sa-ols"], horizon=5,
                                               seeds=1, delta=math.nan),
      "delta must be a finite number >= 0, got nan"),
+    # issue 22: the budget estimated from the applicants
+    ("learner-delta-estimate", lambda: _budget_learner("estimat"),
+     "delta must be a number >= 0, 'estimate' or 'estimate:<cap>' with a cap in (0, 1e6], "
+     "got 'estimat'"),
+    ("learner-delta-estimate-cap", lambda: _budget_learner("estimate:-1"),
+     "delta must be a number >= 0, 'estimate' or 'estimate:<cap>' with a cap in (0, 1e6], "
+     "got 'estimate:-1'"),
+    ("estimate-budget-level", lambda: _estimate_budget(np.zeros(3), level=1.5),
+     "level must be a number in (0, 1), got 1.5"),
+    ("estimate-budget-cap", lambda: _estimate_budget(np.zeros(3), delta_max=-1.0),
+     "delta_max must be a number in (0, 1e+06), got -1.0"),
+    ("probe-beta", lambda: _probe_rule(Game(dimension=2), np.ones(3), 0.0, 10),
+     "beta must be 2 finite numbers, got shape (3,)"),
+    ("probe-unreachable", lambda: _probe_rule(Game(dimension=2), np.zeros(2), 0.0, 10),
+     "beta must reach a gameable feature"),
 ]
+
+
+def _budget_learner(delta):
+    from strategic_apple_tasting.learners import SAOLS
+
+    return SAOLS(delta=delta, r0=0.0, feedback="apple").reset(2)
+
+
+def _estimate_budget(*args, **kw):
+    from strategic_apple_tasting.learners.budget import estimate_budget
+
+    return estimate_budget(*args, **kw)
+
+
+def _probe_rule(*args):
+    from strategic_apple_tasting.engine.probe import probe_rule
+
+    return probe_rule(*args)
 
 
 # issue 20: saved learners, the edits the rows make (lambdas: the files are made when a row

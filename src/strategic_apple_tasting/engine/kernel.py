@@ -31,6 +31,7 @@ from ..learners.base import (
     learner_policy,
     learner_update,
 )
+from ..learners.budget import observe_point
 from .groups import count_round
 
 #: Columns of the float and integer outputs of :func:`run_rounds`, in order (``reward``: the
@@ -193,6 +194,7 @@ def _rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma,
                 was, was_moved, got, seen = pend_int[e, 0] != 0, pend_int[e, 1] != 0, \
                     pend_num[e, 1], True
                 after = pend_int[e, 2] if pend_int[e, 2] >= 0 else DONE
+            observe_point(state, rule_beta, rule_threshold, point)  # delta="estimate" only
             used = learner_update(state, learner_rng, rule_beta, rule_threshold, point, was, got,
                                   seen)
             n_clean += used and was  # accepted points learned from (θ̂1's data)

@@ -55,6 +55,7 @@ from ..game.agents import RESPOND, LazyBestResponse
 from ..game.best_response import check_supported
 from ..game.game import FEEDBACK, check_number
 from ..game.policies import RULES, GeneralRule, LinearThreshold
+from .budget import EstimatedBudget, observe, parse_estimate
 from .decisions import DecisionDesk, serialized
 from .inputs import check_bound, check_vector
 from .theorem import Theorem
@@ -238,17 +239,20 @@ class Learner(DecisionDesk):
         model = LazyBestResponse() if model is None else model
         if type(model) not in RESPOND:
             raise ValueError(f"agents must be an agent model, got {model!r}")
-        if params.get("delta") is not None:
+        cap = parse_estimate(params.get("delta"))
+        if cap is None and params.get("delta") is not None:
             model = model._replace(delta=params["delta"])
         model.check()
         if "tremble" in model._fields:  # a length its clean band is shifted by, as by delta
             check_bound("agents.tremble", float(model.tremble), type(self).input_bound)
+        if cap is not None:  # delta="estimate": the budget is learned from the applicants
+            return EstimatedBudget.new(model, cap)
         return model
 
     def _check_params(self) -> None:
         params = self.get_params()
         bound = type(self).input_bound
-        if "delta" in params:
+        if "delta" in params and parse_estimate(params["delta"]) is None:
             check_bound("delta", check_number("delta", params["delta"], low=0.0), bound)
         if "r0" in params:
             check_bound("r0", check_number("r0", params["r0"]), bound)
@@ -374,6 +378,8 @@ class Learner(DecisionDesk):
     def _learn(self, rule: LinearThreshold | GeneralRule, x_obs: np.ndarray, accepted: bool,
                reward: float | None) -> bool:
         """Learn from one round's feedback under ``rule`` (``reward`` None if unobserved)."""
+        if isinstance(getattr(self._state, "agents", None), EstimatedBudget):
+            observe(self._state.agents, rule.beta, float(rule.threshold), x_obs)
         return self.kernels.update(self._state, self._rng, rule.beta, rule.threshold, x_obs,
                                    accepted, 0.0 if reward is None else reward,
                                    reward is not None)
