@@ -11,7 +11,7 @@ from strategic_apple_tasting.engine import run_one
 from strategic_apple_tasting.engine.probe import probe_rule
 from strategic_apple_tasting.game.agents import LazyBestResponse
 from strategic_apple_tasting.learners import SAOLS, ExploreThenCommit
-from strategic_apple_tasting.learners.budget import estimate_budget
+from strategic_apple_tasting.learners.budget import BINS_PER_UNIT, estimate_budget
 
 #: Seeds of the coverage test. At a nominal 95%, 30 seeds cover at most 26 times with chance
 #: ~2.5% if the true coverage were 90% (binomial), and at least 27 times with chance ~94% if it
@@ -61,7 +61,14 @@ def test_a_learner_estimates_the_budget_as_it_plays_on_both_paths_to_the_bit():
     bound, _, _ = run_one(game, SAOLS(delta="estimate"), 1, np.array([20_000]))
     current = bound._state.agents.current
     assert current[2] <= 0.3137 <= current[3]  # the interval
-    assert current[0] == current[3]  # the δ in force: its upper end
+    assert current[0] == current[1] + 1 / BINS_PER_UNIT  # in force: the estimate's bin's end
+    table = simulate(game, [SAOLS(delta="estimate"), SAOLS()], horizon=20_000, seeds=[1])
+    frame = table.to_pandas()
+    last = frame[frame["t"] == 20_000].set_index("learner")
+    assert last.loc["sa-ols#1", "delta_estimate"] == current[1]
+    assert last.loc["sa-ols#1", "delta_low"] <= 0.3137 <= last.loc["sa-ols#1", "delta_high"]
+    assert np.isnan(last.loc["sa-ols#2", "delta_estimate"])  # told δ: nothing estimated
+    assert frame["delta_estimate"].notna().sum() == 1  # the last round only
 
 
 def test_a_learner_starts_from_its_cap():

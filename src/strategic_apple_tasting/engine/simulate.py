@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from ..game.game import Game
 from ..learners import LEARNERS, Learner, make_learner
+from ..learners.budget import EstimatedBudget
 from .grid import recording_grid
 from .groups import GROUP_COUNTS, GroupTally, group_names, new_tally, no_tally, shift_model
 from .hindsight import Hindsight, game_search, hindsight, plan
@@ -30,6 +31,10 @@ RESULT_COLUMNS = ("learner", "learner_name", "learner_params", "seed", "t", "reg
 #: realized profit of the best rule answered by the agents.
 DATA_COLUMNS = ("profit", "linear_regret", "ls_regret", "ls_stackelberg_regret",
                 "best_rule_profit")
+
+#: Columns a table adds when a learner estimates its agents' budget (``delta="estimate"``):
+#: the estimate, its interval and the δ in force, at each run's last round.
+ESTIMATE_COLUMNS = ("delta_estimate", "delta_low", "delta_high", "delta_in_force")
 
 #: The longest run: rounds are counted in int64, and at the engine's ~10⁷ rounds a second a
 #: run of 10¹² rounds already takes more than a day.
@@ -255,8 +260,8 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
         # the runs in flight bound the memory (as memory_needed assumes).
         path = run_one if compiled[i] else run_reference
         tally = new_tally(game)
-        _, out_float, out_int = path(game, learner_list[i], s, grids[i], tally)
-        return out_float, out_int, tally.counts
+        bound, out_float, out_int = path(game, learner_list[i], s, grids[i], tally)
+        return out_float, out_int, (tally.counts, budget_estimate(bound))
 
     def report(done: int) -> None:
         if progress is not None:
@@ -278,6 +283,16 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
             shortfalls = [f.result() for f in behind]
     by_seed = dict(zip(seed_list, shortfalls, strict=True))
     return _table(game, horizon, names, identities, jobs, grids, outputs, by_seed, everywhere)
+
+
+def budget_estimate(bound: Learner) -> tuple[float, float, float, float] | None:
+    """A run learner's estimate of its agents' budget, its interval and the δ in force (None
+    if it does not estimate it)."""
+    belief = getattr(getattr(bound, "_state", None), "agents", None)
+    if not isinstance(belief, EstimatedBudget):
+        return None
+    cur = belief.current
+    return float(cur[1]), float(cur[2]), float(cur[3]), float(cur[0])
 
 
 def _label(names: list[str], index: int) -> str:
@@ -344,10 +359,20 @@ def _table(game: Game, horizon: int, names: list[str], identities: list[tuple[st
         # A run's totals by group, at its last round only (earlier rounds: null).
         for j, name in enumerate(GROUP_COUNTS):
             values: list[Any] = []
-            for (i, _), (_, _, counts) in zip(jobs, outputs, strict=True):
+            for (i, _), (_, _, (counts, _)) in zip(jobs, outputs, strict=True):
                 values.extend([None] * (len(grids[i]) - 1))
                 values.append(counts[:, j].tolist())
             cols[f"group_{name}"] = pa.array(values, type=pa.list_(pa.float64()))
+    if any(est is not None for _, _, (_, est) in outputs):
+        # A learner that estimates its agents' budget: the estimate, its interval and the δ
+        # in force at its run's last round (NaN elsewhere, and for the other learners).
+        for j, name in enumerate(ESTIMATE_COLUMNS):
+            column = np.full(len(cols["t"]), np.nan)
+            end = np.cumsum([len(grids[i]) for i, _ in jobs]) - 1
+            for k, (_, _, (_, est)) in enumerate(outputs):
+                if est is not None:
+                    column[end[k]] = est[j]
+            cols[name] = column
     rows = len(cols["t"])
     for key, value in {**game.settings(), "horizon": int(horizon)}.items():
         cols[key] = np.repeat(np.array([value]), rows)

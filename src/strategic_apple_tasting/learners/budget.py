@@ -41,10 +41,14 @@ model an :class:`EstimatedBudget`: the learner's own agent model at budget 1 (``
 the δ in force. Each decided applicant is observed (its distance to the rule it was decided
 under, binned) before the learner's own update, by one compiled function that both of the
 engine's paths and the decision API call (:func:`observe`); the estimate is refreshed after
-16, 32, 64, ... observations. The δ in force starts at the cap (no evidence yet: the
-cautious end, since a shift too small accepts gamed applicants while one too large only costs
-a band of honest ones) and is then the upper end of the interval, capped. Without a pile the
-estimate is 0 and the interval's upper end is where the applicants seen unmoved in [−δ, 0)
+each observation up to the 1024th, then after every doubling. The δ in force starts at the cap
+(no evidence yet: the cautious end, since a shift too small accepts gamed applicants while one
+too large only costs a band of honest ones). Once movers are seen it is the estimate rounded up
+to its bin's far edge: not the interval's upper end, because with few movers a truthful share
+leaves the likelihood flat up to the cap, and a learner held there rejects almost everyone for
+hundreds of rounds (measured: SA-OLS at d = 5, δ = 0.1 paid 27 in regret against 1.2 with the
+true δ, and 3.7 with the estimate; 6 seeds, T = 10⁵). Without a pile the estimate is 0 and
+the δ in force is the interval's upper end: where the applicants seen unmoved in [−δ, 0)
 become too many (more than κ = log(1/(1 − level))) for a budget δ that nobody used.
 """
 
@@ -74,8 +78,11 @@ WINDOW = 0.25
 LEVEL = 0.95
 #: Degree of the counterfactual density's fit.
 DEGREE = 1
-#: Observations before a learner's first estimate (then after every doubling).
-FIRST_REFRESH = 16
+#: Observations before a learner's first estimate.
+FIRST_REFRESH = 1
+#: Until this many observations a learner refreshes its estimate after each one, then after
+#: every doubling.
+EVERY_ROUND = 1024
 
 
 class BudgetEstimate(NamedTuple):
@@ -255,7 +262,11 @@ def _refresh(model):
     cur[1] = best_k * _H
     cur[2] = (lo_k - 1) * _H
     cur[3] = min((hi_k + 1) * _H, cap)
-    cur[0] = min(cur[3], cap)
+    # The δ in force: the estimate, rounded up to the bin's far edge (where the hole ends when
+    # every applicant games). Not the interval's upper end: with few movers the truthful share
+    # leaves the likelihood flat up to the cap, and a learner would stay at the cap for
+    # hundreds of rounds, rejecting almost everyone.
+    cur[0] = min(cur[1] + _H, cap)
 
 
 @njit(inline="always")
@@ -301,7 +312,10 @@ def observe(model, beta, threshold, x_obs):
         return
     _bin(model, (score(beta, x_obs) - threshold) / unit)
     if model.counts[0] >= model.counts[2]:
-        model.counts[2] *= 2
+        # Every observation at first (the δ in force falls from the cap as evidence comes),
+        # then after every doubling (a refresh costs a pass over the histogram).
+        n = model.counts[0]
+        model.counts[2] = n + 1 if n < EVERY_ROUND else 2 * n
         _refresh(model)
 
 
