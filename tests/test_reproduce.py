@@ -96,6 +96,19 @@ QUICK_VERDICTS = {
     "sampled-sae (O(N·d) a round) learns on orthogonal traps, where a 2^−d share of rules is "
     "right (d = 10,": NO,
     "sampled-sae's regret grows at most like √T on stochastic contexts": NO,
+    # issue 22: the budget estimated from the applicants costs a constant that is more than
+    # half of SA-OLS's tiny regret at the quick T (told 2δ or δ/2, the control, costs 30 to 150
+    # times it); with heterogeneous budgets, a truthful share or on German credit the fixed
+    # wrong δ passes as well.
+    "SA-OLS estimating δ from the applicants has regret within 1.5× of SA-OLS told δ "
+    "(stochastic game, δ = 0.1)": NO,
+    "SA-OLS estimating δ from the applicants has regret within 1.5× of SA-OLS told δ "
+    "(stochastic game, δ = 0.3)": NO,
+    "SA-OLS estimating δ from the applicants has regret within 1.5× of SA-OLS told δ "
+    "(stochastic game, δ = 0.5)": NO,
+    "with heterogeneous budgets (uniform in [0.1, δ]), SA-OLS estimating δ": NOT_DISCRIMINATING,
+    "with a truthful fraction 0.3, SA-OLS estimating δ": NOT_DISCRIMINATING,
+    "on German credit, SA-OLS estimating δ": NOT_DISCRIMINATING,
 }
 
 

@@ -357,6 +357,11 @@ def _fill_lending(lend: argparse.ArgumentParser) -> None:
                      help="worker threads (default: the CPUs available)")
     run.add_argument("--out", "-o", type=Path,
                      help="also write every run's totals here (.csv or .parquet)")
+    run.add_argument("--estimate-delta", action="store_true",
+                     help="estimate the budget from the applicants (they answer the "
+                     "least-squares rule), run the strategy-aware learners with the budget "
+                     "estimated as they play, and recommend the learner with the highest "
+                     "profit on the data (the applicants still game with --delta)")
     run.add_argument("--report", type=Path, metavar="DIR",
                      help="also write an HTML report (the table, profit and regret curves) "
                      "in DIR")
@@ -874,9 +879,18 @@ def cmd_lending(args: argparse.Namespace) -> int:
                                      default_value=args.default_value, features=args.features,
                                      gameable=args.gameable or (), amount=args.amount,
                                      rate=args.rate, missing=args.missing))
-    learners = args.learner or list(LEARNERS)
+    learners: list = args.learner or list(LEARNERS)
     print(f"data: {data.source}; {data.n} rows, d = {data.d}, gameable: "
           f"{', '.join(data.gameable_names()) or 'none'}", flush=True)
+    if args.estimate_delta:
+        from ..scenarios.budget import estimate_lending_budget, estimating, format_estimate
+
+        for delta in deltas:
+            est = estimate_lending_budget(data, delta=delta, truthful=args.truthful,
+                                          horizon=args.horizon)
+            print(f"applicants gaming with δ = {delta:g}, answering the least-squares rule: "
+                  f"{format_estimate(est)}", flush=True)
+        learners = estimating(learners)
     runs = len(learners) * args.seeds * len(deltas)
     print(f"running {len(learners)} learners × {args.seeds} seeds × {args.horizon:,} "
           f"applicants at δ = {', '.join(f'{d:g}' for d in deltas)} ({runs} runs) on "
@@ -907,7 +921,14 @@ def cmd_lending(args: argparse.Namespace) -> int:
     took = time.perf_counter() - start
     print(f"done in {took:,.1f} s (compilation included); money in the data's units, per "
           f"1,000 applicants for profit")
-    print(format_table(compare_lending(table)))
+    summary = compare_lending(table)
+    print(format_table(summary))
+    if args.estimate_delta:
+        from ..scenarios.budget import recommend
+
+        for delta, part in summary.groupby("delta", sort=False):
+            name, why = recommend(part)
+            print(f"recommended at δ = {delta:g}: {name}: {why}")
     if data.contexts.group_names:
         from ..scenarios.groups import format_groups, group_summary
 

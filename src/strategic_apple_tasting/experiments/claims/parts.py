@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import budget
+
 #: Peer libraries' policies (one of each; :mod:`strategic_apple_tasting.peers`).
 PEERS = ("mabwiser:LinUCB", "river:LinUCBDisjoint", "vw:cb_explore_adf")
 
@@ -18,6 +20,8 @@ NON_STRATEGIC = ("naive-greedy", "linucb", "lin-ts", "epsilon-greedy")
 
 #: The stochastic game of the paper's main claims (d = 3, δ = 0.3, σ = 0.1).
 STOCHASTIC = {"dimension": 3, "delta": 0.3, "sigma": 0.1}
+#: The agents' budgets at which SA-OLS estimates δ (issue 22).
+BUDGETS = (0.1, 0.3, 0.5)
 #: Where the explicit bounds are below accept-all's regret: small noise, small δ, d = 2.
 SHARP = {"dimension": 2, "delta": 0.1, "sigma": 0.01}
 #: Outcome delays D (and publication periods P, with 1 for 0) of the deciding parts.
@@ -45,6 +49,7 @@ class Size:
     sampled_horizons: tuple[int, ...]  # sampled-sae against EXP3-SAE at d = 2, 5, 10
     # sampled-sae on stochastic contexts, whose slope (0.8) is far above the √T checked
     stochastic_sampled_horizons: tuple[int, ...]
+    lending_horizon: int = 5_000  # German credit (d = 49) with the budget estimated
 
 
 SIZES = {
@@ -183,6 +188,28 @@ def parts(size: Size) -> dict[str, dict]:
                             "game": {"dimension": [2, 10, 20], "delta": 0.5, "sigma": 0.1,
                                      "contexts": "mixture", "c0": 0.5},
                             "learners": _learners("sa-ols", "offset-ols")},
+        # issue 22: SA-OLS estimating the agents' budget from the applicants, against SA-OLS
+        # told δ and told 2δ and δ/2 (budget.py), at each δ over d = 2, 5, 10…
+        **{f"budget-{delta:g}": {"horizon": main, "seeds": seeds,
+                                 "game": {"dimension": [2, 5, 10], "delta": delta,
+                                          "sigma": 0.1},
+                                 "learners": budget.learners(delta)}
+           for delta in BUDGETS},
+        # …with heterogeneous budgets and with a truthful fraction…
+        "budget-heterogeneous": {"horizon": main, "seeds": seeds,
+                                 "game": {"dimension": 5, "delta": 0.3, "sigma": 0.1,
+                                          "agents": "heterogeneous", "budget-low": 0.1},
+                                 "learners": budget.learners(0.3)},
+        "budget-truthful": {"horizon": main, "seeds": seeds,
+                            "game": {"dimension": 5, "delta": 0.3, "sigma": 0.1,
+                                     "truthful": 0.3},
+                            "learners": budget.learners(0.3)},
+        # …and on German credit (needs the lending extra).
+        # Each cell searches the best linear rule on the rows again: one cell per learner.
+        "budget-german": {"horizon": size.lending_horizon, "seeds": seeds,
+                          "seeds_per_cell": seeds,
+                          "game": {"data": "german-credit", "delta": 0.25},
+                          "learners": budget.learners(0.25)},
         # Stackelberg regret where it differs from strategic regret.
         "stackelberg": {"horizon": main // 10, "seeds": seeds,
                         "game": {"dimension": 3, "delta": 0.2, "truthful": 0.5},
@@ -203,7 +230,9 @@ COST = {"stochastic": 5.1, "bounds": 0.2, "etc": 0.14, "adversarial-d1": 0.14,
         "bandit": 0.38, "adversarial-d2-bandit": 0.3, "trembling": 0.5, "ellipsoid": 0.38,
         "mixture": 0.17, "overestimate": 0.19, "lock-in": 1.25, "peers": 4200.0,
         "delays": 0.13, "periods": 0.09, "warm-ups": 0.13, "unclean": 0.49,
-        "unclean-mixture": 0.69, "stackelberg": 3.3}
+        "unclean-mixture": 0.69, "stackelberg": 3.3, "budget-0.1": 1.0, "budget-0.3": 1.0,
+        "budget-0.5": 1.0, "budget-heterogeneous": 1.0, "budget-truthful": 1.0,
+        "budget-german": 20.0}
 
 
 def part_cost(name: str, rounds: int) -> float:
