@@ -182,6 +182,23 @@ def test_lending_and_run_on_the_fico_tables(tmp_path, capsys):
     assert table["profit"].notna().all()
 
 
+def test_lending_estimates_the_budget_and_recommends_a_learner(capsys):
+    """issue 22: the estimate with its interval, the strategy-aware learners estimating δ, a
+    recommendation measured on the data, and the table by group."""
+    code = main(["lending", "--data", "fico", "-l", "sa-ols", "-l", "accept-all", "--delta",
+                 "0.5", "-T", "3000", "--seeds", "2", "--threads", "1", "--estimate-delta"])
+    assert code == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if "estimated δ = " in ln)
+    low, high = (float(v) for v in re.search(r"interval \[([\d.]+), ([\d.]+)\]",
+                                             line).groups())
+    assert low <= high and 0.25 <= high  # the applicants game with δ = 0.5
+    assert "| 0.5 | sa-ols (δ estimated) | 2 |" in out
+    assert re.search(r"recommended at δ = 0.5: (sa-ols \(δ estimated\)|accept-all): the "
+                     r"highest mean profit per 1,000 applicants on this data", out)
+    assert "by group (white, black, hispanic, asian" in out
+
+
 def test_a_sweep_spec_names_a_data_set(tmp_path, capsys):
     spec = tmp_path / "fico.toml"
     spec.write_text('horizon = 300\nseeds = 2\n[game]\ndata = "fico"\ndelta = [0.25, 1.0]\n'

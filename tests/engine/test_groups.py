@@ -32,6 +32,23 @@ def test_both_paths_count_the_same_to_the_bit():
         assert len(left) == 3 and left == right
 
 
+def test_a_learner_estimating_its_budget_is_charged_its_shift_in_force():
+    """The band is the learner's live shift: estimating δ, SA-OLS starts at the cap (1) and
+    soon shifts by about δ, so with every applicant gaming few are rejected by the shift
+    (charging the cap all along counted 11 to 24% of each group: the bug this guards)."""
+    from strategic_apple_tasting.learners import SAOLS
+
+    game = data_game(FICO, delta=0.5)
+    learner = SAOLS(delta="estimate")
+    a = simulate(game, [learner], horizon=3000, seeds=[0]).to_pandas()
+    b = simulate(game, [learner], horizon=3000, seeds=[0], engine="reference").to_pandas()
+    for c in GROUP_COUNTS:
+        assert [list(v) for v in a[f"group_{c}"].dropna()] == [
+            list(v) for v in b[f"group_{c}"].dropna()]
+    totals = {c: np.asarray(a[f"group_{c}"].dropna().iloc[0]) for c in GROUP_COUNTS}
+    assert totals["burden"].sum() < 0.02 * totals["applicants"].sum()
+
+
 def test_group_totals_add_up_to_the_run_totals():
     game = data_game(FICO, delta=0.4, truthful=0.3)
     table = simulate(game, ["sa-ols"], horizon=3000, seeds=[1])

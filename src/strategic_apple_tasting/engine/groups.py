@@ -28,6 +28,7 @@ import numpy as np
 from .._jit import njit
 from ..game.agents import reach
 from ..game.policies import score
+from ..learners.budget import EstimatedBudget
 
 #: What a tally counts per group, in the order of its columns (and of the table's
 #: ``group_<name>`` list columns, one entry per group).
@@ -49,11 +50,11 @@ class GroupTally(NamedTuple):
 
 
 @njit(inline="always")
-def count_round(groups, repaid, counts, shift_agents, row, beta, threshold, x, x_obs, accepted,
-                moved):
+def count_round(groups, repaid, counts, shift, row, beta, threshold, x, x_obs, accepted, moved):
     """Add one round to the tally (compiled; the engine's both paths call it): the row's group,
     whether it was accepted (and its chance of repaying), moved (and how far), or was honest
-    and rejected inside the learner's shift (``shift_agents``' reach on β)."""
+    and rejected inside the learner's ``shift`` (:func:`round_shift`, read before the learner
+    learns from the round)."""
     g = groups[row]
     counts[g, 0] += 1.0
     if accepted:
@@ -66,10 +67,14 @@ def count_round(groups, repaid, counts, shift_agents, row, beta, threshold, x, x
             step = x_obs[i] - x[i]
             dist += step * step
         counts[g, 4] += math.sqrt(dist)
-    elif not accepted:
-        shift = reach(shift_agents, beta)
-        if shift > 0.0 and score(beta, x) >= threshold - shift:
-            counts[g, 5] += 1.0
+    elif not accepted and shift > 0.0 and score(beta, x) >= threshold - shift:
+        counts[g, 5] += 1.0
+
+
+@njit
+def round_shift(shift_agents, beta):
+    """The learner's shift this round: ``shift_agents``' reach on β (:func:`shift_model`)."""
+    return reach(shift_agents, beta)
 
 
 def no_tally() -> GroupTally:
@@ -89,9 +94,14 @@ def new_tally(game: Any) -> GroupTally:
 
 
 def shift_model(game: Any, bound: Any) -> Any:
-    """The agent model whose reach is the shift of ``bound`` (a bound learner): its own belief
-    if it is strategy-aware and has a budget, else the game's agents with budget 0 (no shift,
-    no band)."""
+    """The agent model whose reach is the shift of ``bound`` (a bound, reset learner): its own
+    belief if it is strategy-aware and has a budget (the live one if it estimates the budget),
+    else the game's agents with budget 0 (no shift, no band)."""
+    live = getattr(getattr(bound, "_state", None), "agents", None)
+    if isinstance(live, EstimatedBudget):
+        # A learner estimating its budget: the δ in force as it changes (the learner's own
+        # belief, whose arrays the learner updates).
+        return live
     if type(bound).strategy_aware and "delta" in bound.get_params():
         belief = bound._belief()
         if type(belief) is type(game.agents):

@@ -19,7 +19,7 @@ import numpy as np
 from numba.extending import overload
 
 from .._jit import NO_NRT, njit, state_class
-from ..game.agents import respond
+from ..game.agents import reach, respond
 from ..game.best_response import SCRATCH_ROWS, respond_rule, rule_accepts
 from ..game.contexts import draw_context
 from ..game.policies import accepts, score
@@ -130,6 +130,7 @@ def _rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma,
         if period == 1 or (t - 1) % period == 0:  # overlaps it with the learner's chain
             threshold = learner_policy(state, learner_rng, beta)
         moved, a = respond_and_act(state, agents, agent_rng, beta, threshold, x, x_obs, work)
+        shift = reach(shift_agents, beta) if groups.shape[0] > 0 else 0.0
 
         mean1 = reward_mean(rewards, theta1, x, row)
         r1 = reward_draw(rewards, mean1, sigma, noise_rng, row)
@@ -146,8 +147,8 @@ def _rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma,
         n_accepted += a
         n_moved += moved
         if groups.shape[0] > 0:
-            count_round(groups, repaid, group_counts, shift_agents, row, beta, threshold, x,
-                        x_obs, a, moved)
+            count_round(groups, repaid, group_counts, shift, row, beta, threshold, x, x_obs, a,
+                        moved)
 
         observed = a or bandit
         reward = r1 if a else rew0

@@ -31,7 +31,7 @@ import numpy as np
 from ..game.game import Game, GameInstance
 from ..game.policies import score
 from ..learners import Learner
-from .groups import GroupTally, count_round, shift_model
+from .groups import GroupTally, count_round, round_shift, shift_model
 from .kernel import FLOAT_COLUMNS, INT_COLUMNS
 
 
@@ -81,8 +81,8 @@ def play_published(inst: GameInstance, learner: Learner, horizon: int,
     every ``period`` rounds, decisions by id, outcomes reported ``delay`` rounds late (at the
     end of round t + delay, in decision order). ``used`` is whether this round's own feedback
     was learned from, if it was learned this round. ``watch``, if given, is called each round
-    as ``watch(row, rule, x, x_obs, accepted, moved)`` once the decision is made (the engine
-    counts groups with it)."""
+    before the decision as ``watch(row, rule, x, x_obs, moved)`` and what it returns with the
+    decision once made (the engine counts groups with it)."""
     game = inst.game
     bandit = game.feedback == "bandit"
     arriving: defaultdict[int, list[tuple[int, float, bool]]] = defaultdict(list)
@@ -93,10 +93,13 @@ def play_published(inst: GameInstance, learner: Learner, horizon: int,
             learner.publish()
         rule = learner.rule_in_force().rule
         x_obs, moved = inst.next_response(rule, x)
+        # The watcher reads the rule before the decision: deciding a rejection learns from it
+        # at once, which may change what the learner believes.
+        done = None if watch is None else watch(inst._row, rule, x, x_obs, moved)
         decision = learner.decide(x_obs, id=t)
         a = decision.accepted
-        if watch is not None:
-            watch(inst._row, rule, x, x_obs, a, moved)
+        if done is not None:
+            done(a)
         r1, rew0 = inst.next_rewards(x)
         mean1 = inst.mean_reward(x)
         mean0 = score(inst.theta0, x) if bandit else game.r0
@@ -132,10 +135,14 @@ def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray
     if tally is not None and tally.active:
         shift_agents = shift_model(game, bound)
 
-        def watch(row, rule, x, x_obs, a, moved):
-            count_round(tally.groups, tally.repaid, tally.counts, shift_agents, row,
-                        np.asarray(rule.beta, dtype=np.float64), float(rule.threshold), x,
-                        x_obs, bool(a), bool(moved))
+        def watch(row, rule, x, x_obs, moved):
+            beta = np.asarray(rule.beta, dtype=np.float64)
+            shift = float(round_shift(shift_agents, beta))
+
+            def done(a):
+                count_round(tally.groups, tally.repaid, tally.counts, shift, row, beta,
+                            float(rule.threshold), x, x_obs, bool(a), bool(moved))
+            return done
     out_float = np.empty((len(record_at), len(FLOAT_COLUMNS)))
     out_int = np.empty((len(record_at), len(INT_COLUMNS)), dtype=np.int64)
     target = inst.theta1 - inst.theta0
