@@ -84,6 +84,31 @@ def group_section(runs: pd.DataFrame, names: tuple[str, ...]) -> str:
                          text_columns=(0, 2))
 
 
+def burden_section(data: DataSet, deltas: list[float], figures: _Figures) -> str:
+    """The FICO finding (Milli et al. 2019; Hu et al. 2019): a strategy-robust threshold puts a
+    larger social burden on the groups with lower scores (:mod:`..scenarios.burden`)."""
+    from ..scenarios.burden import burden_curves
+    from .plots import burden_figure
+
+    grid = np.linspace(-1.5, 1.5, 61)
+    parts = ["<h2>Who pays for strategy-robustness</h2><p>A threshold τ on the standardized "
+             "score, answered by this package's agents; for each τ the lender's profit and "
+             "each group's social burden (Milli et al. 2019): the mean distance a repaying "
+             "applicant moves to be accepted. The marked point is the most profitable "
+             "threshold under gaming. Here a move costs the same distance of standardized "
+             "score for everyone and does not change the chance of repaying; Milli et al. "
+             "price a move by the change in repayment probability, and Hu et al. give the "
+             "groups different costs.</p>"]
+    for delta in deltas:
+        curves = burden_curves(data, delta, grid)
+        fig = burden_figure(curves, title=f"δ = {delta:g}")
+        stem = f"burden-delta-{delta:g}".replace(".", "_")
+        parts.append(figures.embed(fig, stem, f"burden against profit at δ = {delta:g}",
+                                   f"Each group's social burden against the lender's profit "
+                                   f"as the threshold rises, at δ = {delta:g}."))
+    return "".join(parts)
+
+
 def money_note(scale: float) -> str:
     """What the lender's table's numbers are."""
     return ("Money is in the data's own units (one reward unit is "
@@ -152,6 +177,8 @@ def write_lending_report(runs: pd.DataFrame, data: DataSet | LendingData,
     ]
     if data.contexts.group_names and "group_applicants" in runs:
         body.append(group_section(runs, data.contexts.group_names))
+    if data.title == "fico":
+        body.append(burden_section(data, deltas, figures))
     for delta in deltas:
         at = runs[runs["delta"] == delta]
         stem = f"delta-{delta:g}".replace(".", "_")

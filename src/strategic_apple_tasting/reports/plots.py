@@ -58,3 +58,23 @@ def plot_regret(table: pa.Table, path: str | os.PathLike, *, title: str | None =
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def burden_figure(curves, *, title: str | None = None) -> plt.Figure:
+    """Each group's social burden against the lender's profit, one curve per group, over the
+    thresholds of :func:`~strategic_apple_tasting.scenarios.burden.burden_curves` (points in
+    threshold order; the most profitable one marked)."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    best = curves.loc[curves["profit"].idxmax(), "threshold"]
+    for group, part in curves.groupby("group", sort=False):
+        part = part.sort_values("threshold")
+        line, = ax.plot(part["profit"], part["burden"], marker=".", label=str(group))
+        at = part[part["threshold"] == best]
+        ax.plot(at["profit"], at["burden"], marker="o", markersize=8, color=line.get_color())
+    ax.set_xlabel("lender's profit per applicant (reward units)")
+    ax.set_ylabel("social burden (mean move per repaying applicant)")
+    ax.legend(title="group")
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig
