@@ -109,6 +109,10 @@ QUICK_VERDICTS = {
     "with heterogeneous budgets (uniform in [0.1, δ]), SA-OLS estimating δ": NOT_DISCRIMINATING,
     "with a truthful fraction 0.3, SA-OLS estimating δ": NOT_DISCRIMINATING,
     "on German credit, SA-OLS estimating δ": NOT_DISCRIMINATING,
+    # On the engine SA-OLS's learned rules vary from seed to seed: at the quick T the gap in
+    # distance moved per applicant straddles 0 (scenarios/burden.py's exact curves show it).
+    "a strategy-robust rule puts a larger social burden on the group with lower scores":
+        INCONCLUSIVE,
 }
 
 

@@ -63,6 +63,7 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("budget-heterogeneous",), budget.partial),
     (("budget-truthful",), budget.partial),
     (("budget-german",), budget.german),
+    (("budget-fico",), budget.fico),
 ]
 
 

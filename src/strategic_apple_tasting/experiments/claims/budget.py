@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from ...scenarios.fico import GROUPS as FICO_GROUPS
 from .measures import at, mean, paired, rows, setting
 from .rows import Check, Claim, Control, Row
 
@@ -112,3 +113,27 @@ def german(table: pa.Table) -> list[Row]:
     return [_row(table, f"on German credit, SA-OLS estimating δ has regret within {FACTOR:g}× of "
                         f"SA-OLS told δ = {setting(table, 'delta'):g}",
                  why="")]
+
+
+def fico(table: pa.Table) -> list[Row]:
+    """The FICO finding on the engine: SA-OLS (a strategy-robust rule) makes the group with
+    lower scores move further per applicant than the group with higher ones; without gaming
+    nobody moves (the control)."""
+    def gap(delta: float) -> np.ndarray:
+        frame = rows(table, delta=delta, learner="sa-ols").to_pandas()
+        last = frame[frame["t"] == frame["t"].max()].sort_values("seed")
+        per = [np.asarray(d) / np.asarray(a) for d, a in
+               zip(last["group_distance"], last["group_applicants"], strict=True)]
+        names = list(FICO_GROUPS)
+        return np.array([v[names.index("black")] - v[names.index("white")] for v in per])
+
+    gaming = max(set(table.column("delta").to_pylist()))
+    return [Claim(
+        "a strategy-robust rule puts a larger social burden on the group with lower scores "
+        "(FICO tables)", "Milli et al. 2019; Hu et al. 2019",
+        f"SA-OLS at δ = {gaming:g}: distance moved per applicant, black minus white, at T",
+        mean(gap(gaming)), Check("> 0", low=0.0, strict=True),
+        Control("the same game without gaming (δ = 0)", mean(gap(0.0))),
+        detail="the burden here is the distance applicants move to be accepted (all of them "
+               "can: one budget); scenarios/burden.py draws it against the lender's profit",
+        why="")]

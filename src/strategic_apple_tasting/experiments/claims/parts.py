@@ -210,6 +210,10 @@ def parts(size: Size) -> dict[str, dict]:
                           "seeds_per_cell": seeds,
                           "game": {"data": "german-credit", "delta": 0.25},
                           "learners": budget.learners(0.25)},
+        # The FICO finding on the engine: SA-OLS with gaming and without (the control).
+        "budget-fico": {"horizon": main, "seeds": seeds,
+                        "game": {"data": "fico", "delta": [0.0, 0.5]},
+                        "learners": _learners("sa-ols")},
         # Stackelberg regret where it differs from strategic regret.
         "stackelberg": {"horizon": main // 10, "seeds": seeds,
                         "game": {"dimension": 3, "delta": 0.2, "truthful": 0.5},
@@ -232,7 +236,7 @@ COST = {"stochastic": 5.1, "bounds": 0.2, "etc": 0.14, "adversarial-d1": 0.14,
         "delays": 0.13, "periods": 0.09, "warm-ups": 0.13, "unclean": 0.49,
         "unclean-mixture": 0.69, "stackelberg": 3.3, "budget-0.1": 1.0, "budget-0.3": 1.0,
         "budget-0.5": 1.0, "budget-heterogeneous": 1.0, "budget-truthful": 1.0,
-        "budget-german": 20.0}
+        "budget-german": 20.0, "budget-fico": 1.0}
 
 
 def part_cost(name: str, rounds: int) -> float:
