@@ -36,6 +36,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from .. import __version__
 from ..learners import learner_class
 from . import store
+from .budget_view import budget_metrics
 from .config import ServiceConfig
 from .deciding import ServiceError, Writer
 from .keys import KeyCheck
@@ -545,5 +546,6 @@ def _metrics(service: Service) -> dict[str, Any]:
         "learner_error": (service.learner.error if service.learner is not None
                           and service.learner.error else progress.error),
         "database_error": service.database_error(),
+        **budget_metrics(service),  # issue 22: only when the learner estimates δ
     }
 

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 
 from ..reports.html import _e, _table, html_page
 from . import store
+from .budget_view import budget_html
 
 #: Time buckets of the acceptance plot.
 BUCKETS = 60
@@ -100,6 +101,7 @@ def policy_page(service: Any) -> str:
             _table(["feature", "weight β"], [[_e(n), f"{b:.6g}"]
                                             for n, b in zip(names, beta, strict=True)]),
         ]
+    body.append(budget_html(service))  # issue 22: only when the learner estimates δ
     body += ["<h2>Acceptance over time</h2>",
              f"<figure id=acceptance>{acceptance_svg(series, [x.published_at for x in rules])}"
              "<figcaption>Share of applicants accepted per time bucket; red lines mark "

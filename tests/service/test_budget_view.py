@@ -1,0 +1,30 @@
+"""issue 22: the learner's estimate of the gaming budget in /metrics and on the policy page."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from strategic_apple_tasting.learners import SAOLS
+from strategic_apple_tasting.service.budget_view import budget_html, budget_metrics
+
+
+def _service(learner):
+    return SimpleNamespace(learner=SimpleNamespace(current=SimpleNamespace(learner=learner)))
+
+
+def test_a_learner_told_delta_adds_nothing():
+    learner = SAOLS(delta=0.3, r0=0.0, feedback="apple").reset(2, rng=0)
+    assert budget_metrics(_service(learner)) == {} and budget_html(_service(learner)) == ""
+    assert budget_metrics(SimpleNamespace(learner=None)) == {}
+
+
+def test_an_estimating_learner_shows_its_estimate_and_interval():
+    learner = SAOLS(delta="estimate:0.8", r0=0.0, feedback="apple").reset(2, rng=0)
+    belief = learner._state.agents
+    belief.current[:4] = [0.3005, 0.3, 0.2995, 0.3005]  # in force, estimate, low, high
+    belief.counts[0] = 1234
+    m = budget_metrics(_service(learner))
+    assert m == {"delta_estimate": 0.3, "delta_low": 0.2995, "delta_high": 0.3005,
+                 "delta_in_force": 0.3005, "delta_applicants": 1234}
+    html = budget_html(_service(learner))
+    assert "1,234 applicants" in html and "δ = 0.3, 95% interval [0.2995, 0.3005]" in html
