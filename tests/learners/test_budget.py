@@ -81,3 +81,18 @@ def test_estimate_budget_skips_nan_and_refuses_bad_settings():
     assert estimate_budget(np.array([np.nan, -0.5, 0.5])).n == 2
     with pytest.raises(ValueError, match="level must be a number in"):
         estimate_budget(np.zeros(3), level=1.0)
+
+
+def test_a_learner_estimating_its_budget_is_saved_and_loaded_with_what_it_learned(tmp_path):
+    """Before the loader knew the belief learns, a played learner's file was refused
+    ("state.agents must be what the learner's parameters make it")."""
+    from strategic_apple_tasting.learners import persistence
+
+    bound, _, _ = run_one(Game(dimension=2, delta=0.3), SAOLS(delta="estimate"), 1,
+                          np.array([3000]))
+    persistence.save(bound, tmp_path / "learner.zip")
+    loaded = persistence.load(tmp_path / "learner.zip")
+    for name in ("current", "below", "above", "counts"):
+        assert np.array_equal(getattr(loaded._state.agents, name),
+                              getattr(bound._state.agents, name))
+    assert loaded._state.agents.counts[0] > 0

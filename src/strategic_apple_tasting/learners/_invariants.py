@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..game.policies import _same
+from .budget import EstimatedBudget
 
 #: The most rounds a saved counter may hold: no run comes near it, and a count kept below it
 #: cannot overflow an int64 as the learner runs on.
@@ -82,10 +83,30 @@ def upper_triangular(factors: np.ndarray, field: str) -> None:
 
 def fixed(value: Any, template: Any, field: str) -> None:
     """A field the learner's parameters fix (the kernels only read it): equal to the
-    template's."""
+    template's. A belief that estimates the budget (``delta="estimate"``) is fixed but for what
+    it has learned: its histogram and estimate, checked for what the estimator relies on."""
+    if isinstance(template, EstimatedBudget) and isinstance(value, EstimatedBudget):
+        _learned_budget(value, template, field)
+        return
     if not _same(value, template):
         raise ValueError(f"{field} must be what the learner's parameters make it "
                          f"({_short(template)}), got {_short(value)}")
+
+
+def _learned_budget(value: EstimatedBudget, template: EstimatedBudget, field: str) -> None:
+    for name in ("delta", "truthful", "base", "level"):
+        fixed(getattr(value, name), getattr(template, name), f"{field}.{name}")
+    for name in ("current", "below", "above", "counts", "work", "aux"):
+        a, t = getattr(value, name), getattr(template, name)
+        if not (isinstance(a, np.ndarray) and a.shape == t.shape and a.dtype == t.dtype):
+            raise ValueError(f"{field}.{name} must be an array like {_short(t)}, got "
+                             f"{_short(a)}")
+    if not all(np.all(np.isfinite(getattr(value, n))) for n in ("current", "below", "above")):
+        raise ValueError(f"{field} must hold finite estimates and counts")
+    if (value.below < 0).any() or (value.above < 0).any() or (value.counts < 0).any() \
+            or value.counts[2] < 1 or not 0.0 <= value.current[0] <= value.delta:
+        raise ValueError(f"{field} must hold counts >= 0, a next refresh >= 1 and a δ in "
+                         f"force in [0, {value.delta:g}]")
 
 
 def cached(value: np.ndarray, recomputed: np.ndarray, field: str, source: str) -> None:
