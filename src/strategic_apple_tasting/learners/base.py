@@ -203,14 +203,15 @@ class Learner(DecisionDesk):
 
     def bind(self, instance: Any, horizon: int | None = None) -> Learner:
         """A clone whose unset ``delta``, ``r0``, ``feedback``, ``agents`` (the learner's belief
-        about how agents respond), ``sigma`` and ``rewards`` (for a game that declares its
-        outcomes' rewards) are the game instance's, and whose unset ``horizon`` is the run's
-        (for learners tuned to the horizon)."""
+        about how agents respond), ``sigma``, ``repaid`` and ``defaulted`` (for a game that
+        declares its outcomes' rewards) are the game instance's, and whose unset ``horizon`` is
+        the run's (for learners tuned to the horizon)."""
         game = instance.game
-        # rewards: the two outcomes' rewards of a game that declares them (real loans).
+        # repaid, defaulted: the rewards of a game whose outcomes are loans (real data).
         known = {"delta": game.delta, "r0": game.r0, "feedback": game.feedback,
                  "agents": game.agents, "sigma": game.sigma, "horizon": horizon,
-                 "rewards": getattr(game, "rewards", None)}
+                 "repaid": getattr(game, "repaid", None),
+                 "defaulted": getattr(game, "defaulted", None)}
         params = self.get_params()
         fill = {k: v for k, v in known.items()
                 if k in params and params[k] is None and v is not None}

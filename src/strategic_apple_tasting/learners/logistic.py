@@ -1,8 +1,8 @@
 """Logistic learners for real outcomes (issue 21): SA-OLS's protocol with a logistic model.
 
 A lender sees a loan repaid or defaulted, and scores applicants with a logistic model. Here the
-reward of accepting is one of two values, ``rewards = (repaid, defaulted)``, and a reward in
-between is a fractional label: the learner's label for a reward r is
+reward of accepting is one of two values, ``repaid`` and ``defaulted``, and a reward in between
+is a fractional label: the learner's label for a reward r is
 
     y = (r − defaulted) / (repaid − defaulted), clipped to [0, 1],
 
@@ -71,7 +71,7 @@ from .least_squares import add_point, new_factor, solve
 #: keeps each row's entries within a few million of its features, whatever the rule.
 LOGIT_CLIP = 30.0
 #: The rewards of a repaid and a defaulted loan when neither the learner nor its game sets them.
-DEFAULT_REWARDS = (1.0, -1.0)
+DEFAULT_REPAID, DEFAULT_DEFAULTED = 1.0, -1.0
 
 # counts[...]: rounds seen, clean points fitted, points fitted that may have moved, w stale
 # (0/1), rejection rewards seen (bandit)
@@ -86,6 +86,7 @@ class LogisticState(NamedTuple):
     shift: bool  # shift the threshold by the agents' reach
     clean_only: bool  # learn from clean points only
     offset: bool  # learn from every accepted point, with an offset column for movers
+    reward_weighted: bool  # label r > r0, weight |r − r0|, threshold 0 on the log-odds
     counts: np.ndarray  # int64, see _ROUNDS.. above
     fit: np.ndarray  # (k+1, k+1): QR factor of [√a·X | √a·z], k = d (+1 with the offset)
     coef: np.ndarray  # (k,): w (and the movers' offset)
@@ -124,7 +125,7 @@ def _policy(state, rng, beta):
     _refit(state)
     for i in range(d):
         beta[i] = state.coef[i]
-    threshold = math.log(p) - math.log1p(-p)
+    threshold = 0.0 if state.reward_weighted else math.log(p) - math.log1p(-p)
     if state.shift:
         threshold += reach(state.agents, beta)
     return threshold
@@ -140,15 +141,25 @@ def _add(state, beta, x, moved, reward):
     big, small = 1.0 / (1.0 + e), e / (1.0 + e)
     p, q = (big, small) if s >= 0.0 else (small, big)
     a = p * q
-    y = (reward - state.defaulted) / (state.repaid - state.defaulted)
-    y = min(max(y, 0.0), 1.0)
-    root = math.sqrt(a)
+    if state.reward_weighted:
+        r = min(max(reward, state.defaulted), state.repaid)
+        y = 1.0 if r > state.r0 else 0.0
+        a_w = a * abs(r - state.r0)
+        if a_w == 0.0:
+            return
+        root = math.sqrt(a_w)
+        add_point_z = root * s + (y - p) * root / a
+    else:
+        y = (reward - state.defaulted) / (state.repaid - state.defaulted)
+        y = min(max(y, 0.0), 1.0)
+        root = math.sqrt(a)
+        add_point_z = root * s + (y - p) / root
     row = state.row
     for i in range(d):
         row[i] = root * x[i]
     if state.offset:
         row[d] = root if moved else 0.0
-    add_point(state.fit, row, root * s + (y - p) / root, state.work)
+    add_point(state.fit, row, add_point_z, state.work)
     state.counts[_STALE] = 1
 
 
@@ -192,30 +203,36 @@ class _Logistic(Learner):
 
     def __init__(self, delta: float | None = None, r0: float | None = None,
                  feedback: str | None = None, agents: Any = None,
-                 rewards: tuple[float, float] | None = None, ridge: float = 1.0) -> None:
+                 repaid: float | None = None, defaulted: float | None = None,
+                 ridge: float = 1.0, weighting: str = "likelihood") -> None:
         self.delta = delta
         self.r0 = r0
         self.feedback = feedback
         self.agents = agents
-        self.rewards = rewards
+        self.repaid = repaid
+        self.defaulted = defaulted
         self.ridge = ridge
+        self.weighting = weighting
 
     def _rewards(self) -> tuple[float, float]:
         """(repaid, defaulted) as numbers, or ``ValueError`` in one line."""
-        rewards = DEFAULT_REWARDS if self.rewards is None else self.rewards
-        allowed = ("a pair (repaid, defaulted) of finite numbers with repaid > defaulted, "
-                   f"each at most {type(self).input_bound:g} in magnitude")
-        if not (isinstance(rewards, tuple | list) and len(rewards) == 2 and all(
-                isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-                and abs(v) <= type(self).input_bound for v in rewards)
-                and rewards[0] > rewards[1]):
-            raise ValueError(f"rewards must be {allowed}, got {self.rewards!r}")
-        return float(rewards[0]), float(rewards[1])
+        bound = type(self).input_bound
+        repaid = DEFAULT_REPAID if self.repaid is None else self.repaid
+        defaulted = DEFAULT_DEFAULTED if self.defaulted is None else self.defaulted
+        repaid = check_bound("repaid", check_number("repaid", repaid), bound)
+        defaulted = check_bound("defaulted", check_number("defaulted", defaulted), bound)
+        if not repaid > defaulted:
+            raise ValueError(f"repaid must be larger than defaulted (the reward of a repaid "
+                             f"loan above a defaulted one's), got repaid={repaid!r} and "
+                             f"defaulted={defaulted!r}")
+        return repaid, defaulted
 
     def _check_params(self) -> None:
         super()._check_params()
         self._rewards()
-        check_bound("ridge", check_number("ridge", self.ridge, low=0.0), 1e9)
+        check_bound("ridge", check_number("ridge", self.ridge, low=0.0), type(self).input_bound)
+        if self.weighting not in ("likelihood", "reward"):
+            raise ValueError(f"weighting must be 'likelihood' or 'reward', got {self.weighting!r}")
 
     def milestones(self, d: int) -> list[int]:
         return [d]
@@ -231,6 +248,7 @@ class _Logistic(Learner):
         return LogisticState(
             agents=self._belief(), r0=float(self.r0), repaid=repaid, defaulted=defaulted,
             shift=self._shift, clean_only=self._clean_only, offset=self._offset,
+            reward_weighted=self.weighting == "reward",
             counts=np.zeros(5, dtype=np.int64), fit=fit, coef=np.zeros(k),
             rejected=np.zeros(1), row=np.zeros(k), work=np.zeros(k + 1))
 
@@ -266,9 +284,9 @@ class SALogistic(_Logistic):
         rejection rewards seen (module docstring).
     agents : agent model, optional
         How the learner believes agents respond (None: the game's; lazy agents without one).
-    rewards : (float, float), optional
+    repaid, defaulted : float, optional
         The rewards of a repaid and of a defaulted loan, repaid > defaulted (None: the game's,
-        if it declares them, else (1, −1)). A reward between them is a fractional label; one
+        if it declares them, else 1 and −1). A reward between them is a fractional label; one
         beyond them counts as the nearer.
     ridge : float
         Precision of the Gaussian prior N(0, I/ridge) on w (an L2 penalty; 0: none, and
@@ -276,7 +294,7 @@ class SALogistic(_Logistic):
 
     Examples
     --------
-    >>> learner = SALogistic(delta=0.1, r0=0.0, feedback="apple", rewards=(0.2, -1.0))
+    >>> learner = SALogistic(delta=0.1, r0=0.0, feedback="apple", repaid=0.2, defaulted=-1.0)
     >>> learner = learner.reset(d=2, rng=0)
     >>> for x, outcome in (([1.0, 0.5], 0.2), ([1.0, -0.5], -1.0)):  # the warm-up: accept
     ...     used = learner.update(x, learner.act(x), outcome)
@@ -305,7 +323,7 @@ class OffsetLogistic(_Logistic):
 
     Parameters
     ----------
-    delta, r0, feedback, agents, rewards, ridge
+    delta, r0, feedback, agents, repaid, defaulted, ridge
         As for :class:`SALogistic`.
     Examples
     --------
@@ -327,7 +345,7 @@ class NaiveLogistic(_Logistic):
 
     Parameters
     ----------
-    delta, r0, feedback, agents, rewards, ridge
+    delta, r0, feedback, agents, repaid, defaulted, ridge
         As for :class:`SALogistic` (``delta`` and ``agents`` are unused: it ignores gaming).
     Examples
     --------

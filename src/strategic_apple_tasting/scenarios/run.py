@@ -63,9 +63,10 @@ class _Game:
     feedback: str
     agents: Any
     sigma: float
-    #: (repaid, defaulted): the largest and smallest reward of accepting a row, which the
-    #: logistic learners' labels run between (None when every row has the same reward).
-    rewards: tuple[float, float] | None = None
+    #: The largest and smallest reward of accepting a row, which the logistic learners'
+    #: labels run between (None when every row has the same reward).
+    repaid: float | None = None
+    defaulted: float | None = None
 
 
 @dataclass(frozen=True)
@@ -233,7 +234,8 @@ def run_lending(data: LendingData, learners: Sequence[str | Learner] = LEARNERS,
     agents = subset_agents(data.gameable, float(delta), float(truthful))
     top, bottom = float(data.reward.max()), float(data.reward.min())
     game = _Game(delta=float(delta), r0=float(r0), feedback="apple", agents=agents, sigma=sigma,
-                 rewards=(top, bottom) if top > bottom else None)
+                 repaid=top if top > bottom else None,
+                 defaulted=bottom if top > bottom else None)
     instance = _Instance(game=game, theta1=theta, theta0=np.zeros(data.d))
     specs = [_resolve(given) for given in learners]
     labels = [label for label, _ in specs]

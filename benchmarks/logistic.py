@@ -1,0 +1,186 @@
+"""The logistic learners on German credit (issue 21, part 3): results tables for
+``benchmarks/LOGISTIC.md``.
+
+Plays the lending scenario (:func:`strategic_apple_tasting.scenarios.run_lending`: German
+credit's rows, subset gaming of the checking and savings balances and the telephone, rewards
++1 repaid / −5 defaulted scaled to +0.2 / −1) with one group of learners at each budget, and
+prints a Markdown table: regret against the least-squares rule (the scenario's benchmark),
+total reward (the lender's profit, in the scaled units), reward per 1,000 applicants, and the
+counts, each a mean over seeds with a 95% Student-t half-width.
+
+Groups (``--group``):
+
+* ``main``: the three logistic learners against SA-OLS, offset-ols, naive greedy, shifted-ols,
+  accept-all;
+* ``ridge``: sa-logistic's prior precision 0, 0.1, 1 (the default) and 10;
+* ``weighting``: the likelihood fit against a rule fitted to the reward directly (label
+  r > r0, weight |r − r0|, threshold 0 on the log-odds), for the three logistic learners;
+* ``batch``: sa-logistic against :class:`BatchLogistic`, the same learner refitting the batch
+  maximum likelihood on every point it has learned (a Python learner: the approximation's cost
+  in regret).
+
+Usage: ``python benchmarks/logistic.py --group main [--horizon 20000] [--seeds 10]
+[--deltas 0.25 0.5 1] [--workers 1] [--csv out.csv]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from strategic_apple_tasting.game import LinearThreshold
+from strategic_apple_tasting.game.agents import CLEAN_MARGIN, REACH
+from strategic_apple_tasting.game.policies import clean_above
+from strategic_apple_tasting.learners import Learner, NaiveLogistic, OffsetLogistic, SALogistic
+from strategic_apple_tasting.metrics import mean_ci
+from strategic_apple_tasting.scenarios import load_german_credit, run_lending
+
+
+class BatchLogistic(Learner):
+    """SA-Logistic with the batch fit: after every ``every`` learned points, w is the maximum
+    of the penalized likelihood over every clean point learned so far (Newton's method to
+    convergence, warm-started); in between, online Newton steps as sa-logistic's. Keeps every
+    point: a yardstick, not a learner to deploy."""
+
+    name = "batch-logistic"
+
+    def __init__(self, delta=None, r0=None, feedback=None, agents=None, repaid=None,
+                 defaulted=None, ridge=1.0, every=1):
+        self.delta, self.r0, self.feedback, self.agents = delta, r0, feedback, agents
+        self.repaid, self.defaulted, self.ridge, self.every = repaid, defaulted, ridge, every
+
+    def _init_state(self, d: int) -> None:
+        self._X: list[np.ndarray] = []
+        self._y: list[float] = []
+        self._w = np.zeros(d)
+        self._h = self.ridge * np.eye(d)
+        self._model = self._belief()
+        self._rounds = 0
+
+    def _publish(self) -> LinearThreshold:
+        d = self._d
+        if self._rounds < d:
+            return LinearThreshold(beta=np.zeros(d), threshold=-1.0)
+        repaid, defaulted = self.repaid, self.defaulted
+        p = (self.r0 - defaulted) / (repaid - defaulted)
+        beta = self._w.copy()
+        threshold = math.log(p / (1 - p)) + float(REACH[type(self._model)](self._model, beta))
+        return LinearThreshold(beta=beta, threshold=threshold)
+
+    def _learn(self, rule, x_obs, accepted, reward) -> bool:
+        self._rounds += 1
+        if not accepted or reward is None:
+            return False
+        beta = np.asarray(rule.beta, dtype=float)
+        margin = float(CLEAN_MARGIN[type(self._model)](self._model, beta))
+        if not clean_above(beta, float(rule.threshold), x_obs, margin):
+            return False
+        repaid, defaulted = self.repaid, self.defaulted
+        y = min(max((reward - defaulted) / (repaid - defaulted), 0.0), 1.0)
+        self._X.append(x_obs.copy())
+        self._y.append(y)
+        s = float(np.clip(beta @ x_obs, -30, 30))
+        p = 1 / (1 + math.exp(-s))
+        a = p * (1 - p)
+        self._h += a * np.outer(x_obs, x_obs)
+        self._w = self._w + np.linalg.solve(self._h, x_obs * (y - p))
+        if len(self._X) % self.every == 0:
+            self._batch()
+        return True
+
+    def _batch(self) -> None:
+        X, y = np.array(self._X), np.array(self._y)
+
+        def objective(w: np.ndarray) -> float:
+            s = X @ w
+            return float(np.sum(np.logaddexp(0.0, s) - y * s) + self.ridge * (w @ w) / 2)
+
+        w, value = self._w, objective(self._w)
+        for _ in range(100):  # Newton's method with backtracking: the objective never rises
+            p = 1 / (1 + np.exp(-np.clip(X @ w, -30, 30)))
+            grad = X.T @ (p - y) + self.ridge * w
+            hess = (X * (p * (1 - p))[:, None]).T @ X + self.ridge * np.eye(len(w))
+            step, size = np.linalg.solve(hess, grad), 1.0
+            while objective(w - size * step) > value and size > 1e-10:
+                size /= 2
+            w = w - size * step
+            value = objective(w)
+            if np.abs(size * step).max() < 1e-9:
+                break
+        self._w, self._h = w, hess
+
+
+def _groups(every: int) -> dict[str, list[tuple[str, Any]]]:
+    return {
+        "main": [("sa-logistic", SALogistic()), ("offset-logistic", OffsetLogistic()),
+                 ("naive-logistic", NaiveLogistic()), ("sa-ols", "sa-ols"),
+                 ("offset-ols", "offset-ols"), ("naive-greedy", "naive-greedy"),
+                 ("shifted-ols", "shifted-ols"), ("accept-all", "accept-all")],
+        "ridge": [(f"sa-logistic (ridge {r:g})", SALogistic(ridge=r))
+                  for r in (0.0, 0.1, 1.0, 10.0)],
+        "weighting": [(f"{cls.name} ({w})", cls(weighting=w))
+                      for cls in (SALogistic, OffsetLogistic, NaiveLogistic)
+                      for w in ("likelihood", "reward")],
+        "batch": [("sa-logistic (online)", SALogistic()),
+                  (f"sa-logistic (batch every {every})", BatchLogistic(every=every))],
+    }
+
+
+def _one(args: tuple) -> pd.DataFrame:
+    group, horizon, seed_index, delta, every = args
+    return run_lending(load_german_credit(), _groups(every)[group], horizon=horizon,
+                       seeds=[seed_index], delta=delta)
+
+
+def summarize(table: pd.DataFrame) -> str:
+    """Final totals per δ × learner as a Markdown table (means ± 95% half-widths)."""
+    last = table[table["t"] == table["t"].max()]
+    lines = ["| δ | learner | seeds | regret | reward | per 1,000 | accepted | moved | clean "
+             "| gamed as clean | s/run |", "|" + "---|" * 11]
+    horizon = int(table["t"].max())
+    for (delta, learner), g in last.groupby(["delta", "learner"], sort=False):
+        regret, regret_ci = mean_ci(g["regret"].to_numpy())
+        reward, reward_ci = mean_ci(g["reward"].to_numpy())
+        lines.append(
+            f"| {delta:g} | {learner} | {len(g)} | {regret:.1f} ± {regret_ci:.0f} | "
+            f"{reward:.1f} ± {reward_ci:.0f} | {1000 * reward / horizon:.2f} | "
+            f"{g['accepted'].mean():.0f} | {g['moved'].mean():.0f} | {g['clean'].mean():.0f} | "
+            f"{int(g['gamed_as_clean'].max())} | {g['seconds'].mean():.1f} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--group", default="main", choices=sorted(_groups(1)))
+    parser.add_argument("--horizon", type=int, default=20_000)
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--deltas", type=float, nargs="+", default=[0.25, 0.5, 1.0])
+    parser.add_argument("--every", type=int, default=1,
+                        help="batch group: refit the batch fit after this many points")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--csv", help="also write the per-seed table here")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    jobs = [(args.group, args.horizon, s, d, args.every)
+            for d in args.deltas for s in range(args.seeds)]
+    if args.workers > 1:
+        with ProcessPoolExecutor(args.workers) as pool:
+            parts = list(pool.map(_one, jobs))
+    else:
+        parts = [_one(job) for job in jobs]
+    table = pd.concat(parts, ignore_index=True)
+    if args.csv:
+        table.to_csv(args.csv, index=False)
+    print(f"group {args.group}: T = {args.horizon}, {args.seeds} seeds, wall time "
+          f"{time.perf_counter() - start:.0f} s ({args.workers} worker(s))")
+    print(summarize(table))
+
+
+if __name__ == "__main__":
+    main()

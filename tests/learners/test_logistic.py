@@ -1,0 +1,108 @@
+"""The logistic learners (issue 21, part 3) against a naive version written straight from their
+definition, their online fit against the batch maximum likelihood, and the rewards they take from
+a lending game."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from strategic_apple_tasting import Game
+from strategic_apple_tasting.game import LinearThreshold
+from strategic_apple_tasting.learners import NaiveLogistic, OffsetLogistic, SALogistic
+from tests.helpers import replay
+
+
+def naive_logistic(game: Game, seed: int, horizon: int, *, shift: bool, clean_only: bool,
+                   offset: bool, ridge: float = 1.0, repaid: float = 1.0,
+                   defaulted: float = -1.0, at_zero: bool = False):
+    """The logistic learners as their docstring defines them, with the normal equations solved
+    by numpy every round: H = ridge·I + Σ a·uuᵀ and b = Σ u·(a·s + y − p) over the learned rows
+    u ([x'] or [x', g]), each linearized at the log-odds s of the rule it was decided under
+    (``at_zero``: at s = 0, the control). Returns the decisions and the final coefficients."""
+    inst = game.instance(seed)
+    d, bandit = game.dimension, game.feedback == "bandit"
+    k = d + offset
+    gram, vec = ridge * np.eye(k), np.zeros(k)
+    rejected, n_rejected = 0.0, 0
+    decisions = []
+    for t in range(horizon):
+        coef = np.linalg.solve(gram, vec)
+        r0 = rejected / n_rejected if n_rejected else game.r0
+        p_star = (r0 - defaulted) / (repaid - defaulted)
+        if t < d or p_star <= 0 or p_star >= 1:
+            beta, c = np.zeros(d), -1.0 if t < d or p_star <= 0 else 1.0
+        else:
+            beta = coef[:d]
+            c = math.log(p_star / (1 - p_star)) + (game.delta * np.linalg.norm(beta)
+                                                  if shift else 0.0)
+        x = inst.next_context()
+        x_obs, moved = inst.next_response(LinearThreshold(beta, c), x)
+        accepted = moved or float(beta @ x_obs) >= c
+        r1, r_reject = inst.next_rewards(x)
+        decisions.append(accepted)
+        if accepted:
+            margin = 1e-9 * (abs(c) + np.linalg.norm(beta) * np.linalg.norm(x_obs))
+            clean = float(beta @ x_obs) > c + margin
+            if clean or not clean_only:
+                s = 0.0 if at_zero else float(np.clip(beta @ x_obs, -30, 30))
+                p = 1 / (1 + math.exp(-s))
+                a = p * (1 - p)
+                y = min(max((r1 - defaulted) / (repaid - defaulted), 0.0), 1.0)
+                u = np.append(x_obs, 0.0 if clean else 1.0) if offset else x_obs
+                gram += a * np.outer(u, u)
+                vec += u * (a * s + y - p)
+        elif bandit:
+            rejected += r_reject
+            n_rejected += 1
+    return np.array(decisions), np.linalg.solve(gram, vec)
+
+
+KINDS = {SALogistic: dict(shift=True, clean_only=True, offset=False),
+         OffsetLogistic: dict(shift=True, clean_only=False, offset=True),
+         NaiveLogistic: dict(shift=False, clean_only=False, offset=False)}
+
+
+@pytest.mark.parametrize("cls", list(KINDS), ids=lambda c: c.name)
+@pytest.mark.parametrize("feedback, r0", [("apple", 0.0), ("apple", -0.2), ("bandit", 0.0)])
+def test_logistic_learners_decide_like_the_naive_version(cls, feedback, r0):
+    game = Game(dimension=4, delta=0.4, feedback=feedback, r0=r0, sigma=0.3)
+    want, coef = naive_logistic(game, 0, 1500, **KINDS[cls])
+    rep = replay(game, cls(), 0, 1500)  # the per-round API, as a user calls it
+    assert np.array_equal(rep["accepted"], want)
+    assert np.allclose(rep["learner"].coefficients(), coef, rtol=1e-8, atol=1e-10)
+    # Control: the same learner with every row linearized at log-odds 0 (a weighted linear
+    # probability fit, no Newton step at the rule) fits otherwise.
+    _, other = naive_logistic(game, 0, 1500, **KINDS[cls], at_zero=True)
+    assert not np.allclose(other, coef, rtol=1e-3)
+
+
+def test_ridge_and_rewards_are_the_learners_own():
+    """ridge and the two rewards enter as the definition says (the same naive version with
+    them set), and a learner with other rewards decides otherwise (the control)."""
+    game = Game(dimension=3, delta=0.2, r0=0.1, sigma=0.3)
+    kw = dict(ridge=0.25, repaid=0.6, defaulted=-1.4)
+    want, coef = naive_logistic(game, 1, 1000, **KINDS[SALogistic], **kw)
+    rep = replay(game, SALogistic(**kw), 1, 1000)
+    assert np.array_equal(rep["accepted"], want)
+    assert np.allclose(rep["learner"].coefficients(), coef, rtol=1e-8, atol=1e-10)
+    assert not np.array_equal(replay(game, SALogistic(), 1, 1000)["accepted"], want)
+
+
+def test_no_coefficients_before_a_point_and_no_estimate_of_theta():
+    learner = SALogistic(delta=0.1, r0=0.0, feedback="apple").reset(2, 0)
+    assert learner.coefficients() is None and learner.estimate() is None
+    learner.update([1.0, 0.0], learner.act([1.0, 0.0]), 1.0)
+    assert learner.coefficients() is not None and learner.estimate() is None
+
+
+@pytest.mark.parametrize("r0, want", [(-1.0, -1.0), (-5.0, -1.0), (1.0, 1.0), (3.0, 1.0)])
+def test_a_reward_of_rejecting_beyond_the_outcomes_is_accept_all_or_reject_all(r0, want):
+    """p* ≤ 0 (every loan earns r0 or more): accept everyone; p* ≥ 1: nobody."""
+    learner = NaiveLogistic(delta=0.1, r0=r0, feedback="apple").reset(2, 0)
+    for _ in range(2):  # the warm-up: accept everyone
+        learner.update([1.0, 0.5], learner.act([1.0, 0.5]), 1.0)
+    rule = learner.policy()
+    assert not rule.beta.any() and rule.threshold == want
