@@ -199,6 +199,14 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--r0", "1e10"),
      "r0 must be at most 1e+09 in magnitude (the learner's input bound), got 10000000000.0"),
     (_run("--delta", "2e9"), "delta must be at most 1e+09 in magnitude"),
+    # issue 21: logistic learners (the rewards of the two outcomes, the prior)
+    (["serve", "-l", "sa-logistic", "-d", "2", "--param", "delta=0.1", "--param", "r0=0",
+      "--param", "repaid=-2", "--database", "sqlite:///a-dir/x.db"],
+     "repaid must be larger than defaulted (the reward of a repaid loan above a defaulted "
+     "one's), got repaid=-2 and defaulted=-1.0"),
+    (["serve", "-l", "offset-logistic", "-d", "2", "--param", "delta=0.1", "--param", "r0=0",
+      "--param", "ridge=-1", "--database", "sqlite:///a-dir/x.db"],
+     "ridge must be a finite number >= 0, got -1"),
 ]
 
 
@@ -332,6 +340,14 @@ SPECS: list[tuple[dict, str]] = [
     # issue 20: numerics (the learners' input bound, 1e9)
     (_game(r0=1e10), "learners[0] (sa-ols): r0 must be at most 1e+09 in magnitude"),
     (_learner(delta=5e9), "learners[0] (sa-ols): delta must be at most 1e+09 in magnitude"),
+    # issue 21: logistic learners (the rewards of the two outcomes, the prior)
+    (_spec(learners=[{"name": "sa-logistic", "repaid": -2.0}]),
+     "learners[0] (sa-logistic): repaid must be larger than defaulted (the reward of a repaid "
+     "loan above a defaulted one's), got repaid=-2.0 and defaulted=-1.0"),
+    (_spec(learners=[{"name": "naive-logistic", "defaulted": "low"}]),
+     "learners[0] (naive-logistic): defaulted must be a finite number, got 'low'"),
+    (_spec(learners=[{"name": "offset-logistic", "ridge": -1.0}]),
+     "learners[0] (offset-logistic): ridge must be a finite number >= 0, got -1.0"),
 ]
 
 
@@ -443,7 +459,46 @@ API: list[tuple[str, object, str]] = [
     ("oracle-theta-big", lambda: make_learner("oracle", theta1=[1e10, 0.0], delta=0.1, r0=0.0,
                                               feedback="apple").reset(2, 0),
      "theta1[0] must be at most 1e+09"),
+    # issue 21: logistic learners (the rewards of the two outcomes, the prior)
+    ("logistic-repaid-nan", lambda: _logistic(repaid=math.nan),
+     "repaid must be a finite number, got nan"),
+    ("logistic-repaid-str", lambda: _logistic(repaid="0.2"),
+     "repaid must be a finite number, got '0.2'"),
+    ("logistic-repaid-bool", lambda: _logistic(repaid=True),
+     "repaid must be a finite number, got True"),
+    ("logistic-defaulted-inf", lambda: _logistic(defaulted=-math.inf),
+     "defaulted must be a finite number, got -inf"),
+    ("logistic-repaid-below", lambda: _logistic(repaid=-1.0, defaulted=0.2),
+     "repaid must be larger than defaulted (the reward of a repaid loan above a defaulted "
+     "one's), got repaid=-1.0 and defaulted=0.2"),
+    ("logistic-repaid-equal", lambda: _logistic(repaid=0.5, defaulted=0.5),
+     "repaid must be larger than defaulted"),
+    ("logistic-repaid-default", lambda: _logistic(repaid=-1.0),
+     "got repaid=-1.0 and defaulted=-1.0"),
+    ("logistic-defaulted-big", lambda: _logistic(defaulted=-1e10),
+     "defaulted must be at most 1e+09 in magnitude (the learner's input bound), got "
+     "-10000000000.0"),
+    ("logistic-ridge-neg", lambda: _logistic(ridge=-0.5),
+     "ridge must be a finite number >= 0, got -0.5"),
+    ("logistic-ridge-nan", lambda: _logistic(ridge=math.nan),
+     "ridge must be a finite number >= 0, got nan"),
+    ("logistic-ridge-big", lambda: _logistic(ridge=1e10),
+     "ridge must be at most 1e+09 in magnitude (the learner's input bound), got "
+     "10000000000.0"),
+    ("logistic-ridge-none", lambda: _logistic(ridge=None),
+     "ridge must be a finite number >= 0, got None"),
+    ("offset-logistic-r0-none", lambda: make_learner(
+        "offset-logistic", delta=0.1, feedback="apple").reset(2, 0),
+     "r0 must be a finite number, got None"),
+    ("naive-logistic-repaid-list", lambda: make_learner(
+        "naive-logistic", delta=0.1, r0=0.0, feedback="apple", repaid=[1.0]).reset(2, 0),
+     "repaid must be a finite number, got [1.0]"),
 ]
+
+
+def _logistic(**params):
+    return make_learner("sa-logistic", delta=0.1, r0=0.0, feedback="apple",
+                        **params).reset(2, 0)
 
 
 @pytest.mark.parametrize("what, call, expected", API, ids=[a[0] for a in API])

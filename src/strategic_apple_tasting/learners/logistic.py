@@ -217,20 +217,24 @@ class _Logistic(Learner):
     def _rewards(self) -> tuple[float, float]:
         """(repaid, defaulted) as numbers, or ``ValueError`` in one line."""
         bound = type(self).input_bound
-        repaid = DEFAULT_REPAID if self.repaid is None else self.repaid
-        defaulted = DEFAULT_DEFAULTED if self.defaulted is None else self.defaulted
-        repaid = check_bound("repaid", check_number("repaid", repaid), bound)
-        defaulted = check_bound("defaulted", check_number("defaulted", defaulted), bound)
+        given = (DEFAULT_REPAID if self.repaid is None else self.repaid,
+                 DEFAULT_DEFAULTED if self.defaulted is None else self.defaulted)
+        repaid, defaulted = (check_bound(name, check_number(name, value), bound)
+                             for name, value in zip(("repaid", "defaulted"), given, strict=True))
         if not repaid > defaulted:
             raise ValueError(f"repaid must be larger than defaulted (the reward of a repaid "
-                             f"loan above a defaulted one's), got repaid={repaid!r} and "
-                             f"defaulted={defaulted!r}")
+                             f"loan above a defaulted one's), got repaid={given[0]!r} and "
+                             f"defaulted={given[1]!r}")
         return repaid, defaulted
+
+    def _ridge(self) -> float:
+        return check_bound("ridge", check_number("ridge", self.ridge, low=0.0),
+                           type(self).input_bound)
 
     def _check_params(self) -> None:
         super()._check_params()
         self._rewards()
-        check_bound("ridge", check_number("ridge", self.ridge, low=0.0), type(self).input_bound)
+        self._ridge()
         if self.weighting not in ("likelihood", "reward"):
             raise ValueError(f"weighting must be 'likelihood' or 'reward', got {self.weighting!r}")
 
@@ -244,7 +248,7 @@ class _Logistic(Learner):
         k = d + self._offset
         fit = new_factor(k)
         # The prior N(0, I/ridge) as k rows √ridge·e_i with response 0.
-        fit[np.arange(k), np.arange(k)] = math.sqrt(float(self.ridge))
+        fit[np.arange(k), np.arange(k)] = math.sqrt(self._ridge())
         return LogisticState(
             agents=self._belief(), r0=float(self.r0), repaid=repaid, defaulted=defaulted,
             shift=self._shift, clean_only=self._clean_only, offset=self._offset,
