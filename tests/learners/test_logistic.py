@@ -106,3 +106,47 @@ def test_a_reward_of_rejecting_beyond_the_outcomes_is_accept_all_or_reject_all(r
         learner.update([1.0, 0.5], learner.act([1.0, 0.5]), 1.0)
     rule = learner.policy()
     assert not rule.beta.any() and rule.threshold == want
+
+
+try:
+    from strategic_apple_tasting.scenarios import lending as _lending
+
+    _lending.german_credit_path()
+    HAVE_DATA, WHY = True, ""
+except ImportError as exc:
+    HAVE_DATA, WHY = False, str(exc)
+needs_data = pytest.mark.skipif(not HAVE_DATA, reason=f"German credit not installed ({WHY})")
+
+
+def _reward_gain(data, seeds, horizon=10_000, delta=0.25):
+    """sa-logistic's total reward less SA-OLS's, per seed, on the lending scenario."""
+    from strategic_apple_tasting.scenarios import run_lending
+
+    table = run_lending(data, ["sa-logistic", "sa-ols"], horizon=horizon, seeds=seeds,
+                        delta=delta)
+    last = table[table["t"] == horizon].pivot_table(index="seed", columns="learner",
+                                                    values="reward")
+    return (last["sa-logistic"] - last["sa-ols"]).to_numpy()
+
+
+@needs_data
+@pytest.mark.slow
+def test_sa_logistic_earns_more_than_sa_ols_on_real_outcomes_and_not_on_linear_ones():
+    """German credit, δ = 0.25, T = 10,000, seeds 0–4: sa-logistic earned more than SA-OLS on
+    every seed (by 193, 142, 80, 23 and 56; mean 99; at T = 20,000 over 10 seeds by 84 to 323,
+    benchmarks/LOGISTIC.md). The test asks for more on every seed and 40 more in the mean. The
+    control keeps the applicants and agents but makes the linear model exactly right (each
+    reward replaced by the least-squares rule's prediction, the issue's misspecification
+    experiment): there sa-logistic earned less than SA-OLS on every seed (by 1.3 to 3.8), and
+    the same test fails."""
+    import dataclasses
+
+    from strategic_apple_tasting.scenarios import fitted_rule, load_german_credit
+
+    data = load_german_credit()
+    gain = _reward_gain(data, 5)
+    assert np.all(gain > 0) and gain.mean() >= 40, gain
+    theta, _ = fitted_rule(data)
+    linear = dataclasses.replace(data, reward=data.features @ theta)
+    control = _reward_gain(linear, 5)
+    assert not (np.all(control > 0) and control.mean() >= 40), control
