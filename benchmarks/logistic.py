@@ -15,6 +15,8 @@ Groups (``--group``):
 * ``ridge``: sa-logistic's prior precision 0, 0.1, 1 (the default) and 10;
 * ``weighting``: the likelihood fit against a rule fitted to the reward directly (label
   r > r0, weight |r − r0|, threshold 0 on the log-odds), for the three logistic learners;
+* ``boundary``: each point's weight times exp(−((s − c)/h)²/2), s the rule's log-odds of the
+  point and c = logit(p*), for bandwidths h of 0.5, 1 and 2 log-odds against none;
 * ``batch``: sa-logistic against :class:`BatchLogistic`, the same learner refitting the batch
   maximum likelihood on every point it has learned (a Python learner: the approximation's cost
   in regret).
@@ -131,6 +133,8 @@ def _groups(every: int) -> dict[str, list[tuple[str, Any]]]:
         "weighting": [(f"{cls.name} ({w})", cls(weighting=w))
                       for cls in (SALogistic, OffsetLogistic, NaiveLogistic)
                       for w in ("likelihood", "reward")],
+        "boundary": [(f"{cls.name} (bandwidth {h})", cls(bandwidth=h))
+                     for cls in (SALogistic, OffsetLogistic) for h in (None, 0.5, 1.0, 2.0)],
         "batch": [("sa-logistic (online)", SALogistic()),
                   (f"sa-logistic (batch every {every})", BatchLogistic(every=every))],
     }

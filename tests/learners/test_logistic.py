@@ -82,7 +82,7 @@ def test_logistic_learners_decide_like_the_naive_version(cls, feedback, r0):
 def test_ridge_and_rewards_are_the_learners_own():
     """ridge and the two rewards enter as the definition says (the same naive version with
     them set), and a learner with other rewards decides otherwise (the control)."""
-    game = Game(dimension=3, delta=0.2, r0=0.1, sigma=0.3)
+    game = Game(dimension=3, delta=0.2, r0=-0.1, sigma=0.3)
     kw = dict(ridge=0.25, repaid=0.6, defaulted=-1.4)
     want, coef = naive_logistic(game, 1, 1000, **KINDS[SALogistic], **kw)
     rep = replay(game, SALogistic(**kw), 1, 1000)

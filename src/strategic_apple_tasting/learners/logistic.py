@@ -87,6 +87,7 @@ class LogisticState(NamedTuple):
     clean_only: bool  # learn from clean points only
     offset: bool  # learn from every accepted point, with an offset column for movers
     reward_weighted: bool  # label r > r0, weight |r − r0|, threshold 0 on the log-odds
+    bandwidth: float  # > 0: weight exp(−((s − c)/bandwidth)²/2) around the boundary c
     counts: np.ndarray  # int64, see _ROUNDS.. above
     fit: np.ndarray  # (k+1, k+1): QR factor of [√a·X | √a·z], k = d (+1 with the offset)
     coef: np.ndarray  # (k,): w (and the movers' offset)
@@ -141,19 +142,24 @@ def _add(state, beta, x, moved, reward):
     big, small = 1.0 / (1.0 + e), e / (1.0 + e)
     p, q = (big, small) if s >= 0.0 else (small, big)
     a = p * q
+    p_star = (state.r0 - state.defaulted) / (state.repaid - state.defaulted)
     if state.reward_weighted:
         r = min(max(reward, state.defaulted), state.repaid)
         y = 1.0 if r > state.r0 else 0.0
-        a_w = a * abs(r - state.r0)
-        if a_w == 0.0:
-            return
-        root = math.sqrt(a_w)
-        add_point_z = root * s + (y - p) * root / a
+        m = abs(r - state.r0)
+        c = 0.0
     else:
         y = (reward - state.defaulted) / (state.repaid - state.defaulted)
         y = min(max(y, 0.0), 1.0)
-        root = math.sqrt(a)
-        add_point_z = root * s + (y - p) / root
+        m = 1.0
+        c = math.log(p_star) - math.log1p(-p_star) if 0.0 < p_star < 1.0 else 0.0
+    if state.bandwidth > 0.0:
+        u = (s - c) / state.bandwidth
+        m *= math.exp(-0.5 * u * u)
+    if m * a == 0.0:
+        return
+    root = math.sqrt(a * m)
+    add_point_z = root * s + (y - p) * root / a
     row = state.row
     for i in range(d):
         row[i] = root * x[i]
@@ -204,7 +210,9 @@ class _Logistic(Learner):
     def __init__(self, delta: float | None = None, r0: float | None = None,
                  feedback: str | None = None, agents: Any = None,
                  repaid: float | None = None, defaulted: float | None = None,
-                 ridge: float = 1.0, weighting: str = "likelihood") -> None:
+                 ridge: float = 1.0, weighting: str = "likelihood",
+                 bandwidth: float | None = None) -> None:
+        self.bandwidth = bandwidth
         self.delta = delta
         self.r0 = r0
         self.feedback = feedback
@@ -253,6 +261,7 @@ class _Logistic(Learner):
             agents=self._belief(), r0=float(self.r0), repaid=repaid, defaulted=defaulted,
             shift=self._shift, clean_only=self._clean_only, offset=self._offset,
             reward_weighted=self.weighting == "reward",
+            bandwidth=0.0 if self.bandwidth is None else float(self.bandwidth),
             counts=np.zeros(5, dtype=np.int64), fit=fit, coef=np.zeros(k),
             rejected=np.zeros(1), row=np.zeros(k), work=np.zeros(k + 1))
 
