@@ -13,8 +13,6 @@ Groups (``--group``):
 * ``main``: the three logistic learners against SA-OLS, offset-ols, naive greedy, shifted-ols,
   accept-all;
 * ``ridge``: sa-logistic's prior precision 0, 0.1, 1 (the default) and 10;
-* ``weighting``: the likelihood fit against a rule fitted to the reward directly (label
-  r > r0, weight |r − r0|, threshold 0 on the log-odds), for the three logistic learners;
 * ``boundary``: each point's weight times exp(−((s − c)/h)²/2), s the rule's log-odds of the
   point and c = logit(p*), for bandwidths h of 0.5, 1 and 2 log-odds against none;
 * ``batch``: sa-logistic against :class:`BatchLogistic`, the same learner refitting the batch
@@ -130,9 +128,6 @@ def _groups(every: int) -> dict[str, list[tuple[str, Any]]]:
                  ("shifted-ols", "shifted-ols"), ("accept-all", "accept-all")],
         "ridge": [(f"sa-logistic (ridge {r:g})", SALogistic(ridge=r))
                   for r in (0.0, 0.1, 1.0, 10.0)],
-        "weighting": [(f"{cls.name} ({w})", cls(weighting=w))
-                      for cls in (SALogistic, OffsetLogistic, NaiveLogistic)
-                      for w in ("likelihood", "reward")],
         "boundary": [(f"{cls.name} (bandwidth {h})", cls(bandwidth=h))
                      for cls in (SALogistic, OffsetLogistic) for h in (None, 0.5, 1.0, 2.0)],
         "batch": [("sa-logistic (online)", SALogistic()),

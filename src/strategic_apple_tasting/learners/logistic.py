@@ -86,7 +86,6 @@ class LogisticState(NamedTuple):
     shift: bool  # shift the threshold by the agents' reach
     clean_only: bool  # learn from clean points only
     offset: bool  # learn from every accepted point, with an offset column for movers
-    reward_weighted: bool  # label r > r0, weight |r − r0|, threshold 0 on the log-odds
     bandwidth: float  # > 0: weight exp(−((s − c)/bandwidth)²/2) around the boundary c
     counts: np.ndarray  # int64, see _ROUNDS.. above
     fit: np.ndarray  # (k+1, k+1): QR factor of [√a·X | √a·z], k = d (+1 with the offset)
@@ -126,7 +125,7 @@ def _policy(state, rng, beta):
     _refit(state)
     for i in range(d):
         beta[i] = state.coef[i]
-    threshold = 0.0 if state.reward_weighted else math.log(p) - math.log1p(-p)
+    threshold = math.log(p) - math.log1p(-p)
     if state.shift:
         threshold += reach(state.agents, beta)
     return threshold
@@ -142,20 +141,14 @@ def _add(state, beta, x, moved, reward):
     big, small = 1.0 / (1.0 + e), e / (1.0 + e)
     p, q = (big, small) if s >= 0.0 else (small, big)
     a = p * q
-    p_star = (state.r0 - state.defaulted) / (state.repaid - state.defaulted)
-    if state.reward_weighted:
-        r = min(max(reward, state.defaulted), state.repaid)
-        y = 1.0 if r > state.r0 else 0.0
-        m = abs(r - state.r0)
-        c = 0.0
-    else:
-        y = (reward - state.defaulted) / (state.repaid - state.defaulted)
-        y = min(max(y, 0.0), 1.0)
-        m = 1.0
-        c = math.log(p_star) - math.log1p(-p_star) if 0.0 < p_star < 1.0 else 0.0
+    y = (reward - state.defaulted) / (state.repaid - state.defaulted)
+    y = min(max(y, 0.0), 1.0)
+    m = 1.0
     if state.bandwidth > 0.0:
+        p_star = (state.r0 - state.defaulted) / (state.repaid - state.defaulted)
+        c = math.log(p_star) - math.log1p(-p_star) if 0.0 < p_star < 1.0 else 0.0
         u = (s - c) / state.bandwidth
-        m *= math.exp(-0.5 * u * u)
+        m = math.exp(-0.5 * u * u)
     if m * a == 0.0:
         return
     root = math.sqrt(a * m)
@@ -210,8 +203,7 @@ class _Logistic(Learner):
     def __init__(self, delta: float | None = None, r0: float | None = None,
                  feedback: str | None = None, agents: Any = None,
                  repaid: float | None = None, defaulted: float | None = None,
-                 ridge: float = 1.0, weighting: str = "likelihood",
-                 bandwidth: float | None = None) -> None:
+                 ridge: float = 1.0, bandwidth: float | None = None) -> None:
         self.bandwidth = bandwidth
         self.delta = delta
         self.r0 = r0
@@ -220,7 +212,6 @@ class _Logistic(Learner):
         self.repaid = repaid
         self.defaulted = defaulted
         self.ridge = ridge
-        self.weighting = weighting
 
     def _rewards(self) -> tuple[float, float]:
         """(repaid, defaulted) as numbers, or ``ValueError`` in one line."""
@@ -243,8 +234,6 @@ class _Logistic(Learner):
         super()._check_params()
         self._rewards()
         self._ridge()
-        if self.weighting not in ("likelihood", "reward"):
-            raise ValueError(f"weighting must be 'likelihood' or 'reward', got {self.weighting!r}")
 
     def milestones(self, d: int) -> list[int]:
         return [d]
@@ -260,7 +249,6 @@ class _Logistic(Learner):
         return LogisticState(
             agents=self._belief(), r0=float(self.r0), repaid=repaid, defaulted=defaulted,
             shift=self._shift, clean_only=self._clean_only, offset=self._offset,
-            reward_weighted=self.weighting == "reward",
             bandwidth=0.0 if self.bandwidth is None else float(self.bandwidth),
             counts=np.zeros(5, dtype=np.int64), fit=fit, coef=np.zeros(k),
             rejected=np.zeros(1), row=np.zeros(k), work=np.zeros(k + 1))
