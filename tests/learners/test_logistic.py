@@ -150,3 +150,57 @@ def test_sa_logistic_earns_more_than_sa_ols_on_real_outcomes_and_not_on_linear_o
     linear = dataclasses.replace(data, reward=data.features @ theta)
     control = _reward_gain(linear, 5)
     assert not (np.all(control > 0) and control.mean() >= 40), control
+
+
+def _batch_fit(X: np.ndarray, y: np.ndarray, ridge: float, start: np.ndarray) -> np.ndarray:
+    """The penalized maximum likelihood: Newton's method with backtracking to convergence."""
+    def objective(w):
+        s = X @ w
+        return float(np.sum(np.logaddexp(0.0, s) - y * s) + ridge * (w @ w) / 2)
+
+    w, value = start.copy(), objective(start)
+    for _ in range(200):
+        p = 1 / (1 + np.exp(-(X @ w)))
+        step = np.linalg.solve((X * (p * (1 - p))[:, None]).T @ X + ridge * np.eye(len(w)),
+                               X.T @ (p - y) + ridge * w)
+        size = 1.0
+        while objective(w - size * step) > value and size > 1e-12:
+            size /= 2
+        w, value = w - size * step, objective(w - size * step)
+        if np.abs(size * step).max() < 1e-10:
+            return w
+    raise AssertionError("the batch fit did not converge")
+
+
+@needs_data
+def test_the_online_fit_decides_like_the_batch_maximum_likelihood_on_german_credit():
+    """The online fit never re-linearizes a point, so it is not the batch maximum likelihood of
+    the points it learned. How far it is, where it matters: naive-logistic without gaming plays
+    20,000 of German credit's rows (seeds 0–3) through the per-round API; the batch penalized
+    maximum likelihood of the very points it learned (same ridge) and the online fit then
+    decide differently on 3.9%, 2.3%, 3.6% and 3.3% of the 1,000 applicants (measured). The
+    test allows 6%. The control, one IRLS step from w = 0 on the same points (every row
+    linearized at log-odds 0), differs on 8.7%, 8.4%, 9.7% and 9.4%, and fails it."""
+    from strategic_apple_tasting.scenarios import load_german_credit
+
+    data = load_german_credit()
+    X, rewards = data.features, data.reward
+    cut = math.log(5)  # logit(p*): p* = 5/6 for rewards +0.2 / −1 against r0 = 0
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        learner = NaiveLogistic(delta=0.0, r0=0.0, feedback="apple", repaid=0.2,
+                                defaulted=-1.0).reset(data.d, seed)
+        learned = []
+        for i in rng.integers(0, data.n, size=20_000):
+            accepted = learner.act(X[i])
+            if learner.update(X[i], accepted, float(rewards[i]) if accepted else None):
+                learned.append(i)
+        Xs, ys = X[learned], (rewards[learned] > 0).astype(float)
+        online = learner.coefficients()
+        batch = _batch_fit(Xs, ys, 1.0, online)
+        one_step = np.linalg.solve(np.eye(data.d) + 0.25 * Xs.T @ Xs, Xs.T @ (ys - 0.5))
+
+        def differ(w, batch=batch):
+            return np.mean((X @ w >= cut) != (X @ batch >= cut))
+        assert differ(online) <= 0.06, (seed, differ(online))
+        assert differ(one_step) > 0.06, (seed, differ(one_step))
