@@ -60,7 +60,7 @@ import numpy as np
 from .._jit import njit
 from ..game.agents import clean_margin, reach
 from ..game.game import check_number
-from ..game.policies import clean_above, score
+from ..game.policies import clean_above, norm, score
 from .base import Learner, LearnerKernels
 from .decisions import serialized
 from .inputs import check_bound
@@ -144,7 +144,7 @@ def _add(state, beta, x, moved, reward):
     y = (reward - state.defaulted) / (state.repaid - state.defaulted)
     y = min(max(y, 0.0), 1.0)
     m = 1.0
-    if state.bandwidth > 0.0:
+    if state.bandwidth > 0.0 and norm(beta) > 0.0:  # (an accept-all rule's s = 0 is no fit's)
         p_star = (state.r0 - state.defaulted) / (state.repaid - state.defaulted)
         c = math.log(p_star) - math.log1p(-p_star) if 0.0 < p_star < 1.0 else 0.0
         u = (s - c) / state.bandwidth
