@@ -15,6 +15,8 @@ Groups (``--group``):
 * ``ridge``: sa-logistic's prior precision 0, 0.1, 1 (the default) and 10;
 * ``boundary``: each point's weight times exp(−((s − c)/h)²/2), s the rule's log-odds of the
   point and c = logit(p*), for bandwidths h of 0.5, 1 and 2 log-odds against none;
+* ``buffer``: :class:`BatchLogistic` refitting at each doubling of its learned points, on
+  all of them or on its first 1,000, 250, 100 or 50 (later ones as sa-logistic's rows);
 * ``batch``: sa-logistic against :class:`BatchLogistic`, the same learner refitting the batch
   maximum likelihood on every point it has learned (a Python learner: the approximation's cost
   in regret).
@@ -47,25 +49,30 @@ from strategic_apple_tasting.scenarios import load_german_credit, run_lending
 
 
 class BatchLogistic(Learner):
-    """SA-Logistic with the batch fit: after every ``every`` learned points, w is the maximum
-    of the penalized likelihood over every clean point learned so far (Newton's method to
-    convergence, warm-started); in between, online Newton steps as sa-logistic's. Keeps every
-    point: a yardstick, not a learner to deploy."""
+    """SA-Logistic with a batch fit of the first ``buffer`` clean points it learned (all of them
+    if None): at each refit, w maximizes their penalized likelihood plus the quadratic of every
+    later point (linearized at its rule, as sa-logistic's rows), by Newton's method with
+    backtracking from the current w; between refits, online Newton steps as sa-logistic's.
+    Refits come after every ``every`` learned points, or (``every=0``) each time the count of
+    learned points doubles from d. A yardstick in Python, not a learner to deploy."""
 
     name = "batch-logistic"
 
     def __init__(self, delta=None, r0=None, feedback=None, agents=None, repaid=None,
-                 defaulted=None, ridge=1.0, every=1):
+                 defaulted=None, ridge=1.0, every=1, buffer=None):
         self.delta, self.r0, self.feedback, self.agents = delta, r0, feedback, agents
-        self.repaid, self.defaulted, self.ridge, self.every = repaid, defaulted, ridge, every
+        self.repaid, self.defaulted, self.ridge = repaid, defaulted, ridge
+        self.every, self.buffer = every, buffer
 
     def _init_state(self, d: int) -> None:
         self._X: list[np.ndarray] = []
         self._y: list[float] = []
         self._w = np.zeros(d)
         self._h = self.ridge * np.eye(d)
+        self._h_late, self._b_late = np.zeros((d, d)), np.zeros(d)  # rows past the buffer
         self._model = self._belief()
-        self._rounds = 0
+        self._rounds = self._learned = 0
+        self._next = d
 
     def _publish(self) -> LinearThreshold:
         d = self._d
@@ -87,29 +94,39 @@ class BatchLogistic(Learner):
             return False
         repaid, defaulted = self.repaid, self.defaulted
         y = min(max((reward - defaulted) / (repaid - defaulted), 0.0), 1.0)
-        self._X.append(x_obs.copy())
-        self._y.append(y)
         s = float(np.clip(beta @ x_obs, -30, 30))
         p = 1 / (1 + math.exp(-s))
         a = p * (1 - p)
+        if self.buffer is None or len(self._X) < self.buffer:
+            self._X.append(x_obs.copy())
+            self._y.append(y)
+        else:
+            self._h_late += a * np.outer(x_obs, x_obs)
+            self._b_late += x_obs * (a * s + y - p)
         self._h += a * np.outer(x_obs, x_obs)
         self._w = self._w + np.linalg.solve(self._h, x_obs * (y - p))
-        if len(self._X) % self.every == 0:
+        self._learned += 1
+        if (self.every and self._learned % self.every == 0) or (
+                not self.every and self._learned >= self._next):
+            self._next *= 2
             self._batch()
         return True
 
     def _batch(self) -> None:
         X, y = np.array(self._X), np.array(self._y)
+        h_late, b_late = self._h_late, self._b_late
 
         def objective(w: np.ndarray) -> float:
             s = X @ w
-            return float(np.sum(np.logaddexp(0.0, s) - y * s) + self.ridge * (w @ w) / 2)
+            return float(np.sum(np.logaddexp(0.0, s) - y * s) + self.ridge * (w @ w) / 2
+                         + (w @ h_late @ w) / 2 - b_late @ w)
 
         w, value = self._w, objective(self._w)
         for _ in range(100):  # Newton's method with backtracking: the objective never rises
             p = 1 / (1 + np.exp(-np.clip(X @ w, -30, 30)))
-            grad = X.T @ (p - y) + self.ridge * w
-            hess = (X * (p * (1 - p))[:, None]).T @ X + self.ridge * np.eye(len(w))
+            grad = X.T @ (p - y) + self.ridge * w + h_late @ w - b_late
+            hess = ((X * (p * (1 - p))[:, None]).T @ X + self.ridge * np.eye(len(w))
+                    + h_late)
             step, size = np.linalg.solve(hess, grad), 1.0
             while objective(w - size * step) > value and size > 1e-10:
                 size /= 2
@@ -132,6 +149,8 @@ def _groups(every: int) -> dict[str, list[tuple[str, Any]]]:
                      for cls in (SALogistic, OffsetLogistic) for h in (None, 0.5, 1.0, 2.0)],
         "batch": [("sa-logistic (online)", SALogistic()),
                   (f"sa-logistic (batch every {every})", BatchLogistic(every=every))],
+        "buffer": [(f"sa-logistic (batch of {b or 'all'}, refit at doublings)",
+                    BatchLogistic(every=0, buffer=b)) for b in (None, 1000, 250, 100, 50)],
     }
 
 
