@@ -13,8 +13,8 @@ Groups (``--group``):
 * ``main``: the three logistic learners against SA-OLS, offset-ols, naive greedy, shifted-ols,
   accept-all;
 * ``ridge``: sa-logistic's prior precision 0, 0.1, 1 (the default) and 10;
-* ``boundary``: each point's weight times exp(−((s − c)/h)²/2), s the rule's log-odds of the
-  point and c = logit(p*), for bandwidths h of 0.5, 1 and 2 log-odds against none;
+* ``kept``: sa-logistic keeping 0 (the online fit alone), 50, 100, 5·d (the default, 245)
+  and 1,000 points for its exact refits;
 * ``buffer``: :class:`BatchLogistic` refitting at each doubling of its learned points, on
   all of them or on its first 1,000, 250, 100 or 50 (later ones as sa-logistic's rows);
 * ``batch``: sa-logistic against :class:`BatchLogistic`, the same learner refitting the batch
@@ -145,8 +145,8 @@ def _groups(every: int) -> dict[str, list[tuple[str, Any]]]:
                  ("shifted-ols", "shifted-ols"), ("accept-all", "accept-all")],
         "ridge": [(f"sa-logistic (ridge {r:g})", SALogistic(ridge=r))
                   for r in (0.0, 0.1, 1.0, 10.0)],
-        "boundary": [(f"{cls.name} (bandwidth {h})", cls(bandwidth=h))
-                     for cls in (SALogistic, OffsetLogistic) for h in (None, 0.5, 1.0, 2.0)],
+        "kept": [(f"sa-logistic (batch_points {b})", SALogistic(batch_points=b))
+                 for b in (0, 50, 100, None, 1000)],
         "batch": [("sa-logistic (online)", SALogistic()),
                   (f"sa-logistic (batch every {every})", BatchLogistic(every=every))],
         "buffer": [(f"sa-logistic (batch of {b or 'all'}, refit at doublings)",

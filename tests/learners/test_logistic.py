@@ -15,18 +15,63 @@ from strategic_apple_tasting.learners import NaiveLogistic, OffsetLogistic, SALo
 from tests.helpers import replay
 
 
+def _irls_row(u: np.ndarray, s: float, y: float) -> tuple[np.ndarray, float]:
+    """a·uuᵀ's and u·(a·s + y − p)'s terms of a point linearized at log-odds s (clipped)."""
+    s = float(np.clip(s, -30, 30))
+    p = 1 / (1 + math.exp(-s))
+    a = p * (1 - p)
+    return a * np.outer(u, u), u * (a * s + y - p)
+
+
 def naive_logistic(game: Game, seed: int, horizon: int, *, shift: bool, clean_only: bool,
                    offset: bool, ridge: float = 1.0, repaid: float = 1.0,
-                   defaulted: float = -1.0, at_zero: bool = False):
-    """The logistic learners as their docstring defines them, with the normal equations solved
-    by numpy every round: H = ridge·I + Σ a·uuᵀ and b = Σ u·(a·s + y − p) over the learned rows
-    u ([x'] or [x', g]), each linearized at the log-odds s of the rule it was decided under
-    (``at_zero``: at s = 0, the control). Returns the decisions and the final coefficients."""
+                   defaulted: float = -1.0, batch_points: int | None = None,
+                   at_zero: bool = False):
+    """The logistic learners as their docstrings define them, in numpy's normal equations:
+    w solves (ridge·I + Σ a·uuᵀ) w = Σ u·(a·s + y − p) over the learned rows u ([x'] or
+    [x', g]), each linearized at the log-odds s its rule gave it (``at_zero``: at s = 0, the
+    control); the first ``batch_points`` are kept and, each time the count of learned points
+    doubles from d, w becomes the minimizer of their negative log-likelihood plus the later
+    rows' quadratic (Newton with backtracking) and the kept rows are linearized at it.
+    Returns the decisions and the final coefficients."""
     inst = game.instance(seed)
     d, bandit = game.dimension, game.feedback == "bandit"
     k = d + offset
-    gram, vec = ridge * np.eye(k), np.zeros(k)
+    size = 5 * d if batch_points is None else batch_points
+    late_gram, late_vec = ridge * np.eye(k), np.zeros(k)
+    gram, vec = late_gram.copy(), late_vec.copy()
+    kept: list[tuple[np.ndarray, float]] = []
+    learned, next_refit = 0, d
     rejected, n_rejected = 0.0, 0
+
+    def linearized(w):
+        g, v = late_gram.copy(), late_vec.copy()
+        for u, y in kept:
+            dg, dv = _irls_row(u, 0.0 if at_zero else float(u @ w), y)
+            g, v = g + dg, v + dv
+        return g, v
+
+    def objective(w):
+        s = np.array([u @ w for u, _ in kept])
+        y = np.array([y for _, y in kept])
+        return float(np.sum(np.logaddexp(0.0, s) - y * s) + w @ late_gram @ w / 2
+                     - late_vec @ w)
+
+    def refit(w):
+        value = objective(w)
+        for _ in range(50):
+            target = np.linalg.solve(*linearized(w))
+            t = 1.0
+            while objective(w + t * (target - w)) > value and t >= 1e-10:
+                t /= 2
+            if t < 1e-10:
+                break
+            step = t * (target - w)
+            w, value = w + step, objective(w + step)
+            if np.abs(step).max() <= 1e-10 * (1 + np.abs(w - step).max()):
+                break
+        return linearized(w)
+
     decisions = []
     for t in range(horizon):
         coef = np.linalg.solve(gram, vec)
@@ -47,13 +92,18 @@ def naive_logistic(game: Game, seed: int, horizon: int, *, shift: bool, clean_on
             margin = 1e-9 * (abs(c) + np.linalg.norm(beta) * np.linalg.norm(x_obs))
             clean = float(beta @ x_obs) > c + margin
             if clean or not clean_only:
-                s = 0.0 if at_zero else float(np.clip(beta @ x_obs, -30, 30))
-                p = 1 / (1 + math.exp(-s))
-                a = p * (1 - p)
                 y = min(max((r1 - defaulted) / (repaid - defaulted), 0.0), 1.0)
                 u = np.append(x_obs, 0.0 if clean else 1.0) if offset else x_obs
-                gram += a * np.outer(u, u)
-                vec += u * (a * s + y - p)
+                dg, dv = _irls_row(u, 0.0 if at_zero else float(beta @ x_obs), y)
+                gram, vec = gram + dg, vec + dv
+                if len(kept) < size:
+                    kept.append((u, y))
+                else:
+                    late_gram, late_vec = late_gram + dg, late_vec + dv
+                learned += 1
+                if size and learned >= next_refit:
+                    next_refit *= 2
+                    gram, vec = refit(np.linalg.solve(gram, vec))
         elif bandit:
             rejected += r_reject
             n_rejected += 1
@@ -79,16 +129,21 @@ def test_logistic_learners_decide_like_the_naive_version(cls, feedback, r0):
     assert not np.allclose(other, coef, rtol=1e-3)
 
 
-def test_ridge_and_rewards_are_the_learners_own():
-    """ridge and the two rewards enter as the definition says (the same naive version with
-    them set), and a learner with other rewards decides otherwise (the control)."""
+def test_ridge_rewards_and_batch_points_are_the_learners_own():
+    """ridge, the two rewards and the points kept enter as the definition says (the same
+    naive version with them set), and a learner with other rewards decides otherwise, one
+    keeping no point (the online fit alone) fits otherwise (the controls)."""
     game = Game(dimension=3, delta=0.2, r0=-0.1, sigma=0.3)
-    kw = dict(ridge=0.25, repaid=0.6, defaulted=-1.4)
+    kw = dict(ridge=0.25, repaid=0.6, defaulted=-1.4, batch_points=7)
     want, coef = naive_logistic(game, 1, 1000, **KINDS[SALogistic], **kw)
     rep = replay(game, SALogistic(**kw), 1, 1000)
     assert np.array_equal(rep["accepted"], want)
     assert np.allclose(rep["learner"].coefficients(), coef, rtol=1e-8, atol=1e-10)
     assert not np.array_equal(replay(game, SALogistic(), 1, 1000)["accepted"], want)
+    _, online = naive_logistic(game, 1, 1000, **KINDS[SALogistic], **{**kw, "batch_points": 0})
+    assert not np.allclose(online, coef, rtol=1e-3)
+    rep = replay(game, SALogistic(**{**kw, "batch_points": 0}), 1, 1000)
+    assert np.allclose(rep["learner"].coefficients(), online, rtol=1e-8, atol=1e-10)
 
 
 def test_no_coefficients_before_a_point_and_no_estimate_of_theta():

@@ -60,22 +60,28 @@ import numpy as np
 from .._jit import njit
 from ..game.agents import clean_margin, reach
 from ..game.game import check_number
-from ..game.policies import clean_above, norm, score
+from ..game.policies import clean_above, score
 from .base import Learner, LearnerKernels
 from .decisions import serialized
 from .inputs import check_bound
 from .least_squares import add_point, new_factor, solve
 
-#: The rule's log-odds of a point are clipped to ±LOGIT_CLIP before the point is linearized.
-#: Beyond it p(1 − p) < 10⁻¹³ and the working response (y − p)/a would pass 10¹³; the clip
-#: keeps each row's entries within a few million of its features, whatever the rule.
+#: The log-odds of a point are clipped to ±LOGIT_CLIP before the point is linearized. Beyond
+#: it p(1 − p) < 10⁻¹³ and the working response (y − p)/a would pass 10¹³; the clip keeps each
+#: row's entries within a few million of its features, whatever the fit.
 LOGIT_CLIP = 30.0
 #: The rewards of a repaid and a defaulted loan when neither the learner nor its game sets them.
 DEFAULT_REPAID, DEFAULT_DEFAULTED = 1.0, -1.0
+#: Points kept for the exact refit, per feature, when ``batch_points`` is None; the most a
+#: learner may keep.
+BATCH_PER_FEATURE, MAX_BATCH_POINTS = 5, 100_000
+#: Newton steps in one refit at most; a refit ends sooner once a step moves no coefficient by
+#: more than REFIT_TOL times (1 + the largest).
+REFIT_STEPS, REFIT_TOL = 50, 1e-10
 
 # counts[...]: rounds seen, clean points fitted, points fitted that may have moved, w stale
-# (0/1), rejection rewards seen (bandit)
-_ROUNDS, _CLEAN, _GAMED, _STALE, _REJECTED = 0, 1, 2, 3, 4
+# (0/1), rejection rewards seen (bandit), points kept, points learned, next refit
+_ROUNDS, _CLEAN, _GAMED, _STALE, _REJECTED, _KEPT, _LEARNED, _NEXT = range(8)
 
 
 class LogisticState(NamedTuple):
@@ -86,17 +92,20 @@ class LogisticState(NamedTuple):
     shift: bool  # shift the threshold by the agents' reach
     clean_only: bool  # learn from clean points only
     offset: bool  # learn from every accepted point, with an offset column for movers
-    bandwidth: float  # > 0: weight exp(−((s − c)/bandwidth)²/2) around the boundary c
     counts: np.ndarray  # int64, see _ROUNDS.. above
-    fit: np.ndarray  # (k+1, k+1): QR factor of [√a·X | √a·z], k = d (+1 with the offset)
+    fit: np.ndarray  # (k+1, k+1): QR factor of the prior and every learned row, k = d (+1)
+    late: np.ndarray  # (k+1, k+1): QR factor of the prior and the rows learned once kept is full
+    trial: np.ndarray  # (k+1, k+1) scratch of a refit
+    kept: np.ndarray  # (B, k+1): [u, y] of the first B points learned (u = x, or [x, g])
     coef: np.ndarray  # (k,): w (and the movers' offset)
+    target: np.ndarray  # (k,) scratch of a refit: the Newton step's solution
     rejected: np.ndarray  # (1,): the sum of rejection rewards seen (bandit)
     row: np.ndarray  # (k,) scratch
     work: np.ndarray  # (k+1,) scratch
 
 
 @njit(inline="always")
-def _refit(state):
+def _current(state):
     if state.counts[_STALE]:
         solve(state.fit, state.coef)
         state.counts[_STALE] = 0
@@ -122,7 +131,7 @@ def _policy(state, rng, beta):
         return _fill(beta, -1.0)  # every loan is worth r0: accept everyone
     if p >= 1.0:
         return _fill(beta, 1.0)  # no loan is worth r0: reject everyone
-    _refit(state)
+    _current(state)
     for i in range(d):
         beta[i] = state.coef[i]
     threshold = math.log(p) - math.log1p(-p)
@@ -132,34 +141,129 @@ def _policy(state, rng, beta):
 
 
 @njit(inline="always")
-def _add(state, beta, x, moved, reward):
-    """One IRLS step's row for the point, linearized at the rule's log-odds of it."""
-    d = x.shape[0]
-    s = min(max(score(beta, x), -LOGIT_CLIP), LOGIT_CLIP)
+def _weigh(row, s, y):
+    """Scale the features u in ``row`` into the point's IRLS row linearized at log-odds s:
+    √a·u, a = p(1 − p), p = σ(s); returns its response √a·s + (y − p)/√a."""
+    s = min(max(s, -LOGIT_CLIP), LOGIT_CLIP)
     # σ(s) and 1 − σ(s), each without cancellation.
     e = math.exp(-abs(s))
     big, small = 1.0 / (1.0 + e), e / (1.0 + e)
     p, q = (big, small) if s >= 0.0 else (small, big)
-    a = p * q
+    root = math.sqrt(p * q)
+    for i in range(row.shape[0]):
+        row[i] *= root
+    return root * s + (y - p) / root
+
+
+@njit(inline="always")
+def _copy(source, dest):
+    # Element loops, not slice assignment: the engine's loop runs without the NRT.
+    for i in range(source.shape[0]):
+        for j in range(source.shape[1]):
+            dest[i, j] = source[i, j]
+
+
+@njit
+def _linearize(state, coef):
+    """trial = late and every kept point's row linearized at ``coef``."""
+    _copy(state.late, state.trial)
+    kept, row = state.kept, state.row
+    k = row.shape[0]
+    for j in range(state.counts[_KEPT]):
+        s = 0.0
+        for i in range(k):
+            row[i] = kept[j, i]
+            s += coef[i] * kept[j, i]
+        add_point(state.trial, row, _weigh(row, s, kept[j, k]), state.work)
+
+
+@njit
+def _objective(state, coef):
+    """The negative penalized log-likelihood of the kept points at ``coef``, with the late rows
+    (and the prior) as the quadratic their factor holds: ½‖R·coef − r‖²."""
+    kept, late = state.kept, state.late
+    k = coef.shape[0]
+    total = 0.0
+    for j in range(state.counts[_KEPT]):
+        s = 0.0
+        for i in range(k):
+            s += coef[i] * kept[j, i]
+        total += max(s, 0.0) + math.log1p(math.exp(-abs(s))) - kept[j, k] * s
+    for i in range(k):
+        r = -late[i, k]
+        for j in range(i, k):
+            r += late[i, j] * coef[j]
+        total += 0.5 * r * r
+    return total
+
+
+@njit
+def _refit_kept(state):
+    """Newton's method with backtracking on the kept points' likelihood (the late rows as
+    their quadratic), from the current fit; then fit = late and the kept rows linearized at
+    the result."""
+    _current(state)
+    coef, target, row = state.coef, state.target, state.row
+    k = coef.shape[0]
+    old = _objective(state, coef)
+    for _ in range(REFIT_STEPS):
+        _linearize(state, coef)
+        solve(state.trial, target)
+        t = 1.0
+        while True:  # the step toward the target, halved until the objective does not rise
+            for i in range(k):
+                row[i] = coef[i] + t * (target[i] - coef[i])
+            new = _objective(state, row)
+            if new <= old:  # (False for NaN: halve)
+                break
+            t *= 0.5
+            if t < 1e-10:
+                break
+        if t < 1e-10:
+            break
+        largest = 0.0
+        change = 0.0
+        for i in range(k):
+            largest = max(largest, abs(coef[i]))
+            change = max(change, abs(row[i] - coef[i]))
+            coef[i] = row[i]
+        old = new
+        if change <= REFIT_TOL * (1.0 + largest):
+            break
+    _linearize(state, coef)
+    _copy(state.trial, state.fit)
+    state.counts[_STALE] = 1
+
+
+@njit(inline="always")
+def _add(state, beta, x, moved, reward):
+    """Learn one point: its row, linearized at the rule's log-odds of it, enters the fit (and
+    the late rows, once B points are kept); the first B points are kept, and refit exactly each
+    time the count of points learned doubles."""
+    d = x.shape[0]
+    counts, row, kept = state.counts, state.row, state.kept
+    k = row.shape[0]
+    for i in range(d):
+        row[i] = x[i]
+    if state.offset:
+        row[d] = 1.0 if moved else 0.0
     y = (reward - state.defaulted) / (state.repaid - state.defaulted)
     y = min(max(y, 0.0), 1.0)
-    m = 1.0
-    if state.bandwidth > 0.0 and norm(beta) > 0.0:  # (an accept-all rule's s = 0 is no fit's)
-        p_star = (state.r0 - state.defaulted) / (state.repaid - state.defaulted)
-        c = math.log(p_star) - math.log1p(-p_star) if 0.0 < p_star < 1.0 else 0.0
-        u = (s - c) / state.bandwidth
-        m = math.exp(-0.5 * u * u)
-    if m * a == 0.0:
-        return
-    root = math.sqrt(a * m)
-    add_point_z = root * s + (y - p) * root / a
-    row = state.row
-    for i in range(d):
-        row[i] = root * x[i]
-    if state.offset:
-        row[d] = root if moved else 0.0
-    add_point(state.fit, row, add_point_z, state.work)
-    state.counts[_STALE] = 1
+    late = counts[_KEPT] >= kept.shape[0]
+    if not late:
+        for i in range(k):
+            kept[counts[_KEPT], i] = row[i]
+        kept[counts[_KEPT], k] = y
+        counts[_KEPT] += 1
+    z = _weigh(row, score(beta, x), y)
+    add_point(state.fit, row, z, state.work)
+    if late:
+        add_point(state.late, row, z, state.work)
+    counts[_STALE] = 1
+    counts[_LEARNED] += 1
+    if kept.shape[0] > 0 and counts[_LEARNED] >= counts[_NEXT]:
+        counts[_NEXT] *= 2
+        _refit_kept(state)
 
 
 @njit
@@ -196,6 +300,8 @@ KERNELS = LearnerKernels(LogisticState, _policy, _update, _estimate)
 
 class _Logistic(Learner):
     kernels = KERNELS
+    # Which points are kept for the exact refit depends on the order outcomes arrive in.
+    outcomes_commute = False
     _shift: bool
     _clean_only: bool
     _offset: bool
@@ -203,8 +309,7 @@ class _Logistic(Learner):
     def __init__(self, delta: float | None = None, r0: float | None = None,
                  feedback: str | None = None, agents: Any = None,
                  repaid: float | None = None, defaulted: float | None = None,
-                 ridge: float = 1.0, bandwidth: float | None = None) -> None:
-        self.bandwidth = bandwidth
+                 ridge: float = 1.0, batch_points: int | None = None) -> None:
         self.delta = delta
         self.r0 = r0
         self.feedback = feedback
@@ -212,6 +317,7 @@ class _Logistic(Learner):
         self.repaid = repaid
         self.defaulted = defaulted
         self.ridge = ridge
+        self.batch_points = batch_points
 
     def _rewards(self) -> tuple[float, float]:
         """(repaid, defaulted) as numbers, or ``ValueError`` in one line."""
@@ -230,10 +336,21 @@ class _Logistic(Learner):
         return check_bound("ridge", check_number("ridge", self.ridge, low=0.0),
                            type(self).input_bound)
 
+    def _batch_points(self, d: int) -> int:
+        if self.batch_points is None:
+            return BATCH_PER_FEATURE * d
+        if not (isinstance(self.batch_points, int | np.integer)
+                and not isinstance(self.batch_points, bool)
+                and 0 <= self.batch_points <= MAX_BATCH_POINTS):
+            raise ValueError(f"batch_points must be an integer from 0 to {MAX_BATCH_POINTS:,} "
+                             f"or None ({BATCH_PER_FEATURE}·d), got {self.batch_points!r}")
+        return int(self.batch_points)
+
     def _check_params(self) -> None:
         super()._check_params()
         self._rewards()
         self._ridge()
+        self._batch_points(1)
 
     def milestones(self, d: int) -> list[int]:
         return [d]
@@ -243,15 +360,17 @@ class _Logistic(Learner):
             raise ValueError(f"{self.name} needs r0 (taken from the game by bind)")
         repaid, defaulted = self._rewards()
         k = d + self._offset
-        fit = new_factor(k)
+        prior = new_factor(k)
         # The prior N(0, I/ridge) as k rows √ridge·e_i with response 0.
-        fit[np.arange(k), np.arange(k)] = math.sqrt(self._ridge())
+        prior[np.arange(k), np.arange(k)] = math.sqrt(self._ridge())
+        counts = np.zeros(8, dtype=np.int64)
+        counts[_NEXT] = d  # the first refit: at the warm-up's end
         return LogisticState(
             agents=self._belief(), r0=float(self.r0), repaid=repaid, defaulted=defaulted,
             shift=self._shift, clean_only=self._clean_only, offset=self._offset,
-            bandwidth=0.0 if self.bandwidth is None else float(self.bandwidth),
-            counts=np.zeros(5, dtype=np.int64), fit=fit, coef=np.zeros(k),
-            rejected=np.zeros(1), row=np.zeros(k), work=np.zeros(k + 1))
+            counts=counts, fit=prior, late=prior.copy(), trial=new_factor(k),
+            kept=np.zeros((self._batch_points(d), k + 1)), coef=np.zeros(k),
+            target=np.zeros(k), rejected=np.zeros(1), row=np.zeros(k), work=np.zeros(k + 1))
 
     @serialized
     def coefficients(self) -> np.ndarray | None:
@@ -262,7 +381,7 @@ class _Logistic(Learner):
         counts = self._state.counts
         if counts[_CLEAN] + counts[_GAMED] == 0:
             return None
-        _refit(self._state)
+        _current(self._state)
         return self._state.coef.copy()
 
 
@@ -299,8 +418,8 @@ class SALogistic(_Logistic):
     >>> learner = learner.reset(d=2, rng=0)
     >>> for x, outcome in (([1.0, 0.5], 0.2), ([1.0, -0.5], -1.0)):  # the warm-up: accept
     ...     used = learner.update(x, learner.act(x), outcome)
-    >>> learner.coefficients().round(3).tolist()   # one Newton step from w = 0, ridge 1
-    [0.0, 0.444]
+    >>> learner.coefficients().round(3).tolist()   # their penalized maximum likelihood
+    [0.0, 0.445]
     >>> rule = learner.policy()   # logit(5/6) + 0.1·‖w‖: lend iff P(repaid) clears 5/6
     >>> round(rule.threshold, 3), learner.act([1.0, 0.8])
     (1.654, False)
