@@ -411,6 +411,10 @@ class SALogistic(_Logistic):
     ridge : float
         Precision of the Gaussian prior N(0, I/ridge) on w (an L2 penalty; 0: none, and
         directions without data are left at 0).
+    batch_points : int, optional
+        How many of the first points learned are kept and refit exactly (Newton's method on
+        their likelihood, later points as their quadratic) each time the count of points
+        learned doubles; None: 5·d, 0: the online fit alone. At most 100,000.
 
     Examples
     --------
@@ -429,6 +433,10 @@ class SALogistic(_Logistic):
     _clean_only = True
     _offset = False
 
+    @classmethod
+    def check_configurations(cls) -> list[Learner]:
+        return [cls(), cls(batch_points=0)]  # with exact refits, and the online fit alone
+
 
 class OffsetLogistic(_Logistic):
     """SA-Logistic's shifted rule, refit on clean points and on gamed ones with a
@@ -443,7 +451,7 @@ class OffsetLogistic(_Logistic):
 
     Parameters
     ----------
-    delta, r0, feedback, agents, repaid, defaulted, ridge
+    delta, r0, feedback, agents, repaid, defaulted, ridge, batch_points
         As for :class:`SALogistic`.
     Examples
     --------
@@ -465,7 +473,7 @@ class NaiveLogistic(_Logistic):
 
     Parameters
     ----------
-    delta, r0, feedback, agents, repaid, defaulted, ridge
+    delta, r0, feedback, agents, repaid, defaulted, ridge, batch_points
         As for :class:`SALogistic` (``delta`` and ``agents`` are unused: it ignores gaming).
     Examples
     --------
