@@ -18,6 +18,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from numba import types
+from numba.extending import overload
 
 from .._jit import dispatch_on_class, njit
 from .policies import norm, score
@@ -226,6 +228,62 @@ class EllipsoidalCost(NamedTuple):
             raise ValueError("cost must be given: use EllipsoidalCost.from_cost(A, delta=...)")
 
 
+class SubsetGaming(NamedTuple):
+    """Lazy agents that can move only the features where ``gameable`` is True, within ``delta``.
+
+    A move v costs ‖v‖ if it stays in the gameable features G and is impossible otherwise. The
+    cheapest move that raises ⟨β, x⟩ by g is g·β_G/‖β_G‖² (Cauchy–Schwarz on the coordinates
+    in G), of cost g/‖β_G‖: an agent moves iff c − ⟨β, x⟩ ≤ δ‖β_G‖, and a strategy-aware
+    rule shifts by δ‖β_G‖. It is the ellipsoidal cost with A⁻¹ = diag(1_G) (whose A is
+    infinite off G), computed in O(d) and to the same bits as that model; unlike it, it
+    describes itself in results tables: which features are gameable, by name where the data
+    has names (:meth:`named_settings`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> agents = SubsetGaming(delta=0.5, gameable=np.array([False, True]))
+    >>> x_obs, moved = agents.respond_once(np.array([1.0, 1.0]), 0.4, np.zeros(2))
+    >>> moved, float(x_obs[0]), round(float(x_obs[1]), 12)
+    (True, 0.0, 0.4)
+    >>> agents.named_settings(("income", "cash"))
+    {'gameable': 'cash'}
+    """
+
+    delta: float = 0.1
+    truthful: float = 0.0
+    gameable: np.ndarray | None = None
+
+    name = "subset"
+    respond_once = _respond_once
+
+    def settings(self) -> dict:
+        """The gameable features by index (``"x1, x3"``), or ``"none"``."""
+        return self.named_settings(())
+
+    def named_settings(self, names: tuple[str, ...]) -> dict:
+        """The gameable features by name (by index ``x<i>`` where there are no names)."""
+        if self.gameable is None:
+            return {}
+        index = np.flatnonzero(self.gameable)
+        shown = [names[i] if names else f"x{i}" for i in index]
+        return {"gameable": ", ".join(shown) or "none"}
+
+    def check(self) -> None:
+        _check_common(self)
+        g = self.gameable
+        if not (isinstance(g, np.ndarray) and g.ndim == 1 and g.dtype == np.bool_):
+            raise ValueError(f"gameable must be a 1-D boolean array (a mask of the gameable "
+                             f"features), got {type(g).__name__} of shape "
+                             f"{getattr(g, 'shape', None)}")
+
+    def check_dimension(self, d: int) -> None:
+        """Refuse a mask of another dimension than the game's (called by the game)."""
+        if self.gameable.shape != (d,):
+            raise ValueError(f"gameable must have one entry per feature ({d}), got "
+                             f"{self.gameable.shape[0]}")
+
+
 @njit(inline="always")
 def _honest(model, rng):
     # The coin is drawn every round whatever the policy, so every learner meets the same agents.
@@ -276,27 +334,68 @@ def _respond_heterogeneous(model, rng, beta, threshold, x, out):
     return lazy_move(beta, threshold, budget, x, out)
 
 
-@njit(inline="always")
-def _quadratic(a, beta):
-    q = 0.0
-    for i in range(beta.shape[0]):
+def metric_quadratic(metric, beta):
+    """βᵀMβ for M = A⁻¹ (a matrix) or diag(1_G) (the boolean mask of G), summed in index order
+    (compiled-only). For the mask it is ‖β_G‖², to the bit the matrix diag(1_G)'s value: that
+    one's off-G terms add zeros."""
+    raise NotImplementedError("metric_quadratic is compiled-only")
+
+
+def _is_mask(metric) -> bool:
+    return isinstance(metric, types.Array) and isinstance(metric.dtype, types.Boolean)
+
+
+@overload(metric_quadratic, inline="always")
+def _metric_quadratic_overload(metric, beta):
+    if _is_mask(metric):
+        def subset(metric, beta):
+            q = 0.0
+            for i in range(beta.shape[0]):
+                if metric[i]:
+                    q += beta[i] * beta[i]
+            return q
+        return subset
+
+    def matrix(metric, beta):
+        q = 0.0
+        for i in range(beta.shape[0]):
+            for j in range(beta.shape[0]):
+                q += beta[i] * metric[i, j] * beta[j]
+        return q
+    return matrix
+
+
+def metric_direction(metric, beta, i):
+    """(Mβ)_i, the i-th coordinate of the cheapest move's direction (compiled-only)."""
+    raise NotImplementedError("metric_direction is compiled-only")
+
+
+@overload(metric_direction, inline="always")
+def _metric_direction_overload(metric, beta, i):
+    if _is_mask(metric):
+        # β_i on G, 0 off it: the matrix diag(1_G)'s row sum below, to the bit.
+        return lambda metric, beta, i: beta[i] if metric[i] else 0.0
+
+    def matrix(metric, beta, i):
+        direction = 0.0
         for j in range(beta.shape[0]):
-            q += beta[i] * a[i, j] * beta[j]
-    return q
+            direction += metric[i, j] * beta[j]
+        return direction
+    return matrix
 
 
 @njit(inline="always")
-def _respond_ellipsoid(model, rng, beta, threshold, x, out):
-    if _honest(model, rng):
-        return _stay(x, out)
+def _metric_move(metric, budget, beta, threshold, x, out):
+    """The cheapest move onto the boundary under the metric M (ellipsoidal cost A⁻¹, or subset
+    gaming's diag(1_G)): along Mβ, of cost gain/sqrt(βᵀMβ), made if within budget."""
     s = score(beta, x)
     if s >= threshold:
         return _stay(x, out)
-    q = _quadratic(model.cost_inv, beta)
+    q = metric_quadratic(metric, beta)
     if q <= 0.0:
         return _stay(x, out)
     gain = threshold - s
-    if not within_budget(gain / math.sqrt(q), model.delta):
+    if not within_budget(gain / math.sqrt(q), budget):
         return _stay(x, out)
     d = x.shape[0]
     step = gain / q
@@ -304,16 +403,27 @@ def _respond_ellipsoid(model, rng, beta, threshold, x, out):
     tiny = 5e-324
     for _ in range(200):  # as lazy_move: push out by ulps until accepted
         for i in range(d):
-            direction = 0.0
-            for j in range(d):
-                direction += model.cost_inv[i, j] * beta[j]
-            out[i] = x[i] + step * direction
+            out[i] = x[i] + step * metric_direction(metric, beta, i)
         if score(beta, out) >= threshold:
             return True
         step = step * (1.0 + bump) + tiny
         bump *= 2.0
         tiny *= 2.0
     return _stay(x, out)
+
+
+@njit(inline="always")
+def _respond_ellipsoid(model, rng, beta, threshold, x, out):
+    if _honest(model, rng):
+        return _stay(x, out)
+    return _metric_move(model.cost_inv, model.delta, beta, threshold, x, out)
+
+
+@njit(inline="always")
+def _respond_subset(model, rng, beta, threshold, x, out):
+    if _honest(model, rng):
+        return _stay(x, out)
+    return _metric_move(model.gameable, model.delta, beta, threshold, x, out)
 
 
 @njit
@@ -323,7 +433,12 @@ def _reach_norm(model, beta):
 
 @njit
 def _reach_ellipsoid(model, beta):
-    return model.delta * math.sqrt(_quadratic(model.cost_inv, beta))
+    return model.delta * math.sqrt(metric_quadratic(model.cost_inv, beta))
+
+
+@njit
+def _reach_subset(model, beta):
+    return model.delta * math.sqrt(metric_quadratic(model.gameable, beta))
 
 
 @njit(inline="always")
@@ -338,13 +453,16 @@ def _tremble_margin(model, beta):
 
 #: Agent model class → compiled respond(model, rng, beta, threshold, x, out) -> moved.
 RESPOND = {LazyBestResponse: _respond_lazy, TremblingHand: _respond_trembling,
-           HeterogeneousBudgets: _respond_heterogeneous, EllipsoidalCost: _respond_ellipsoid}
+           HeterogeneousBudgets: _respond_heterogeneous, EllipsoidalCost: _respond_ellipsoid,
+           SubsetGaming: _respond_subset}
 #: Agent model class → compiled reach(model, beta): the largest score gain from gaming.
 REACH = {LazyBestResponse: _reach_norm, TremblingHand: _reach_norm,
-         HeterogeneousBudgets: _reach_norm, EllipsoidalCost: _reach_ellipsoid}
+         HeterogeneousBudgets: _reach_norm, EllipsoidalCost: _reach_ellipsoid,
+         SubsetGaming: _reach_subset}
 #: Agent model class → compiled clean_margin(model, beta).
 CLEAN_MARGIN = {LazyBestResponse: _no_margin, TremblingHand: _tremble_margin,
-                HeterogeneousBudgets: _no_margin, EllipsoidalCost: _no_margin}
+                HeterogeneousBudgets: _no_margin, EllipsoidalCost: _no_margin,
+                SubsetGaming: _no_margin}
 
 @njit(inline="always")
 def _budget_plain(model, rng):
@@ -369,7 +487,8 @@ def _budget_heterogeneous(model, rng):
 #: Agent model class → compiled budget(model, rng): this agent's budget (0 if truthful),
 #: drawing exactly what ``respond`` draws, so a replay meets the same agents as every learner.
 BUDGET = {LazyBestResponse: _budget_plain, TremblingHand: _budget_trembling,
-          HeterogeneousBudgets: _budget_heterogeneous, EllipsoidalCost: _budget_plain}
+          HeterogeneousBudgets: _budget_heterogeneous, EllipsoidalCost: _budget_plain,
+          SubsetGaming: _budget_plain}
 
 #: Name (as on the command line) → agent model class.
 AGENTS = {cls.name: cls for cls in RESPOND}

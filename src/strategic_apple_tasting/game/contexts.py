@@ -259,6 +259,72 @@ class GreedyTrap(NamedTuple):
         return ContextSequence(points=points, cycle_start=d)
 
 
+class OrthogonalTraps(NamedTuple):
+    """The greedy trap in each of ⌊d/2⌋ orthogonal coordinate planes: a sequence whose good
+    rules are rare in high dimension.
+
+    On :class:`GreedyTrap` both points lie in one plane at every d, so a quarter of all
+    directions accept g and reject b: a few random rules include a perfect one. Here every
+    coordinate carries a trap. After the same warm-up (``warmup_scale``·e_i, mostly noise), it
+    cycles through a good and a bad point in each plane of coordinates (2i, 2i + 1): with
+    θ_i = θ's part in that plane, u_i = θ_i/‖θ_i‖ and w_i = u_i turned a quarter turn in the
+    plane, g_i = m(u_i + w_i)/√2 and b_i = m(−u_i + w_i)/√2 (m = ``margin``), so
+    ⟨θ, g_i⟩ = m‖θ_i‖/√2 = −⟨θ, b_i⟩. At odd d the last axis carries g = m·s·e_d and b = −g,
+    s the sign of θ's last coordinate.
+
+    A direction β is right on every point (accepts each g, rejects each b) exactly when its part
+    in each plane lies in that plane's right quarter and, at odd d, its last coordinate has θ's
+    sign. The parts of a uniform direction are independent in angle, so the right share is
+    exactly 2^−d (a quarter at d = 2, where this is the greedy trap but for the side w_1 points
+    to; 1/1024 at d = 10). The
+    planes are orthogonal and so are the warm-up's axes, so a least-squares learner fits each
+    plane on its own: SA-OLS is trapped in each plane as on the greedy trap, about half the
+    time. Built for r0 = 0 (the points' gains are measured from 0, as the greedy trap's at
+    d ≥ 2) and d ≥ 2.
+
+    Examples
+    --------
+    >>> OrthogonalTraps().name
+    'orthogonal-traps'
+    """
+
+    warmup_scale: float = 0.01
+    margin: float = 0.3
+
+    name = "orthogonal-traps"
+    settings = _settings
+    check = GreedyTrap.check
+
+    def check_game(self, game) -> None:
+        """Refuse the games the traps are not built for (called by the game)."""
+        if game.dimension < 2:
+            raise ValueError(f"orthogonal-traps needs dimension >= 2 (one plane at least; at "
+                             f"dimension 1 use greedy-trap), got dimension={game.dimension!r}")
+        if game.feedback == "apple" and game.r0 != 0:
+            raise ValueError(f"orthogonal-traps needs r0 = 0 under apple feedback (its points' "
+                             f"gains are measured from 0), got r0={game.r0!r}")
+
+    def for_instance(self, instance) -> ContextSequence:
+        theta = instance.theta1 - instance.theta0
+        d = theta.shape[0]
+        cycle = []
+        for i in range(0, d - 1, 2):
+            part = theta[i:i + 2]
+            size = np.linalg.norm(part)
+            u2 = part / size if size > 0 else np.array([1.0, 0.0])  # size 0: probability 0
+            w2 = np.array([-u2[1], u2[0]])
+            for sign in (1.0, -1.0):  # g_i, then b_i
+                point = np.zeros(d)
+                point[i:i + 2] = self.margin * (sign * u2 + w2) / np.sqrt(2)
+                cycle.append(point)
+        if d % 2:
+            good = np.zeros(d)
+            good[-1] = self.margin * (1.0 if theta[-1] >= 0 else -1.0)
+            cycle += [good, -good]
+        points = np.vstack([self.warmup_scale * np.eye(d), *cycle])
+        return ContextSequence(points=points, cycle_start=d)
+
+
 def _check_points(name: str, points) -> None:
     if not (isinstance(points, np.ndarray) and points.ndim == 2 and points.shape[0] >= 1
             and points.dtype == np.float64):
@@ -272,18 +338,20 @@ def _check_points(name: str, points) -> None:
 @njit(inline="always")
 def _draw_ball(model, rng, t, out):
     _uniform_ball(model.radius, rng, out)
+    return 0
 
 
 @njit(inline="always")
 def _draw_sphere(model, rng, t, out):
     _uniform_sphere(model.radius, rng, out)
+    return 0
 
 
 @njit(inline="always")
 def _draw_mixture(model, rng, t, out):
     if rng.random() < model.c0:
         _uniform_ball(model.radius, rng, out)
-        return
+        return 0
     d = out.shape[0]
     s = 0.0
     for i in range(d):
@@ -296,6 +364,7 @@ def _draw_mixture(model, rng, t, out):
     if n > model.radius:
         for i in range(d):
             out[i] *= model.radius / n
+    return 0
 
 
 @njit(inline="always")
@@ -304,6 +373,7 @@ def _draw_empirical(model, rng, t, out):
     i = min(int(rng.random() * n), n - 1)  # one uniform a round; bias ≤ n/2^53
     for j in range(out.shape[0]):
         out[j] = model.rows[i, j]
+    return i
 
 
 @njit(inline="always")
@@ -314,21 +384,26 @@ def _draw_sequence(model, rng, t, out):
         i = model.cycle_start + (i - model.cycle_start) % (n - model.cycle_start)
     for j in range(out.shape[0]):
         out[j] = model.points[i, j]
+    return i
 
 
-#: Context model class → compiled draw(model, rng, t, out). Compiled code reaches it via
-#: draw_context. GreedyTrap is drawn through the ContextSequence it binds to.
+#: Context model class → compiled draw(model, rng, t, out) -> row: writes round t's context
+#: into ``out`` and returns the row of a data set or sequence it came from (0 for a model
+#: without rows; a data game's reward reads it). Compiled code reaches it via draw_context.
+#: GreedyTrap and OrthogonalTraps are drawn through the ContextSequence they bind to, a data
+#: set (``.data``) through the rows it binds to.
 DRAW_CONTEXT = {UniformBall: _draw_ball, UniformSphere: _draw_sphere,
                 BoundedRatioMixture: _draw_mixture, EmpiricalContexts: _draw_empirical,
                 ContextSequence: _draw_sequence}
 
 #: Name (as on the command line) → context model class.
-CONTEXTS = {cls.name: cls for cls in (*DRAW_CONTEXT, GreedyTrap)}
+CONTEXTS = {cls.name: cls for cls in (*DRAW_CONTEXT, GreedyTrap, OrthogonalTraps)}
 
 
 draw_context = dispatch_on_class(
     "draw_context", ("model", "rng", "t", "out"), DRAW_CONTEXT,
-    "Draw round t's true context into ``out`` (compiled-only; use draw_contexts from Python).")
+    "Draw round t's true context into ``out``; return its row (compiled-only; use "
+    "draw_contexts from Python).")
 
 
 def draw_contexts(model, d: int, n: int, rng: np.random.Generator, first_round: int = 1

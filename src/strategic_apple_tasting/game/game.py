@@ -10,8 +10,12 @@ import numpy as np
 
 from .agents import RESPOND, LazyBestResponse
 from .best_response import respond_to_rule
-from .contexts import CONTEXTS, UniformBall, draw_contexts
+from .contexts import CONTEXTS, DRAW_CONTEXT, UniformBall
 from .policies import GeneralRule, LinearThreshold, score
+from .rewards import DRAW, MEAN, REWARDS, LinearRewards
+
+#: The reward noise σ of a game that does not set it (a data game: the fit's spread).
+DEFAULT_SIGMA = 0.1
 
 #: Feedback modes (DESIGN §2): apple tasting sees r(1) only when accepting; bandit sees r(a).
 FEEDBACK = ("apple", "bandit")
@@ -76,10 +80,18 @@ class Game:
         Apple tasting (see r(1) only when accepting) or bandit (see r(a) for the action taken).
     r0 : float
         Known reward of rejecting (apple tasting only; must be 0 under bandit feedback).
-    sigma : float
-        Standard deviation of the Gaussian reward noise.
+    sigma : float, optional
+        Standard deviation of the Gaussian reward noise (default 0.1). Under recorded rewards
+        no noise is added (the outcome is the row's): σ is then only what learners tuned to a
+        noise level are told, by default the spread of the rows' rewards about θ1's fit
+        (:meth:`~.data.DataContexts.fitted`).
     contexts : context model
-        How true contexts are drawn; default :class:`UniformBall`.
+        How true contexts are drawn; default :class:`UniformBall`. A data set's rows
+        (:class:`~.data.DataContexts`) make a data game: apple feedback, θ1 the least-squares
+        fit of the rows' mean rewards unless given.
+    rewards : {"linear", "recorded"}, optional
+        The reward of accepting: the paper's ⟨θ1, x⟩ + σ·ε, or the drawn row's own outcome
+        (data contexts only; their default).
     truthful : float, optional
         Probability that an agent reports its context without gaming; overrides the agent
         model's (default: the model's, 0).
@@ -111,7 +123,7 @@ class Game:
     delta: float | None = None
     feedback: str = "apple"
     r0: float = 0.0
-    sigma: float = 0.1
+    sigma: float | None = None
     contexts: Any = field(default_factory=UniformBall)
     truthful: float | None = None
     agents: Any = field(default_factory=LazyBestResponse)
@@ -120,6 +132,7 @@ class Game:
     delay: int = 0
     delay_law: str = "fixed"
     period: int = 1
+    rewards: str | None = None
 
     def __post_init__(self) -> None:
         d = self.dimension
@@ -140,7 +153,6 @@ class Game:
         if self.feedback == "bandit" and self.r0 != 0:
             raise ValueError(f"r0 must be 0 under bandit feedback (r(0) is <theta0, x> + noise), "
                              f"got {self.r0!r}")
-        check_number("sigma", self.sigma, low=0.0)
         if type(self.contexts) not in CONTEXTS.values():
             raise ValueError(f"contexts must be a context model, got {self.contexts!r}")
         self.contexts.check()
@@ -150,6 +162,24 @@ class Game:
         dim = getattr(self.contexts, "dimension", d)
         if dim != d:
             raise ValueError(f"contexts have dimension {dim} but the game has dimension {d}")
+        check_agents = getattr(self.agents, "check_dimension", None)
+        if check_agents is not None:
+            check_agents(d)
+        rows = self.has_rows
+        rewards = ("recorded" if rows else "linear") if self.rewards is None else self.rewards
+        if rewards not in REWARDS:
+            raise ValueError(f"rewards must be one of {', '.join(REWARDS)}, got {rewards!r}")
+        if rewards == "recorded" and not rows:
+            raise ValueError(f"rewards 'recorded' needs a data set's rows as contexts (each "
+                             f"row's own outcome), got contexts {self.contexts.name!r}")
+        object.__setattr__(self, "rewards", rewards)
+        fit = self.contexts.fitted() if rows and (self.sigma is None or self.theta1 is None) \
+            else None
+        if self.sigma is None:
+            object.__setattr__(self, "sigma", DEFAULT_SIGMA if fit is None else fit[1])
+        check_number("sigma", self.sigma, low=0.0)
+        if fit is not None and self.theta1 is None:
+            object.__setattr__(self, "theta1", fit[0])
         for name in ("theta1", "theta0"):
             value = getattr(self, name)
             if value is None:
@@ -173,6 +203,25 @@ class Game:
                              f"got {self.delay_law!r}")
 
     @property
+    def has_rows(self) -> bool:
+        """Whether the contexts are a data set's rows (a data game: :mod:`.data`)."""
+        return hasattr(self.contexts, "recorded")
+
+    @property
+    def repaid(self) -> float | None:
+        """A data game's reward of a repaid loan (the largest a row's outcome earns; None for
+        the paper's game, or when every outcome earns the same): the logistic learners' label 1
+        (:meth:`Learner.bind <strategic_apple_tasting.learners.Learner.bind>` reads it)."""
+        rewards = self.contexts.outcome_rewards() if self.has_rows else None
+        return None if rewards is None else rewards[0]
+
+    @property
+    def defaulted(self) -> float | None:
+        """A data game's reward of a defaulted loan (the smallest), as :attr:`repaid`."""
+        rewards = self.contexts.outcome_rewards() if self.has_rows else None
+        return None if rewards is None else rewards[1]
+
+    @property
     def max_delay(self) -> int:
         """The longest delay an outcome can have (the engine keeps that many rounds pending)."""
         return self.delay * (2 if self.delay_law == "uniform" else 1)
@@ -186,8 +235,14 @@ class Game:
             "agents": self.agents.name, "delay": self.delay, "delay_law": self.delay_law,
             "period": self.period,
         }
-        out.update(self.agents.settings())
+        # A data game names its gameable features (and says where its rewards come from); the
+        # paper's game keeps its columns.
+        names = getattr(self.contexts, "feature_names", ())
+        named = getattr(self.agents, "named_settings", None)
+        out.update(self.agents.settings() if named is None else named(names))
         out.update(self.contexts.settings())
+        if self.has_rows:
+            out["rewards"] = self.rewards
         return out
 
     def instance(self, seed: int) -> GameInstance:
@@ -232,27 +287,42 @@ class GameInstance:
         bind = getattr(game.contexts, "for_instance", None)
         #: The context model drawn from (a θ-dependent model bound to this instance's θ).
         self.contexts = game.contexts if bind is None else bind(self)
+        #: The reward model compiled code receives (:mod:`.rewards`).
+        self.rewards = (game.contexts.recorded() if game.rewards == "recorded"
+                        else LinearRewards())
         self._round = 0
+        self._row = 0  # the row the last context came from (a data game's reward reads it)
 
     @property
     def target(self) -> np.ndarray:
         """θ1 − θ0: the direction of the optimal rule, which learners estimate."""
         return self.theta1 - self.theta0
 
+    def mean_reward(self, x: np.ndarray) -> float:
+        """E[r(1)] at true context x: ⟨θ1, x⟩, or under recorded rewards the mean outcome of
+        the row the last context was drawn from."""
+        return float(MEAN[type(self.rewards)](self.rewards, self.theta1, x, self._row))
+
     def gap(self, x: np.ndarray) -> float:
-        """E[r(1)] − E[r(0)] at true context x: ⟨θ1, x⟩ − r0 (apple) or ⟨θ1 − θ0, x⟩ (bandit)."""
+        """E[r(1)] − E[r(0)] at true context x: ⟨θ1, x⟩ − r0 (apple) or ⟨θ1 − θ0, x⟩ (bandit)
+        (:meth:`mean_reward` for E[r(1)])."""
         mean0 = self.game.r0 if self.game.feedback == "apple" else float(score(self.theta0, x))
-        return float(score(self.theta1, x)) - mean0
+        return self.mean_reward(x) - mean0
 
     def optimal_action(self, x: np.ndarray) -> bool:
         """π*(x): accept iff ⟨θ1 − θ0, x⟩ ≥ r0, on the true context."""
         return self.gap(x) >= 0
 
     def next_context(self) -> np.ndarray:
-        """Draw the next agent's true context."""
+        """Draw the next agent's true context (with the compiled sampler, as the engine)."""
         self._round += 1
-        return draw_contexts(self.contexts, self.game.dimension, 1, self.rngs["contexts"],
-                             first_round=self._round)[0]
+        model = self.contexts
+        if type(model) not in DRAW_CONTEXT:
+            raise ValueError(f"{model.name} contexts cannot be drawn")
+        out = np.empty(self.game.dimension)
+        self._row = int(DRAW_CONTEXT[type(model)](model, self.rngs["contexts"], self._round,
+                                                  out))
+        return out
 
     def next_response(self, policy: LinearThreshold | GeneralRule, x: np.ndarray
                       ) -> tuple[np.ndarray, bool]:
@@ -278,9 +348,15 @@ class GameInstance:
         return int(self.rngs["delays"].random() * (2 * game.delay + 1))
 
     def next_rewards(self, x: np.ndarray) -> tuple[float, float]:
-        """Draw this round's noise; return the realized (r(1), r(0)) for true context x."""
+        """Draw this round's noise; return the realized (r(1), r(0)) for true context x (under
+        recorded rewards: the outcome of the row the last context was drawn from)."""
         rng = self.rngs["noise"]
-        r1 = float(score(self.theta1, x)) + self.game.sigma * rng.standard_normal()
+        if self.game.rewards == "linear":
+            r1 = float(score(self.theta1, x)) + self.game.sigma * rng.standard_normal()
+        else:
+            model = self.rewards
+            r1 = float(DRAW[type(model)](model, self.mean_reward(x), self.game.sigma, rng,
+                                         self._row))
         if self.game.feedback == "apple":
             return r1, float(self.game.r0)
         return r1, float(score(self.theta0, x)) + self.game.sigma * rng.standard_normal()
