@@ -1,12 +1,17 @@
 """The logistic learners on German credit (issue 21, part 3): results tables for
 ``benchmarks/LOGISTIC.md``.
 
-Plays the lending scenario (:func:`strategic_apple_tasting.scenarios.run_lending`: German
-credit's rows, subset gaming of the checking and savings balances and the telephone, rewards
-+1 repaid / −5 defaulted scaled to +0.2 / −1) with one group of learners at each budget, and
-prints a Markdown table: regret against the least-squares rule (the scenario's benchmark),
-total reward (the lender's profit, in the scaled units), reward per 1,000 applicants, and the
-counts, each a mean over seeds with a 95% Student-t half-width.
+Plays German credit's data game on the compiled engine
+(:func:`strategic_apple_tasting.scenarios.run_lending`: the rows drawn uniformly, each with its
+recorded outcome, subset gaming of the checking and savings balances and the telephone, rewards
++1 repaid / −5 defaulted, scaled to +0.2 / −1 for the learners) with one group of learners at
+each budget, and prints the lender's table (:func:`~strategic_apple_tasting.scenarios.run.
+compare_lending`) as Markdown: profit per 1,000 applicants and the regrets against the best
+linear rule found by the search and against the least-squares rule (both answered by the
+agents), in the data's units (+1 / −5), each a mean over seeds with a 95% Student-t half-width.
+``--rewards linear`` replaces each reward by the least-squares rule's own prediction
+(σ = 0: the linear model exactly right, the issue's misspecification experiment);
+``--truthful 1`` switches gaming off.
 
 Groups (``--group``):
 
@@ -22,7 +27,7 @@ Groups (``--group``):
   in regret).
 
 Usage: ``python benchmarks/logistic.py --group main [--horizon 20000] [--seeds 10]
-[--deltas 0.25 0.5 1] [--workers 1] [--csv out.csv]``
+[--deltas 0.25 0.5 1] [--rewards recorded] [--truthful 0] [--workers 1] [--csv out.csv]``
 
 ``--speed`` instead times the compiled engine (``simulate``, one thread, the synthetic game at
 δ = 0.1, best of 3 after a run that compiles) for the logistic learners against SA-OLS at
@@ -44,8 +49,8 @@ from strategic_apple_tasting.game import LinearThreshold
 from strategic_apple_tasting.game.agents import CLEAN_MARGIN, REACH
 from strategic_apple_tasting.game.policies import clean_above
 from strategic_apple_tasting.learners import Learner, NaiveLogistic, OffsetLogistic, SALogistic
-from strategic_apple_tasting.metrics import mean_ci
-from strategic_apple_tasting.scenarios import load_german_credit, run_lending
+from strategic_apple_tasting.scenarios import load_german_credit
+from strategic_apple_tasting.scenarios.run import BEST_RULE, compare_lending
 
 
 class BatchLogistic(Learner):
@@ -155,25 +160,36 @@ def _groups(every: int) -> dict[str, list[tuple[str, Any]]]:
 
 
 def _one(args: tuple) -> pd.DataFrame:
-    group, horizon, seed_index, delta, every = args
-    return run_lending(load_german_credit(), _groups(every)[group], horizon=horizon,
-                       seeds=[seed_index], delta=delta)
+    group, horizon, seed, delta, every, rewards, truthful = args
+    from strategic_apple_tasting import simulate
+    from strategic_apple_tasting.scenarios.datasets import data_game, from_lending
+
+    specs = _groups(every)[group]
+    game = data_game(from_lending(load_german_credit()), delta=delta, truthful=truthful,
+                     rewards=rewards, sigma=0.0 if rewards == "linear" else None)
+    table = simulate(game, [lr for _, lr in specs], horizon, [seed]).to_pandas()
+    names = list(dict.fromkeys(table["learner"]))  # the engine's labels, in the given order
+    table["learner"] = table["learner"].map(dict(zip(names, [lb for lb, _ in specs],
+                                                     strict=True)))
+    return table
 
 
 def summarize(table: pd.DataFrame) -> str:
-    """Final totals per δ × learner as a Markdown table (means ± 95% half-widths)."""
-    last = table[table["t"] == table["t"].max()]
-    lines = ["| δ | learner | seeds | regret | reward | per 1,000 | accepted | moved | clean "
-             "| gamed as clean | s/run |", "|" + "---|" * 11]
-    horizon = int(table["t"].max())
-    for (delta, learner), g in last.groupby(["delta", "learner"], sort=False):
-        regret, regret_ci = mean_ci(g["regret"].to_numpy())
-        reward, reward_ci = mean_ci(g["reward"].to_numpy())
+    """The lender's table per δ × learner as Markdown (means ± 95% half-widths)."""
+    out = compare_lending(table)
+    lines = ["| δ | learner | seeds | profit /1,000 | regret vs best linear rule | regret vs "
+             "least-squares rule | accepted | moved | clean | gamed as clean |",
+             "|" + "---|" * 10]
+    for row in out.itertuples():
+        if row.learner == BEST_RULE:
+            lines.append(f"| {row.delta:g} | {row.learner} | {row.seeds} | "
+                         f"{row.profit:.1f} ± {row.profit_ci:.1f} | | | | | | |")
+            continue
         lines.append(
-            f"| {delta:g} | {learner} | {len(g)} | {regret:.1f} ± {regret_ci:.0f} | "
-            f"{reward:.1f} ± {reward_ci:.0f} | {1000 * reward / horizon:.2f} | "
-            f"{g['accepted'].mean():.0f} | {g['moved'].mean():.0f} | {g['clean'].mean():.0f} | "
-            f"{int(g['gamed_as_clean'].max())} | {g['seconds'].mean():.1f} |")
+            f"| {row.delta:g} | {row.learner} | {row.seeds} | {row.profit:.1f} ± "
+            f"{row.profit_ci:.1f} | {row.regret:.0f} ± {row.regret_ci:.0f} | "
+            f"{row.ls_regret:.0f} ± {row.ls_regret_ci:.0f} | {row.accepted:.0f} | "
+            f"{row.moved:.0f} | {row.clean:.0f} | {row.gamed_as_clean} |")
     return "\n".join(lines)
 
 
@@ -206,6 +222,8 @@ def main() -> None:
     parser.add_argument("--deltas", type=float, nargs="+", default=[0.25, 0.5, 1.0])
     parser.add_argument("--every", type=int, default=1,
                         help="batch group: refit the batch fit after this many points")
+    parser.add_argument("--rewards", default="recorded", choices=["recorded", "linear"])
+    parser.add_argument("--truthful", type=float, default=0.0)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--csv", help="also write the per-seed table here")
     parser.add_argument("--speed", action="store_true", help="time the compiled engine")
@@ -214,7 +232,7 @@ def main() -> None:
         print(speed())
         return
     start = time.perf_counter()
-    jobs = [(args.group, args.horizon, s, d, args.every)
+    jobs = [(args.group, args.horizon, s, d, args.every, args.rewards, args.truthful)
             for d in args.deltas for s in range(args.seeds)]
     if args.workers > 1:
         with ProcessPoolExecutor(args.workers) as pool:
@@ -224,7 +242,8 @@ def main() -> None:
     table = pd.concat(parts, ignore_index=True)
     if args.csv:
         table.to_csv(args.csv, index=False)
-    print(f"group {args.group}: T = {args.horizon}, {args.seeds} seeds, wall time "
+    print(f"group {args.group}: T = {args.horizon}, {args.seeds} seeds, rewards "
+          f"{args.rewards}, truthful {args.truthful:g}, wall time "
           f"{time.perf_counter() - start:.0f} s ({args.workers} worker(s))")
     print(summarize(table))
 

@@ -929,6 +929,17 @@ API: list[tuple[str, object, str]] = [
     ("naive-logistic-repaid-list", lambda: make_learner(
         "naive-logistic", delta=0.1, r0=0.0, feedback="apple", repaid=[1.0]).reset(2, 0),
      "repaid must be a finite number, got [1.0]"),
+    # issue 21: logistic learners, saved (the kernels index the kept points by counts[5])
+    ("load-logistic-kept", lambda: _load_arrays("sa-logistic", counts=_set(5, 10**6)),
+     "the file: state.counts[5] (points kept) must be 4, got 1000000"),
+    ("load-logistic-learned", lambda: _load_arrays("sa-logistic", counts=_set(6, 2)),
+     "the file: state.counts[6] (points learned) must be"),
+    ("load-logistic-next", lambda: _load_arrays("sa-logistic", counts=_set(7, -4)),
+     "the file: state.counts[7] (next refit) must be in [2, 4611686018427387904], got -4"),
+    ("load-logistic-label", lambda: _load_arrays("sa-logistic", kept=_set((1, 2), 3.0)),
+     "the file: state.kept[:, -1] (labels)[1] must be in [0, 1], got 3.0"),
+    ("load-logistic-fit", lambda: _load_arrays("sa-logistic", fit=_set((1, 0), 0.5)),
+     "the file: state.fit[1, 0] must be 0 (below the diagonal of a triangular factor)"),
 ]
 
 

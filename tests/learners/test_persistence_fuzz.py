@@ -32,7 +32,7 @@ from tests import saved
 
 EXAMPLES = int(os.environ.get("SAT_FUZZ_EXAMPLES", "25"))
 FIXED = not os.environ.get("SAT_FUZZ_RANDOM")
-FUZZED = ("sa-ols", "exp3-sae", "exp3-sae-lazy", "sampled-sae", "linucb", "plain")
+FUZZED = ("sa-ols", "exp3-sae", "exp3-sae-lazy", "sampled-sae", "linucb", "plain", "sa-logistic")
 
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**70), 2**70),

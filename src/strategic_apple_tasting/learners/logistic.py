@@ -61,6 +61,16 @@ from .._jit import njit
 from ..game.agents import clean_margin, reach
 from ..game.game import check_number
 from ..game.policies import clean_above, score
+from ._invariants import (
+    MOST_ROUNDS,
+    cached,
+    count,
+    finite,
+    fixed,
+    flag,
+    upper_triangular,
+    within,
+)
 from .base import Learner, LearnerKernels
 from .decisions import serialized
 from .inputs import check_bound
@@ -295,7 +305,41 @@ def _estimate(state, out):
     return False
 
 
-KERNELS = LearnerKernels(LogisticState, _policy, _update, _estimate)
+def check_state(state: LogisticState, template: LogisticState, where: str) -> None:
+    """The invariants the kernels rely on, for a state read from a saved file: the belief as
+    the parameters make it, counts in range (the kept points inside ``kept``, which the
+    kernels index by that count), the factors finite and triangular, the kept points finite
+    with labels in [0, 1], w their fit when the state says it is current."""
+    fixed(state.agents, template.agents, f"{where}.agents")
+    counts = state.counts
+    at = f"{where}.counts"
+    rounds = count(counts[_ROUNDS], f"{at}[{_ROUNDS}] (rounds)", 0, MOST_ROUNDS)
+    clean = count(counts[_CLEAN], f"{at}[{_CLEAN}] (clean points)", 0, rounds)
+    gamed = count(counts[_GAMED], f"{at}[{_GAMED}] (gamed points)", 0, rounds - clean)
+    flag(counts[_STALE], f"{at}[{_STALE}] (w stale)")
+    count(counts[_REJECTED], f"{at}[{_REJECTED}] (rejection rewards)", 0,
+          rounds - clean - gamed)
+    # Every point learned is a clean or a gamed one; the first B of them are kept.
+    learned = count(counts[_LEARNED], f"{at}[{_LEARNED}] (points learned)", clean + gamed,
+                    clean + gamed)
+    kept = count(counts[_KEPT], f"{at}[{_KEPT}] (points kept)", min(learned, len(state.kept)),
+                 min(learned, len(state.kept)))
+    # The refit schedule doubles from d: kept below 2^62, it cannot overflow.
+    count(counts[_NEXT], f"{at}[{_NEXT}] (next refit)", int(template.counts[_NEXT]),
+          MOST_ROUNDS)
+    for name in ("fit", "late"):
+        upper_triangular(getattr(state, name), f"{where}.{name}")
+    finite(state.kept[:kept], f"{where}.kept")
+    within(state.kept[:kept, -1], f"{where}.kept[:, -1] (labels)", 0.0, 1.0)
+    finite(state.coef, f"{where}.coef")
+    finite(state.rejected, f"{where}.rejected")
+    if not counts[_STALE]:
+        coef = np.zeros_like(state.coef)
+        solve(state.fit, coef)
+        cached(state.coef, coef, f"{where}.coef", f"the fit of {where}.fit")
+
+
+KERNELS = LearnerKernels(LogisticState, _policy, _update, _estimate, check=check_state)
 
 
 class _Logistic(Learner):
