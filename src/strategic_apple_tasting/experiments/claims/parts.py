@@ -22,6 +22,8 @@ STOCHASTIC = {"dimension": 3, "delta": 0.3, "sigma": 0.1}
 SHARP = {"dimension": 2, "delta": 0.1, "sigma": 0.01}
 #: Outcome delays D (and publication periods P, with 1 for 0) of the deciding parts.
 DELAYS = (0, 10, 100, 1000)
+#: The budgets of the lending parts (German credit).
+LENDING_DELTAS = (0.25, 0.5, 1.0)
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,8 @@ class Size:
     sampled_horizons: tuple[int, ...]  # sampled-sae against EXP3-SAE at d = 2, 5, 10
     # sampled-sae on stochastic contexts, whose slope (0.8) is far above the √T checked
     stochastic_sampled_horizons: tuple[int, ...]
+    lending_horizon: int  # German credit's data game (d = 49)
+    lending_seeds: int
 
 
 SIZES = {
@@ -56,7 +60,8 @@ SIZES = {
                  peers_horizon=3000, peers_seeds=6, unclean_dimensions=(2, 5, 10, 20),
                  unclean_deltas=(0.1, 0.3, 0.5), unclean_seeds=8,
                  sampled_horizons=(10**4, 10**5, 10**6),
-                 stochastic_sampled_horizons=(10**4, 10**5, 10**6)),
+                 stochastic_sampled_horizons=(10**4, 10**5, 10**6),
+                 lending_horizon=100_000, lending_seeds=16),
     "quick": Size(main=50_000, seeds=8, etc_horizons=(30_000, 100_000, 300_000), etc_seeds=32,
                   adversarial_horizons=(10**4, 10**5, 10**6),
                   adversarial2_horizons=(10**4, 10**5, 10**6),
@@ -64,7 +69,8 @@ SIZES = {
                   peers_horizon=600, peers_seeds=4, unclean_dimensions=(2, 10, 20),
                   unclean_deltas=(0.1, 0.5), unclean_seeds=8,
                   sampled_horizons=(10**4, 10**5),
-                  stochastic_sampled_horizons=(10**4, 3 * 10**4)),
+                  stochastic_sampled_horizons=(10**4, 3 * 10**4),
+                  lending_horizon=10_000, lending_seeds=10),
 }
 
 
@@ -183,6 +189,21 @@ def parts(size: Size) -> dict[str, dict]:
                             "game": {"dimension": [2, 10, 20], "delta": 0.5, "sigma": 0.1,
                                      "contexts": "mixture", "c0": 0.5},
                             "learners": _learners("sa-ols", "offset-ols")},
+        # Beyond the paper (issue 21): German credit's real loans at three budgets, the
+        # strategy-aware learners against the naive ones with agents that game and, as the
+        # control, agents that do not (needs the lending extra)…
+        "lending": {"horizon": size.lending_horizon, "seeds": size.lending_seeds,
+                    "game": {"data": "german-credit", "delta": list(LENDING_DELTAS),
+                             "truthful": [0.0, 1.0]},
+                    "learners": _learners("sa-ols", "offset-ols", "sa-logistic",
+                                          "offset-logistic", "naive-greedy",
+                                          "naive-logistic")},
+        # …and the misspecification experiment: each reward the least-squares rule's own
+        # prediction (σ = 0), where the linear model is exactly right.
+        "lending-linear": {"horizon": size.lending_horizon, "seeds": size.lending_seeds,
+                           "game": {"data": "german-credit", "delta": list(LENDING_DELTAS),
+                                    "rewards": "linear", "sigma": 0.0},
+                           "learners": _learners("sa-ols", "naive-greedy")},
         # Stackelberg regret where it differs from strategic regret.
         "stackelberg": {"horizon": main // 10, "seeds": seeds,
                         "game": {"dimension": 3, "delta": 0.2, "truthful": 0.5},
@@ -203,7 +224,10 @@ COST = {"stochastic": 5.1, "bounds": 0.2, "etc": 0.14, "adversarial-d1": 0.14,
         "bandit": 0.38, "adversarial-d2-bandit": 0.3, "trembling": 0.5, "ellipsoid": 0.38,
         "mixture": 0.17, "overestimate": 0.19, "lock-in": 1.25, "peers": 4200.0,
         "delays": 0.13, "periods": 0.09, "warm-ups": 0.13, "unclean": 0.49,
-        "unclean-mixture": 0.69, "stackelberg": 3.3}
+        "unclean-mixture": 0.69, "stackelberg": 3.3,
+        # d = 49 (German credit): measured alone with 1 worker (61 s of CPU for both parts on a
+        # machine loaded 4× over), so a CPU's share: the logistic learners' O(d²) a point.
+        "lending": 5.0, "lending-linear": 4.0}
 
 
 def part_cost(name: str, rounds: int) -> float:
