@@ -929,6 +929,14 @@ API: list[tuple[str, object, str]] = [
     ("naive-logistic-repaid-list", lambda: make_learner(
         "naive-logistic", delta=0.1, r0=0.0, feedback="apple", repaid=[1.0]).reset(2, 0),
      "repaid must be a finite number, got [1.0]"),
+    ("logistic-batch-negative", lambda: _logistic(batch_points=-1),
+     "batch_points must be an integer from 0 to 100,000 or None (5·d), got -1"),
+    ("logistic-batch-bool", lambda: _logistic(batch_points=True),
+     "batch_points must be an integer from 0 to 100,000 or None (5·d), got True"),
+    ("logistic-batch-float", lambda: _logistic(batch_points=2.5),
+     "batch_points must be an integer from 0 to 100,000 or None (5·d), got 2.5"),
+    ("logistic-batch-big", lambda: _logistic(batch_points=10**6),
+     "batch_points must be an integer from 0 to 100,000 or None (5·d), got 1000000"),
     # issue 21: logistic learners, saved (the kernels index the kept points by counts[5])
     ("load-logistic-kept", lambda: _load_arrays("sa-logistic", counts=_set(5, 10**6)),
      "the file: state.counts[5] (points kept) must be 4, got 1000000"),
