@@ -1,5 +1,5 @@
 """The logistic learners on German credit (issue 21, part 3): results tables for
-``benchmarks/LOGISTIC.md``.
+``benchmarks/RESULTS.md``.
 
 Plays German credit's data game on the compiled engine
 (:func:`strategic_apple_tasting.scenarios.run_lending`: the rows drawn uniformly, each with its
