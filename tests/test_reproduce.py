@@ -9,6 +9,7 @@ the row says it does (a negative control fails the claim's check, a positive one
 from __future__ import annotations
 
 import fcntl
+import os
 
 import pytest
 
@@ -117,8 +118,11 @@ QUICK_VERDICTS = {
 
 @pytest.fixture(scope="session")
 def quick(tmp_path_factory):
-    # The parent of a worker's base temporary directory is shared by all xdist workers.
-    shared = tmp_path_factory.getbasetemp().parent
+    # The parent of an xdist worker's base temporary directory is shared by this session's
+    # workers alone; without xdist the parent is shared by every session on the machine (a stale
+    # run of another checkout would be read), so the session's own base directory is used.
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     out = shared / "reproduce-quick"
     with open(shared / "reproduce-quick.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
