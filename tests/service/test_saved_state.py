@@ -81,6 +81,7 @@ def test_the_saved_state_must_be_the_configured_learner(database, capsys):
     def other(meta):  # shifted OLS: SA-OLS's parameters but one, its state but one flag
         meta["learner"] = "shifted-ols"
         del meta["params"]["accept_when_locked"]
+        meta["params"].pop("warmup", None)  # SA-OLS's own (issue 25)
         meta["state"]["fields"]["clean_only"]["value"] = False
     tamper(meta=other)
     _refused(url, config, capsys, "the saved learner state at log position 0 is learner "
