@@ -61,7 +61,31 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
                    help="the features' names, in order")
     p.add_argument("--seed", type=_int_in("--seed", 0), help="the learner's seed (default 0)")
     p.add_argument("--publish", metavar="CADENCE",
-                   help="manual, outcomes:K or period:SECONDS (default outcomes:100)")
+                   help="manual, outcomes:K or period:SECONDS, or both joined by a comma "
+                   "(outcomes:100,period:3600: whichever comes first; default outcomes:100)")
+    p.add_argument("--min-interval", type=_number("--min-interval"), metavar="SECONDS",
+                   help="seconds at least between two publications by the cadence (default 0)")
+    p.add_argument("--warm-cap", type=_int_in("--warm-cap", 0), metavar="N",
+                   help="acceptances allowed in all under rules published before any outcome "
+                   "was learned (default: no cap)")
+    p.add_argument("--retain-days", type=_number("--retain-days"), metavar="DAYS",
+                   help="drop log entries this old once a saved learner holds them (default: "
+                   "keep for ever)")
+    p.add_argument("--shadow", type=_learner, metavar="LEARNER",
+                   help="a candidate learner fed the same log, never answering (compared on "
+                   "the page)")
+    p.add_argument("--shadow-param", type=_param, action="append", metavar="NAME=VALUE",
+                   help="a parameter of the shadow learner (repeat)")
+    start = p.add_mutually_exclusive_group()
+    start.add_argument("--start-rule", metavar="FILE",
+                       help="a new database's first rule: JSON {beta, threshold} (GET /policy "
+                       "of another service is one)")
+    start.add_argument("--start-learner", metavar="FILE",
+                       help="a new database's learner: a saved learner of the same kind and "
+                       "parameters (sat's learners.persistence)")
+    start.add_argument("--start-log", metavar="FILE",
+                       help="a new database's history: CSV or Parquet of past decisions and "
+                       "outcomes (a column per feature, accepted, outcome), learned first")
     p.add_argument("--max-batch", type=_positive_int("--max-batch"),
                    help="applicants or outcomes per request (default 10000)")
     p.add_argument("--max-body", type=_int_in("--max-body", 1024),
@@ -117,12 +141,18 @@ def _config(args: argparse.Namespace) -> Any:
              "max_body": getattr(args, "max_body", None),
              "body_timeout": getattr(args, "body_timeout", None),
              "snapshot_every": getattr(args, "snapshot_every", None)}
+    for name in ("min_interval", "warm_cap", "retain_days", "shadow", "start_rule",
+                 "start_learner", "start_log"):
+        given[name] = getattr(args, name, None)
     params = dict(getattr(args, "param", None) or [])
+    shadow_params = dict(getattr(args, "shadow_param", None) or [])
     if args.config:
         config = ServiceConfig.from_file(args.config, **given)
         config.params.update(params)
+        config.shadow_params.update(shadow_params)
         return config
-    return ServiceConfig(**{k: v for k, v in given.items() if v is not None}, params=params)
+    return ServiceConfig(**{k: v for k, v in given.items() if v is not None}, params=params,
+                         shadow_params=shadow_params)
 
 
 @contextmanager
@@ -141,14 +171,20 @@ def _database_errors(url: str) -> Any:
                          f"{reason(exc, url)}") from None
 
 
-def _engine(args: argparse.Namespace) -> Any:
+def _engine(args: argparse.Namespace, write: bool = True) -> Any:
+    """The database's engine: migrated to the newest schema (a command that writes), or, for
+    one that only reads (``write=False``), a database that must exist already at the newest
+    schema: nothing is created or upgraded by a read."""
     from ..service import store
 
     url = _config(args).database
-    engine = store.connect(url)
+    engine = store.connect(url, create=write)
     try:
         with _database_errors(url):
-            store.migrate(engine)
+            if write:
+                store.migrate(engine)
+            else:
+                store.require_head(engine, url)
     except BaseException:
         engine.dispose()
         raise
@@ -176,7 +212,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def _keys(args: argparse.Namespace) -> int:
     from ..service import keys
 
-    engine = _engine(args)
+    engine = _engine(args, write=args.keys_action != "list")
     try:
         if args.keys_action == "create":
             key = keys.create_key(engine, args.name)
@@ -201,7 +237,7 @@ def _check(args: argparse.Namespace) -> int:
     from ..service.config import ServiceConfig
     from ..service.redact import shown
 
-    engine = _engine(args)
+    engine = _engine(args, write=False)
     try:
         with engine.connect() as conn:
             fixed = store.read_setting(conn, "fixed")
@@ -209,11 +245,7 @@ def _check(args: argparse.Namespace) -> int:
         if fixed is None or saved is None:
             raise ValueError(f"database {shown(_config(args).database)!r} has no service's "
                              "log (start `sat serve` on it first)")
-        from ..learners.persistence import from_jsonable
-
-        config = ServiceConfig(learner=fixed["learner"], params=from_jsonable(fixed["params"]),
-                               dimension=fixed["dimension"], seed=fixed["seed"],
-                               database=_config(args).database)
+        config = ServiceConfig.from_fixed(fixed, _config(args).database)
         try:
             from_saved = learning.restore(engine, config, upto=saved)
             replayed = learning.restore(engine, config, upto=saved, saved=False)

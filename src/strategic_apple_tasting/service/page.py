@@ -84,7 +84,7 @@ def policy_page(service: Any) -> str:
     with service.engine.connect() as conn:
         rules = conn.execute(sa.select(r).order_by(r.c.version)).all()
         series = acceptance(conn)
-    names = config.features or [f"x{i + 1}" for i in range(config.dimension)]
+    names = config.names()
     body = [f"<h1>Published lending rule</h1><p class=meta>{_e(config.learner)} · "
             f"{len(rules)} rules published · page made {_when(store.now())}</p>"]
     if rules:
