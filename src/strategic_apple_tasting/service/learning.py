@@ -120,7 +120,7 @@ class LogLearner:
 
     def __init__(self, config: ServiceConfig, learner: Any = None, seq: int = 0,
                  learned: int = 0, clean: int = 0, since: int = 0, shadow: Any = None,
-                 prior: int = 0) -> None:
+                 prior: int = 0, origins: tuple[float, float] | None = None) -> None:
         self.config = config
         self.learner = config.make_learner() if learner is None else learner
         self.shadow = shadow
@@ -131,6 +131,10 @@ class LogLearner:
         self.clean = clean
         self.since = since  # outcomes learned since the last publication
         self.prior = prior
+        # The learners' clocks at the log's start (a warm start's learner has its own time):
+        # an entry's time is its position after them.
+        self.origin, self.shadow_origin = origins if origins is not None else (
+            self.learner._clock, 0.0 if shadow is None else shadow._clock)
         # (version, position): a superseded rule is kept until the learner has read the log
         # as far as it reached when the next rule was published (store.lock_log).
         self.releases: list[tuple[int, int]] = []
@@ -155,7 +159,7 @@ class LogLearner:
                 if not entry.capped:
                     z = self.scale(entry.x)
                     self.learner.record(z, entry.id, entry.accepted, entry.version,
-                                        time=float(entry.seq))
+                                        time=self.origin + entry.seq)
                     if self.shadow is not None:
                         self._shadow_decides(entry, z)
             else:
@@ -193,7 +197,8 @@ class LogLearner:
                                      "version": published.version, "accepted": would})
         if would != entry.accepted and (would or self.bandit):
             return  # the outcome of the shadow's decision is never observed
-        self.shadow.record(z, entry.id, would, published.version, time=float(entry.seq))
+        self.shadow.record(z, entry.id, would, published.version,
+                           time=self.shadow_origin + entry.seq)
         if would or self.bandit:
             self.waiting.add(entry.id)
 
@@ -202,7 +207,7 @@ class LogLearner:
         log position, the log then reaching ``log_at``: the rule before it is kept until the
         learner has read that far (decisions under it may lie up to there). The shadow
         publishes its next rule at the same moment."""
-        time = float(self.seq)
+        time = self.origin + self.seq
         rule = (self.learner.publish(time=time) if given is None
                 else self.learner.adopt(given, time=time))
         self.learner.hold(rule.version)
@@ -212,7 +217,7 @@ class LogLearner:
         self.since = 0
         self._release_due()
         if self.shadow is not None:
-            shadow_rule = self.shadow.publish(time=time)
+            shadow_rule = self.shadow.publish(time=self.shadow_origin + self.seq)
             if self.collect:
                 self.shadow_rules.append(shadow_rule)
         return rule
@@ -287,9 +292,10 @@ def restore(engine: Engine, config: ServiceConfig, *, upto: int | None = None,
             if config.shadow is not None:
                 shadow = (_saved_learner(row.shadow, config, f"{source} (shadow)", True)
                           if row.shadow is not None else None)
+            start = initial(conn, config)
             current = LogLearner(config, learner, row.seq, row.learned, row.clean, row.since,
-                                 shadow=shadow, prior=_prior(conn.execute(
-                                     sa.select(store.start_state)).first()))
+                                 shadow=shadow, prior=start.prior,
+                                 origins=(start.origin, start.shadow_origin))
             r = store.rules
             current.held = current.version if conn.execute(sa.select(r.c.version).where(
                 r.c.version == current.version)).first() is not None else None
