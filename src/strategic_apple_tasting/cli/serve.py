@@ -5,6 +5,8 @@ against it.
 * ``sat serve keys create --name NAME`` / ``keys revoke ID`` / ``keys list``;
 * ``sat serve check``: replay the log from nothing and compare with the saved learner, and
   learn the log after it (exit status 1 naming the first entry that cannot be learned);
+* ``sat serve export --out FOLDER [--since T] [--until T] [--format csv|parquet]``: the
+  decisions, outcomes and rules written in a time range, one file each (it changes nothing);
 * ``sat serve play --url URL [--key-file FILE] [game flags]``: the strategic game over the
   wire, with ``--compare`` to check it against the engine in process. The API key comes from
   the environment (``SAT_KEY``) or a file, never from the command line, where ``ps`` shows it
@@ -115,6 +117,16 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
     check = sub.add_parser("check", help="replay the log from nothing; compare with the "
                            "saved learner; learn the rest of the log")
     _database_flags(check, sub=True)
+    export = sub.add_parser("export", help="write decisions, outcomes and rules (by time "
+                            "range) to CSV or Parquet files in a folder")
+    export.add_argument("--out", required=True, metavar="FOLDER",
+                        help="the folder to write decisions, outcomes and rules into")
+    export.add_argument("--since", metavar="TIME", help="rows written at or after TIME "
+                        "(ISO 8601, UTC unless it says; or unix seconds)")
+    export.add_argument("--until", metavar="TIME", help="rows written before TIME")
+    export.add_argument("--format", choices=("csv", "parquet"), default="csv",
+                        help="csv (default) or parquet")
+    _database_flags(export, sub=True)
     play = sub.add_parser("play", help="play the strategic game against a running service")
     play.add_argument("--url", required=True, help="the service, e.g. http://127.0.0.1:8000")
     play.add_argument("--key-file", metavar="FILE",
@@ -198,9 +210,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ImportError:
         raise ValueError(EXTRA) from None
     action = args.action
-    if action in ("keys", "check"):
+    if action in ("keys", "check", "export"):
         with _database_errors(_config(args).database):
-            return _keys(args) if action == "keys" else _check(args)
+            return {"keys": _keys, "check": _check, "export": _export}[action](args)
     if action == "play":
         return _play(args)
     from ..service.server import serve
@@ -269,6 +281,42 @@ def _check(args: argparse.Namespace) -> int:
     print(f"the log replayed from nothing gives the saved learner at position {saved}, bit "
           f"for bit ({replayed.learned} outcomes learned, rule version {replayed.version}), "
           f"and the log after it, to position {max(saved, end or 0)}, can be learned")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..service import export, store
+    from ..service.redact import shown
+
+    since = None if args.since is None else export.parse_time("--since", args.since)
+    until = None if args.until is None else export.parse_time("--until", args.until)
+    if since is not None and until is not None and until <= since:
+        raise ValueError(f"--until {args.until!r} must come after --since {args.since!r}")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {args.out!r} is a file: give a folder")
+    engine = _engine(args, write=False)
+    try:
+        with engine.connect() as conn:
+            fixed = store.read_setting(conn, "fixed")
+        if fixed is None:
+            raise ValueError(f"database {shown(args.database)!r} has no service's log (start "
+                             "`sat serve` on it first)")
+        given = _config(args)
+        names = (given.names() if given.features is not None
+                 and len(given.features) == fixed["dimension"]
+                 else [f"x{i + 1}" for i in range(fixed["dimension"])])
+        tables = export.frames(engine, names, since, until)
+    finally:
+        engine.dispose()
+    try:
+        written = export.write(tables, out, args.format)
+    except OSError as exc:
+        raise ValueError(f"--out {args.out!r} cannot be written ({exc.strerror})") from None
+    for path in written:
+        print(f"{path}\t{len(tables[path.stem]):,} rows")
     return 0
 
 
