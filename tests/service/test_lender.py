@@ -222,3 +222,24 @@ def main_check(server) -> int:
     from strategic_apple_tasting.cli.main import main
 
     return main(["serve", "check", "--database", server.database])
+
+
+def test_looking_up_a_decision_refuses_bad_input_in_one_line(serve):
+    server = serve("--publish", "manual")
+    with server.client() as c:
+        c.post("/decisions", json={"id": "q-1", "x": [0.1, 0.2, 0.3]}).raise_for_status()
+        counts = ("decisions", "accepted", "outcomes", "rule_version")
+        before = {k: c.get("/metrics").json()[k] for k in counts}
+        for headers, path, status, message in (
+                ({"Authorization": ""}, "/decisions/q-1", 401, "needs an API key"),
+                ({"Authorization": "Bearer sat_x"}, "/decisions/q-1", 401, "malformed"),
+                ({"Authorization": "Bearer sat_0a0a0a0a0a0a_nope"}, "/decisions/q-1", 401,
+                 "not valid"),
+                ({}, "/decisions/" + "z" * 129, 422, "from 1 to 128 characters, got 129"),
+                ({}, "/decisions/nobody", 404, "'nobody' is unknown"),
+                ({}, "/metrics?format=yaml", 422, "format must be json or prometheus")):
+            r = c.get(path, headers=headers)
+            assert r.status_code == status, (path, r.text)
+            error = r.json()["error"]
+            assert message in error and "\n" not in error, error
+        assert {k: c.get("/metrics").json()[k] for k in counts} == before  # nothing changed
