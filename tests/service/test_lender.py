@@ -243,3 +243,32 @@ def test_looking_up_a_decision_refuses_bad_input_in_one_line(serve):
             error = r.json()["error"]
             assert message in error and "\n" not in error, error
         assert {k: c.get("/metrics").json()[k] for k in counts} == before  # nothing changed
+
+
+def test_check_compares_the_shadow_learner_too(serve, capsys):
+    from strategic_apple_tasting.learners.persistence import dumps
+    from strategic_apple_tasting.service.config import ServiceConfig
+
+    shadow = ["--shadow", "sa-ols", "--shadow-param", "delta=0.1", "--shadow-param", "r0=0"]
+    server = serve("--publish", "manual", *shadow)
+    with server.client() as c:
+        c.post("/decisions", json={"applicants": [
+            {"id": f"sh-{k}", "x": [0.1 * k - 0.4, 0.2, 0.3]} for k in range(9)]}
+            ).raise_for_status()
+        c.post("/outcomes", json={"outcomes": [{"id": f"sh-{k}", "outcome": 0.1 * k - 0.3}
+                                               for k in range(9)]}).raise_for_status()
+        c.post("/publish").raise_for_status()
+    server.stop()
+    assert main_check(server) == 0
+    # Control: the saved shadow replaced by a fresh one: the replay from nothing differs.
+    fresh = ServiceConfig(dimension=3, params={"delta": 0.3, "r0": 0, "feedback": "apple"},
+                          shadow="sa-ols", shadow_params={"delta": 0.1, "r0": 0}).make_shadow()
+    engine = store.connect(server.database)
+    s = store.learner_state
+    with store.transaction(engine) as conn:
+        newest = conn.execute(sa.select(sa.func.max(s.c.seq))).scalar_one()
+        conn.execute(sa.update(s).where(s.c.seq == newest).values(shadow=dumps(fresh)))
+    engine.dispose()
+    capsys.readouterr()
+    assert main_check(server) == 1
+    assert "the shadow learner's" in capsys.readouterr().out

@@ -262,6 +262,9 @@ def _check(args: argparse.Namespace) -> int:
             from_saved = learning.restore(engine, config, upto=saved)
             replayed = learning.restore(engine, config, upto=saved, saved=False)
             differences = learning.state_differences(from_saved.learner, replayed.learner)
+            if from_saved.shadow is not None and replayed.shadow is not None:
+                differences += [f"the shadow learner's {d}" for d in
+                                learning.state_differences(from_saved.shadow, replayed.shadow)]
             # The log past the saved learner (what the learner has yet to learn, or could not
             # learn) must be learnable too: a learner started on it would stop there.
             with engine.connect() as conn:
