@@ -42,6 +42,10 @@ RUN = ["run", "-l", "sa-ols", "-d", "2", "-T", "50", "--seeds", "1"]
 OUT = ["-o", "out"]
 
 
+#: ``sat serve`` with a learner that can start (issue 24's rows add one bad flag each).
+SERVE = ["serve", "-d", "2", "--param", "delta=0.1", "--param", "r0=0"]
+
+
 def _run(*flags: str) -> list[str]:
     return [*RUN, *OUT, *flags]
 
@@ -272,6 +276,37 @@ CLI: list[tuple[list[str], str]] = [
     (["serve", "-l", "offset-logistic", "-d", "2", "--param", "delta=0.1", "--param", "r0=0",
       "--param", "ridge=-1", "--database", "sqlite:///a-dir/x.db"],
      "ridge must be a finite number >= 0, got -1"),
+    # issue 24: the service as a lender runs it (nothing is written: no database is made)
+    ([*SERVE, "--min-interval", "-1"], "min_interval must be a number from 0 to 1e9, got -1.0"),
+    ([*SERVE, "--warm-cap", "-1"], "--warm-cap must be an integer >= 0"),
+    ([*SERVE, "--retain-days", "0"],
+     "retain_days must be a number from 0 (excluded) to 1e9, got 0.0"),
+    ([*SERVE, "--publish", "outcomes:5,outcomes:6"],
+     "publish joins at most one outcomes:K and one period:SECONDS with a comma"),
+    ([*SERVE, "--publish", "manual,period:5"], "publish joins at most one outcomes:K"),
+    ([*SERVE, "--publish", "period:0"], "SECONDS > 0), got 'period:0'"),
+    ([*SERVE, "--shadow", "nope"], "--shadow: learner must be one of"),
+    ([*SERVE, "--shadow-param", "delta=0.1"], "shadow_params given without a shadow learner"),
+    ([*SERVE, "--shadow", "sa-ols"], "shadow_params.delta of shadow learner 'sa-ols' must be "
+     "given"),
+    ([*SERVE, "--start-rule", "missing.json"], "--start-rule 'missing.json' is not a file"),
+    ([*SERVE, "--start-rule", "a-file"], "--start-rule 'a-file' is not JSON"),
+    ([*SERVE, "--start-rule", "rule-3.json"], "beta must be a list of 2 finite numbers"),
+    ([*SERVE, "--start-rule", "a-file", "--start-log", "a-file"],
+     "argument --start-log: not allowed with argument --start-rule"),
+    ([*SERVE, "--start-learner", "a-file"], "--start-learner 'a-file'"),
+    ([*SERVE, "--start-log", "a-file"], "--start-log 'a-file' must end in .csv or .parquet"),
+    ([*SERVE, "--start-log", "history.csv"], "has no column 'x2'"),
+    (["serve", "check", "--database", "sqlite:///missing.db"],
+     "file 'missing.db' does not exist (start `sat serve` on it first)"),
+    (["serve", "keys", "list", "--database", "sqlite:///missing.db"],
+     "file 'missing.db' does not exist"),
+    (["serve", "export", "--out", "x", "--database", "sqlite:///missing.db"],
+     "file 'missing.db' does not exist"),
+    (["serve", "export", "--out", "a-file", "--database", "sqlite:///missing.db"],
+     "--out 'a-file' is a file: give a folder"),
+    (["serve", "export", "--out", "x", "--since", "soon", "--database", "sqlite:///m.db"],
+     "--since must be an ISO 8601 time"),
 ]
 
 
@@ -293,6 +328,8 @@ def fixtures(tmp_path, monkeypatch):
         'horizon = 50\n[game]\ndimension = 2\ndelta = [0.1, -1.0]\n'
         '[[learners]]\nname = "sa-ols"\n')
     (tmp_path / "huge.csv").write_text("bad,income\n0,1e308\n1,40\n")
+    (tmp_path / "rule-3.json").write_text('{"beta": [1, 2, 3], "threshold": 0}')
+    (tmp_path / "history.csv").write_text("x1,accepted,outcome\n0.1,true,1.0\n")
     (tmp_path / "one-class.csv").write_text("bad,income\n0,50\n0,40\n")
     (tmp_path / "twice.csv").write_text("bad,income,income\n0,50,3\n1,40,2\n")
     (tmp_path / "huge.toml").write_text(  # 2,000,000 cells
@@ -948,7 +985,45 @@ API: list[tuple[str, object, str]] = [
      "the file: state.kept[:, -1] (labels)[1] must be in [0, 1], got 3.0"),
     ("load-logistic-fit", lambda: _load_arrays("sa-logistic", fit=_set((1, 0), 0.5)),
      "the file: state.fit[1, 0] must be 0 (below the diagonal of a triangular factor)"),
+    # issue 24: the service's declared features, cadences and a rule to adopt
+    ("service-feature-scale", lambda: _service(features=[{"name": "a", "scale": 0.0}, "b"]),
+     "features[0].scale ('a') must be a finite number > 0"),
+    ("service-feature-mean", lambda: _service(features=[{"name": "a", "mean": math.inf}, "b"]),
+     "features[0].mean ('a') must be a finite number"),
+    ("service-feature-key", lambda: _service(features=[{"name": "a", "units": "USD"}, "b"]),
+     "features[0]: unknown key 'units'; allowed: name, unit, definition, mean, scale"),
+    ("service-feature-name", lambda: _service(features=[{"unit": "USD"}, "b"]),
+     "features[0].name must be text (a name: not empty)"),
+    ("service-feature-twice", lambda: _service(features=["a", {"name": "a"}]),
+     "features names 'a' twice"),
+    ("service-feature-kind", lambda: _service(features=[3, "b"]),
+     "features[0] must be a name or a table, got 3"),
+    ("service-two-starts", lambda: _service(start_rule="r.json", start_log="h.csv"),
+     "give one warm start, not start_rule and start_log"),
+    ("service-warm-cap", lambda: _service(warm_cap=1.5),
+     "warm_cap must be an integer >= 0, got 1.5"),
+    ("desk-adopt-general", lambda: _adopt(lambda: 0.0), "a rule to adopt must be linear"),
+    ("desk-adopt-nan", lambda: _adopt(_linear([np.nan, 0.0], 0.0)),
+     "rule.beta"),
 ]
+
+
+def _service(**given):
+    from strategic_apple_tasting.service.config import ServiceConfig
+
+    return ServiceConfig(dimension=2, params={"delta": 0.1, "r0": 0}, **given).check()
+
+
+def _linear(beta, threshold):
+    from strategic_apple_tasting.game.policies import LinearThreshold
+
+    return LinearThreshold(np.array(beta), threshold)
+
+
+def _adopt(rule):
+    learner = make_learner("sa-ols", delta=0.1, r0=0.0, feedback="apple").reset(
+        2, np.random.default_rng(0))
+    return learner.adopt(rule)
 
 
 # issue 20: saved learners, the edits the rows make (lambdas: the files are made when a row
