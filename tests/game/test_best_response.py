@@ -2,6 +2,8 @@
 budget respected, a mover accepted, the move minimal, a non-mover unable to reach; the same
 random numbers as the closed-form responses; the closed form on linear rules."""
 
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
@@ -16,9 +18,8 @@ from strategic_apple_tasting.game import (
     LazyBestResponse,
     TremblingHand,
 )
-from strategic_apple_tasting.game.agents import lazy_move
+from strategic_apple_tasting.game.agents import RESPOND, lazy_move
 from strategic_apple_tasting.game.best_response import (
-    RESPOND_RULE,
     SCRATCH_ROWS,
     minimal_move,
     respond_to_rule,
@@ -239,14 +240,27 @@ def test_trembling_and_heterogeneous_responses(feedback):
     assert n_moved > 10  # the checks above were exercised
 
 
+class _Stubborn(NamedTuple):
+    """A user's agent model with a response to linear thresholds only (registered in RESPOND
+    under its own class, not in RESPOND_RULE)."""
+
+    delta: float = 0.1
+    truthful: float = 1.0
+
+    name = "stubborn"
+
+    def check(self) -> None:
+        pass
+
+
 def test_an_agent_model_without_a_numerical_response_is_refused(monkeypatch):
-    monkeypatch.delitem(RESPOND_RULE, LazyBestResponse)
-    game = Game(dimension=2)
-    with pytest.raises(ValueError, match="agents 'lazy' have no numerical best response to the "
-                       "non-linear rules of linucb; allowed agents: trembling, heterogeneous, "
-                       "ellipsoid"):
+    monkeypatch.setitem(RESPOND, _Stubborn, None)
+    game = Game(dimension=2, agents=_Stubborn())
+    with pytest.raises(ValueError, match="agents 'stubborn' have no numerical best response to "
+                       "the non-linear rules of linucb; allowed agents: lazy, trembling, "
+                       "heterogeneous, ellipsoid"):
         LinUCB().bind(game.instance(0))
     rule = LinUCB(r0=0.5, feedback="apple").reset(2).policy()
     assert isinstance(rule, GeneralRule)
     with pytest.raises(ValueError, match="no numerical best response"):
-        respond_to_rule(LazyBestResponse(), rule, np.zeros(2))
+        respond_to_rule(_Stubborn(), rule, np.zeros(2))

@@ -52,12 +52,15 @@ from numba.extending import overload
 
 from .._jit import NO_NRT, dispatch_on_class, njit
 from .agents import (
-    EllipsoidalCost,
-    HeterogeneousBudgets,
-    LazyBestResponse,
-    TremblingHand,
+    ELLIPSOID,
+    HETEROGENEOUS,
+    MODELS,
+    TREMBLING,
+    AgentsCore,
     _honest,
     _stay,
+    compiled_agents,
+    uniform,
     within_budget,
 )
 from .policies import GeneralRule, rule_value
@@ -413,33 +416,33 @@ def minimal_move(rule, metric, budget, beta, x, out, work):
     return best_t
 
 
-@njit
+@njit(inline="always")
 def _respond_rule_lazy(model, rng, rule, beta, x, out, work):
     if _honest(model, rng):
         return _stay(x, out)
     return minimal_move(rule, None, model.delta, beta, x, out, work) < math.inf
 
 
-@njit
+@njit(inline="always")
 def _respond_rule_heterogeneous(model, rng, rule, beta, x, out, work):
     honest = _honest(model, rng)
-    budget = model.low + (model.delta - model.low) * rng.random()
+    budget = model.low + (model.delta - model.low) * uniform(rng)
     if honest:
         return _stay(x, out)
     return minimal_move(rule, None, budget, beta, x, out, work) < math.inf
 
 
-@njit
+@njit(inline="always")
 def _respond_rule_ellipsoid(model, rng, rule, beta, x, out, work):
     if _honest(model, rng):
         return _stay(x, out)
     return minimal_move(rule, model.cost_inv, model.delta, beta, x, out, work) < math.inf
 
 
-@njit
+@njit(inline="always")
 def _respond_rule_trembling(model, rng, rule, beta, x, out, work):
     honest = _honest(model, rng)
-    u = 1.0 if model.adversarial else rng.random()
+    u = 1.0 if model.adversarial else uniform(rng)
     if honest:
         return _stay(x, out)
     cost = minimal_move(rule, None, model.delta, beta, x, out, work)
@@ -464,10 +467,21 @@ def _respond_rule_trembling(model, rng, rule, beta, x, out, work):
     return True
 
 
-#: Agent model class → compiled respond_rule(model, rng, rule, beta, x, out, work) -> moved.
-RESPOND_RULE = {LazyBestResponse: _respond_rule_lazy, TremblingHand: _respond_rule_trembling,
-                HeterogeneousBudgets: _respond_rule_heterogeneous,
-                EllipsoidalCost: _respond_rule_ellipsoid}
+@njit
+def _respond_rule(model, rng, rule, beta, x, out, work):
+    kind = model.kind
+    if kind == TREMBLING:
+        return _respond_rule_trembling(model, rng, rule, beta, x, out, work)
+    if kind == HETEROGENEOUS:
+        return _respond_rule_heterogeneous(model, rng, rule, beta, x, out, work)
+    if kind == ELLIPSOID:
+        return _respond_rule_ellipsoid(model, rng, rule, beta, x, out, work)
+    return _respond_rule_lazy(model, rng, rule, beta, x, out, work)
+
+
+#: Compiled agent-model class → compiled respond_rule(model, rng, rule, beta, x, out, work) ->
+#: moved; every built-in model reaches compiled code as an AgentsCore.
+RESPOND_RULE = {AgentsCore: _respond_rule}
 
 
 respond_rule = dispatch_on_class(
@@ -478,11 +492,13 @@ respond_rule = dispatch_on_class(
 
 def check_supported(model: Any, who: str) -> None:
     """Raise a one-line ValueError if agents of ``model`` cannot answer a general rule."""
-    if type(model) not in RESPOND_RULE:
-        allowed = ", ".join(cls.name for cls in RESPOND_RULE)
+    if type(compiled_agents(model)) not in RESPOND_RULE:
+        allowed = [cls.name for cls in MODELS if AgentsCore in RESPOND_RULE]
+        allowed += [getattr(cls, "name", cls.__name__) for cls in RESPOND_RULE
+                    if cls is not AgentsCore]
         raise ValueError(f"agents {getattr(model, 'name', type(model).__name__)!r} have no "
                          f"numerical best response to the non-linear rules of {who}; "
-                         f"allowed agents: {allowed}")
+                         f"allowed agents: {', '.join(allowed) or 'none'}")
 
 
 def respond_to_rule(model: Any, policy: GeneralRule, x: np.ndarray,
@@ -505,9 +521,10 @@ def respond_to_rule(model: Any, policy: GeneralRule, x: np.ndarray,
     """
     check_supported(model, "the learner")
     rng = np.random.default_rng() if rng is None else rng
-    x = np.asarray(x, dtype=float)
+    x = np.ascontiguousarray(x, dtype=float)
     out = np.empty(len(x))
     work = np.empty((SCRATCH_ROWS, len(x)))
-    moved = RESPOND_RULE[type(model)](model, rng, policy.state, np.asarray(policy.beta, float),
-                                      x, out, work)
+    core = compiled_agents(model)
+    moved = RESPOND_RULE[type(core)](core, rng, policy.state,
+                                     np.ascontiguousarray(policy.beta, dtype=float), x, out, work)
     return out, bool(moved)

@@ -8,9 +8,18 @@ from typing import Any
 
 import numpy as np
 
-from .agents import RESPOND, LazyBestResponse
+from .._jit import compiled_for, njit
+from .agents import (
+    RESPOND,
+    AgentsCore,
+    LazyBestResponse,
+    Uniforms,
+    compiled_agents,
+    draws_per_round,
+    is_agent_model,
+)
 from .best_response import respond_to_rule
-from .contexts import CONTEXTS, UniformBall, draw_contexts
+from .contexts import CONTEXTS, UniformBall, _draw_rows, compiled_contexts, draw_context
 from .policies import GeneralRule, LinearThreshold, score
 
 #: Feedback modes (DESIGN §2): apple tasting sees r(1) only when accepting; bandit sees r(a).
@@ -56,10 +65,31 @@ def check_number(name: str, value: Any, low: float | None = None, high: float = 
 #: The longest delay or publication period, in rounds.
 MAX_ROUNDS = 10**9
 
-
 def _unit_vector(rng: np.random.Generator, d: int) -> np.ndarray:
     v = rng.standard_normal(d)
     return v / np.linalg.norm(v)
+
+
+@njit
+def _draw_rounds(contexts, context_rng, first_round, theta1, theta0, bandit, r0, sigma,
+                 noise_rng, xs, outcomes):
+    """Rounds ``first_round``.. as the engine's loop draws them: each true context into a row of
+    ``xs``, then (E[r(1)], E[r(0)], r(1), r(0)) into the row of ``outcomes``."""
+    for i in range(xs.shape[0]):
+        x = xs[i]
+        draw_context(contexts, context_rng, first_round + i, x)
+        mean1 = score(theta1, x)
+        r1 = mean1 + sigma * noise_rng.standard_normal()
+        if bandit:
+            mean0 = score(theta0, x)
+            rew0 = mean0 + sigma * noise_rng.standard_normal()
+        else:
+            mean0 = r0
+            rew0 = r0
+        outcomes[i, 0] = mean1
+        outcomes[i, 1] = mean0
+        outcomes[i, 2] = r1
+        outcomes[i, 3] = rew0
 
 
 @dataclass(frozen=True)
@@ -125,7 +155,7 @@ class Game:
         d = self.dimension
         if not (isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 1):
             raise ValueError(f"dimension must be an integer >= 1, got {d!r}")
-        if type(self.agents) not in RESPOND:
+        if not is_agent_model(self.agents):
             raise ValueError(f"agents must be an agent model, got {self.agents!r}")
         overrides = {k: v for k, v in (("delta", self.delta), ("truthful", self.truthful))
                      if v is not None}
@@ -232,7 +262,36 @@ class GameInstance:
         bind = getattr(game.contexts, "for_instance", None)
         #: The context model drawn from (a θ-dependent model bound to this instance's θ).
         self.contexts = game.contexts if bind is None else bind(self)
+        #: The context and agent models as compiled code receives them.
+        self.compiled_contexts = compiled_contexts(self.contexts)
+        self.compiled_agents = compiled_agents(game.agents)
         self._round = 0
+        self._respond: Any = None  # the agents' compiled response, for this game's types
+        # The agents' uniforms, drawn ahead (a built-in model draws a fixed number a round):
+        # handing compiled code an array is cheaper than handing it the Generator.
+        core = self.compiled_agents
+        self._per_round = draws_per_round(core) if type(core) is AgentsCore else None
+        self._draws = Uniforms(np.empty(0), np.zeros(1, dtype=np.int64))
+
+    def draw_agents_ahead(self, rounds: int) -> None:
+        """Draw the agents' random numbers for the next ``rounds`` rounds now, in one call
+        (exactly what their responses would draw, in order; a model of the user's, whose draws
+        are not known, draws as it goes). The reference loop calls it per batch of rounds."""
+        self._agents_source(rounds)
+
+    def _agents_source(self, rounds: int = 1) -> Any:
+        """What the agents' responses draw from: their Generator, or its uniforms drawn ahead,
+        topped up to ``rounds`` rounds' worth by exactly the shortfall."""
+        k = self._per_round
+        if k is None:
+            return self.rngs["agents"]
+        draws = self._draws
+        left = draws.values.shape[0] - int(draws.taken[0])
+        if left < k * rounds:
+            values = np.concatenate([draws.values[draws.taken[0]:],
+                                     self.rngs["agents"].random(k * rounds - left)])
+            self._draws = draws = Uniforms(values, np.zeros(1, dtype=np.int64))
+        return draws
 
     @property
     def target(self) -> np.ndarray:
@@ -251,8 +310,32 @@ class GameInstance:
     def next_context(self) -> np.ndarray:
         """Draw the next agent's true context."""
         self._round += 1
-        return draw_contexts(self.contexts, self.game.dimension, 1, self.rngs["contexts"],
-                             first_round=self._round)[0]
+        out = np.empty((1, self.game.dimension))
+        _draw_rows(self.compiled_contexts, self.rngs["contexts"], self._round, out)
+        return out[0]
+
+    def next_rounds(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The next ``n`` rounds at once: their true contexts (rows) and their (E[r(1)],
+        E[r(0)], r(1), r(0)) (rows): what ``n`` calls of :meth:`next_context` and
+        :meth:`next_rewards` give, drawn in one compiled call. The reference loop draws its
+        rounds this way, ahead of the learner, from streams no decision changes.
+
+        Examples
+        --------
+        >>> a, b = Game(dimension=2).instance(3), Game(dimension=2).instance(3)
+        >>> xs, outs = a.next_rounds(2)
+        >>> x = b.next_context()
+        >>> bool((xs[0] == x).all()), outs[0, 2] == b.next_rewards(x)[0]
+        (True, True)
+        """
+        game = self.game
+        xs = np.empty((n, game.dimension))
+        out = np.empty((n, 4))
+        _draw_rounds(self.compiled_contexts, self.rngs["contexts"], self._round + 1,
+                     self.theta1, self.theta0, game.feedback == "bandit", float(game.r0),
+                     float(game.sigma), self.rngs["noise"], xs, out)
+        self._round += n
+        return xs, out
 
     def next_response(self, policy: LinearThreshold | GeneralRule, x: np.ndarray
                       ) -> tuple[np.ndarray, bool]:
@@ -261,11 +344,22 @@ class GameInstance:
         A linear threshold is answered in closed form, a general rule by numerical best
         response (:mod:`.best_response`); both draw the same random numbers.
         """
+        source = self._agents_source()
         if isinstance(policy, GeneralRule):
-            return respond_to_rule(self.game.agents, policy, x, self.rngs["agents"])
-        x_obs, moved = self.game.agents.respond_once(policy.beta, policy.threshold, x,
-                                                     self.rngs["agents"])
-        return x_obs, bool(moved)
+            return respond_to_rule(self.game.agents, policy, x, source)
+        beta = np.ascontiguousarray(policy.beta, dtype=float)
+        x = np.ascontiguousarray(x, dtype=float)
+        d = self.game.dimension
+        if beta.shape != (d,) or x.shape != (d,):
+            raise ValueError(f"the rule's beta and the context must have shape ({d},), got "
+                             f"{beta.shape} and {x.shape}")
+        out = np.empty(d)
+        if self._respond is None:  # once: numba's dispatch would type the model every call
+            self._respond = compiled_for(RESPOND[type(self.compiled_agents)],
+                                         self.compiled_agents, source, beta, 0.0, x, out)
+        moved = self._respond(self.compiled_agents, source, beta, float(policy.threshold), x,
+                              out)
+        return out, bool(moved)
 
     def next_delay(self) -> int:
         """Draw this round's outcome delay (drawn every round, whatever the decision, so that

@@ -121,6 +121,10 @@ def _decode(node: Any, template: Any, path: str, arrays: dict[str, np.ndarray]) 
             raise wrong(f"should be a {template.ndim}-d {template.dtype} array, got "
                         f"{arr.ndim}-d {arr.dtype}")
         return np.array(arr, order="C", copy=True)  # writable: kernels update in place
+    if isinstance(template, tuple) and getattr(type(template), "from_parameters", False):
+        # A function of the learner's parameters (the compiled agent model it believes in):
+        # the one they give now, whatever form an earlier release saved it in.
+        return template
     if isinstance(template, tuple) and hasattr(template, "_fields"):
         if not isinstance(node, dict) or node.get("tuple") != type(template).__name__ \
                 or set(node["fields"]) != set(template._fields):

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..game.agents import BUDGET_SLACK, RESPOND, EllipsoidalCost
+from ..game.agents import BUDGET_SLACK, RESPOND, EllipsoidalCost, compiled_agents
 from ..game.policies import LinearThreshold
 from ..learners import Learner, make_learner
 from ..metrics import mean_ci
@@ -294,8 +294,8 @@ def _play(data: LendingData, learner: Learner, streams: _Streams, agents: Ellips
           **labels: Any) -> list[dict[str, Any]]:
     start = time.perf_counter()
     learner.reset(data.d, np.random.default_rng(streams.learner))
-    respond = RESPOND[EllipsoidalCost]
-    gamer = agents._replace(truthful=0.0)  # the coin is drawn up front (streams.honest)
+    gamer = compiled_agents(agents._replace(truthful=0.0))  # the coin is drawn up front
+    respond = RESPOND[type(gamer)]  # (streams.honest)
     scratch_rng = np.random.default_rng(0)  # respond draws nothing when truthful is 0
     out = np.empty(data.d)
     features, reward = data.features, data.reward
@@ -312,7 +312,7 @@ def _play(data: LendingData, learner: Learner, streams: _Streams, agents: Ellips
         if not isinstance(rule, LinearThreshold):
             raise ValueError(f"learner {labels['label']!r} published a non-linear rule; the "
                              "lending scenario's agents answer linear thresholds only")
-        beta = np.asarray(rule.beta, dtype=float)
+        beta = np.ascontiguousarray(rule.beta, dtype=float)
         moved = False
         if not streams.honest[t] and float(beta @ x) < rule.threshold:
             moved = bool(respond(gamer, scratch_rng, beta, float(rule.threshold), x, out))
