@@ -199,6 +199,9 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--r0", "1e10"),
      "r0 must be at most 1e+09 in magnitude (the learner's input bound), got 10000000000.0"),
     (_run("--delta", "2e9"), "delta must be at most 1e+09 in magnitude"),
+    # issue 23: sat compile
+    (["compile", "--workers", "0"], "--workers must be an integer >= 1, got '0'"),
+    (["compile", "--workers", "two"], "--workers must be an integer >= 1, got 'two'"),
 ]
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from .._jit import dispatch_on_class, njit
+from .._jit import NO_NRT, dispatch_on_class, njit
 from .policies import norm, score
 
 _EPS = 2.220446049250313e-16
@@ -343,6 +343,13 @@ def _stay(x, out):
     return False
 
 
+# The lazy response (the paper's, and the common case) is inlined into the engine's loop; the
+# other models' are compiled once each, as functions of their own, and called from the switch:
+# all four inlined (with the five context models' draws) made numba's inliner, which retypes
+# the loop at each site, take ten times as long to compile it for the same machine code.
+_OUTLINED = {"inline": "never", **NO_NRT}
+
+
 @njit(inline="always")
 def _respond_lazy(model, rng, beta, threshold, x, out):
     if _honest(model, rng):
@@ -350,7 +357,7 @@ def _respond_lazy(model, rng, beta, threshold, x, out):
     return lazy_move(beta, threshold, model.delta, x, out)
 
 
-@njit(inline="always")
+@njit(**_OUTLINED)
 def _respond_trembling(model, rng, beta, threshold, x, out):
     honest = _honest(model, rng)
     u = 1.0 if model.adversarial else uniform(rng)
@@ -369,7 +376,7 @@ def _respond_trembling(model, rng, beta, threshold, x, out):
     return True
 
 
-@njit(inline="always")
+@njit(**_OUTLINED)
 def _respond_heterogeneous(model, rng, beta, threshold, x, out):
     honest = _honest(model, rng)
     budget = model.low + (model.delta - model.low) * uniform(rng)
@@ -387,7 +394,7 @@ def _quadratic(a, beta):
     return q
 
 
-@njit(inline="always")
+@njit(**_OUTLINED)
 def _respond_ellipsoid(model, rng, beta, threshold, x, out):
     if _honest(model, rng):
         return _stay(x, out)

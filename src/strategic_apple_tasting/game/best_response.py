@@ -52,6 +52,7 @@ from numba.extending import overload
 
 from .._jit import NO_NRT, dispatch_on_class, njit
 from .agents import (
+    _EPS,
     ELLIPSOID,
     HETEROGENEOUS,
     MODELS,
@@ -83,8 +84,17 @@ MIN_DAMPING = 1.0 / 1024.0
 PROBES = 128
 #: A probe must beat the best cost so far by this relative margin.
 PROBE_GAIN = 1e-6
-#: Rows of scratch (each of length d) that :func:`minimal_move` needs.
+#: Rows of scratch (each of length d) that the search itself needs; :func:`scratch_rows` gives
+#: the whole scratch of :func:`minimal_move`, whose further rows a closed form may use.
 SCRATCH_ROWS = 11
+
+
+@njit(inline="always")
+def scratch_rows(d):
+    """Rows of scratch (each of length d) that :func:`minimal_move` needs at dimension d: the
+    search's, then three d × d matrices and four vectors for a closed form
+    (:data:`EXACT_MOVES`)."""
+    return SCRATCH_ROWS + 3 * d + 4
 
 # Scratch rows (the conjugate gradients of metric_cost reuse _CAND.._ZT).
 _GRAD, _U, _Z, _BEST, _HN, _CAND, _GN, _TRIAL, _HTRIAL, _ZT, _GX = range(SCRATCH_ROWS)
@@ -353,14 +363,67 @@ def _improve(rule, metric, x, limit, best_t, work):
     return best_t
 
 
+#: Rule-state class → compiled ``exact_move(rule, metric, budget, x, gx, out, work) -> cost``:
+#: the cheapest move onto {g ≥ 0} without the search, for an agent at x with g(x) = gx < 0
+#: (∞: none within budget, ``out`` = x), or NaN where it cannot tell (the search then runs).
+#: A closed form lands with :func:`settle_move`; a bound alone may rule a move out. ``work``
+#: rows from ``SCRATCH_ROWS`` on are the closed form's own.
+EXACT_MOVES: dict[type, Any] = {}
+
+
+@njit
+def _no_exact_move(rule, metric, budget, x, gx, out, work):
+    return math.nan
+
+
+exact_move = dispatch_on_class(
+    "exact_move", ("rule", "metric", "budget", "x", "gx", "out", "work"), EXACT_MOVES,
+    "The cheapest move in closed form, ∞, or NaN to search (compiled-only; see EXACT_MOVES).",
+    default=_no_exact_move)
+
+
+@njit(**_OUTLINED)
+def settle_move(rule, budget, x, t, out, work):
+    """Land the move of length t from x towards ``out`` (a nearest boundary point a closed form
+    found): pushed out by whole ulps until the rule's own test accepts it, as a lazy agent's
+    move onto a linear threshold is (DESIGN §2). Returns its cost, ∞ if that is past the budget
+    (``out`` = x), or NaN if the push does not reach an accepted point (the search then runs).
+    The move's unit direction goes into ``work[3]``.
+    """
+    d = x.shape[0]
+    best = work[_BEST]
+    z = work[_Z]
+    grad = work[_GRAD]
+    if not t > 0.0:
+        return math.nan
+    for i in range(d):
+        best[i] = (out[i] - x[i]) / t
+        out[i] = x[i]
+    bump = 4.0 * _EPS
+    tiny = 5e-324
+    for _ in range(40):
+        if not within_budget(t, budget):
+            return math.inf
+        _point(x, t, best, z)
+        if _g(rule, z, grad, False) >= 0.0:
+            for i in range(d):
+                out[i] = z[i]
+            return t
+        t = t * (1.0 + bump) + tiny
+        bump *= 2.0
+        tiny *= 2.0
+    return math.nan
+
+
 @njit(**_OUTLINED)
 def minimal_move(rule, metric, budget, beta, x, out, work):
     """The cheapest move onto {g ≥ 0} if it costs at most ``budget``; returns its cost (∞: stay).
 
     ``rule`` is the rule's state (g through :func:`~.policies.rule_value`), ``metric`` None (ℓ2
     cost) or A⁻¹ (ellipsoidal cost), ``beta`` the rule's linear part (a starting direction),
-    ``work`` scratch of shape (``SCRATCH_ROWS``, d). The landing point goes into ``out`` (x if
-    the agent stays) and the unit-cost direction of the move into ``work[3]``.
+    ``work`` scratch of shape (:func:`scratch_rows` (d), d). The landing point goes into ``out``
+    (x if the agent stays) and the unit-cost direction of the move into ``work[3]``. A rule with
+    a closed form (:data:`EXACT_MOVES`) is answered by it where it applies.
     """
     d = x.shape[0]
     grad = work[_GRAD]
@@ -371,8 +434,15 @@ def minimal_move(rule, metric, budget, beta, x, out, work):
     hn = work[_HN]
     for i in range(d):
         out[i] = x[i]
-    if _g(rule, x, gx, True) >= 0.0 or not budget > 0.0:
+    g0 = _g(rule, x, gx, False)
+    if g0 >= 0.0 or not budget > 0.0:
         return math.inf
+    cost = exact_move(rule, metric, budget, x, g0, out, work)
+    if not math.isnan(cost):
+        return cost
+    for i in range(d):
+        out[i] = x[i]
+    _g(rule, x, gx, True)
     limit = SEARCH * budget
     best_t = math.inf
     for start in range(2):  # descend from ∇g(x), then from β
@@ -523,8 +593,8 @@ def respond_to_rule(model: Any, policy: GeneralRule, x: np.ndarray,
     rng = np.random.default_rng() if rng is None else rng
     x = np.ascontiguousarray(x, dtype=float)
     out = np.empty(len(x))
-    work = np.empty((SCRATCH_ROWS, len(x)))
     core = compiled_agents(model)
+    work = np.empty((scratch_rows(len(x)), len(x)))
     moved = RESPOND_RULE[type(core)](core, rng, policy.state,
                                      np.ascontiguousarray(policy.beta, dtype=float), x, out, work)
     return out, bool(moved)

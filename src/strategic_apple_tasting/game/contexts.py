@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import dispatch_on_class, njit
+from .._jit import NO_NRT, dispatch_on_class, njit
 
 
 @njit(inline="always")
@@ -323,7 +323,10 @@ def _check_points(name: str, points) -> None:
         raise ValueError(f"{name} must be finite (no NaN or infinity)")
 
 
-@njit(inline="always")
+_OUTLINED = {"inline": "never", **NO_NRT}
+
+
+@njit(**_OUTLINED)
 def _draw_mixture(model, rng, t, out):
     if rng.random() < model.c0:
         _uniform_ball(model.radius, rng, out)
@@ -342,7 +345,7 @@ def _draw_mixture(model, rng, t, out):
             out[i] *= model.radius / n
 
 
-@njit(inline="always")
+@njit(**_OUTLINED)
 def _draw_empirical(model, rng, t, out):
     n = model.points.shape[0]
     i = min(int(rng.random() * n), n - 1)  # one uniform a round; bias ≤ n/2^53
@@ -350,7 +353,7 @@ def _draw_empirical(model, rng, t, out):
         out[j] = model.points[i, j]
 
 
-@njit(inline="always")
+@njit(**_OUTLINED)
 def _draw_sequence(model, rng, t, out):
     n = model.points.shape[0]
     i = t - 1
@@ -361,12 +364,25 @@ def _draw_sequence(model, rng, t, out):
 
 
 @njit(inline="always")
+def _draw_ball(model, rng, t, out):
+    _uniform_ball(model.radius, rng, out)
+
+
+@njit(**_OUTLINED)
+def _draw_sphere(model, rng, t, out):
+    _uniform_sphere(model.radius, rng, out)
+
+
+@njit(inline="always")
 def _draw(model, rng, t, out):
+    # The uniform ball's draw (the paper's) is inlined; each other model's is its own compiled
+    # function, called from this switch (all five inlined made the engine's loop ten times as
+    # slow to compile: agents.py).
     kind = model.kind
     if kind == BALL:
-        _uniform_ball(model.radius, rng, out)
+        _draw_ball(model, rng, t, out)
     elif kind == SPHERE:
-        _uniform_sphere(model.radius, rng, out)
+        _draw_sphere(model, rng, t, out)
     elif kind == MIXTURE:
         _draw_mixture(model, rng, t, out)
     elif kind == EMPIRICAL:

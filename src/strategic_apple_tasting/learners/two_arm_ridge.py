@@ -37,7 +37,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import njit
+from ..game.best_response import EXACT_MOVES, SCRATCH_ROWS, settle_move
 from ..game.game import check_number
+from ..game.optimistic import frobenius, invert_triangle, nearest_point
 from .base import Learner, LearnerKernels
 from .least_squares import add_point, solve
 
@@ -183,6 +185,48 @@ def _linear(state):
     return state.kind != LINUCB or state.alpha == 0.0
 
 
+@njit(inline="always")
+def _reach_scale(metric, spare, d):
+    """The longest ‖v‖ of a move of unit cost: 1, or sqrt(λ_max(A⁻¹)) ≤ ‖A⁻¹‖_F^½."""
+    if metric is None:
+        return 1.0
+    return math.sqrt(frobenius(metric, d))
+
+
+@njit
+def _exact_move(state, metric, budget, x, gx, out, work):
+    """LinUCB's rule answered without the search: a bound rules out every agent that cannot
+    reach {g ≥ 0}, and under apple tasting with an ℓ2 cost the move is the closed form of
+    :mod:`..game.optimistic`; an agent of a bandit rule (two widths: not convex) or with an
+    ellipsoidal cost that the bound does not rule out is left to the search."""
+    d = x.shape[0]
+    spare = work[SCRATCH_ROWS:]
+    inv = spare[0:d]
+    theta = state.theta
+    # |g(x + v) − g(x)| ≤ ‖v‖·(‖θ̂1 − θ̂0‖ + α(‖R1⁻¹‖ + ‖R0⁻¹‖)), each norm ≤ its Frobenius norm.
+    s = 0.0
+    for i in range(d):
+        s += (theta[0, i] - theta[1, i]) ** 2
+    lip = math.sqrt(s)
+    invert_triangle(state.fits[0], d, inv)
+    lip += state.alpha * frobenius(inv, d)
+    if state.bandit:
+        invert_triangle(state.fits[1], d, inv)
+        lip += state.alpha * frobenius(inv, d)
+    reach = budget * _reach_scale(metric, spare, d)
+    if gx + reach * lip * (1.0 + 1e-9) < 0.0:
+        return math.inf
+    if state.bandit or metric is not None or not state.alpha > 0.0:
+        return math.nan
+    diff = spare[3 * d + 2]
+    for i in range(d):
+        diff[i] = theta[0, i] - theta[1, i]
+    dist = nearest_point(diff, state.r0, state.alpha, state.fits[0], x, out, spare)
+    if math.isnan(dist):
+        return math.nan
+    return settle_move(state, budget, x, dist, out, work)
+
+
 @njit
 def _update(state, rng, beta, threshold, x, accepted, reward, observed):
     counts = state.counts
@@ -207,6 +251,7 @@ def _estimate(state, out):
 
 KERNELS = LearnerKernels(RidgeBanditState, _policy, _update, _estimate, rule=_rule,
                          linear=_linear)
+EXACT_MOVES[RidgeBanditState] = _exact_move
 
 
 class RidgeBandit(Learner):
