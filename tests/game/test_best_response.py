@@ -283,15 +283,16 @@ def _move(rule, x, budget):
 
 
 def test_the_closed_form_is_the_numerical_search_s_move_or_cheaper():
-    """On 120 random LinUCB rules under apple tasting (d = 2..6, after 0..40 points), agents
-    within reach: the closed form (the secular equation of game/optimistic.py) moves exactly
-    when the numerical search does, lands where the rule accepts, within budget, and its cost
-    is the search's to a relative 1e-9, never above it by more than rounding."""
+    """On 400 random LinUCB rules under apple tasting (d = 2..6, after 0..40 points), agents
+    it rejects, some within reach: the closed form (the secular equation of game/optimistic.py)
+    moves exactly when the numerical search does, lands where the rule accepts, within budget,
+    and costs no more than the search's move, and less by at most the search's tolerance (1e-6
+    relative: the search stops there)."""
     from strategic_apple_tasting.game.optimistic import nearest_point
 
     rng = np.random.default_rng(23)
     movers = 0
-    for case in range(120):
+    for case in range(400):
         d = int(rng.integers(2, 7))
         learner = LinUCB(alpha=float(rng.uniform(0.1, 3.0)), r0=float(rng.uniform(-0.3, 0.8)),
                          feedback="apple").reset(d, rng)
@@ -317,7 +318,7 @@ def test_the_closed_form_is_the_numerical_search_s_move_or_cheaper():
         if cost < np.inf:
             movers += 1
             assert rule.accepts(out) and np.linalg.norm(out - x) <= budget * (1 + 1e-12)
-            assert cost <= search * (1 + 1e-12) and cost >= search * (1 - 1e-9), (cost, search)
+            assert cost <= search * (1 + 1e-12) and cost >= search * (1 - 1e-6), (cost, search)
             assert abs(cost - dist) <= 1e-12 * dist
     assert movers > 30
 

@@ -595,6 +595,31 @@ def respond_to_rule(model: Any, policy: GeneralRule, x: np.ndarray,
     out = np.empty(len(x))
     core = compiled_agents(model)
     work = np.empty((scratch_rows(len(x)), len(x)))
-    moved = RESPOND_RULE[type(core)](core, rng, policy.state,
-                                     np.ascontiguousarray(policy.beta, dtype=float), x, out, work)
+    respond = RESPOND_RULE[type(core)]
+    beta = np.ascontiguousarray(policy.beta, dtype=float)
+    if policy.twin is not None:
+        # The twin's accepted set is inside the rule's: a mover lands where the rule accepts,
+        # unless the two computations' rounding is wider than the margin; then the rule itself
+        # answers, from the same random numbers.
+        mark = _mark(rng)
+        moved = respond(core, rng, policy.twin, beta, x, out, work)
+        if not moved or policy.accepts(out):
+            return out, bool(moved)
+        _rewind(rng, mark)
+    moved = respond(core, rng, policy.state, beta, x, out, work)
     return out, bool(moved)
+
+
+def _mark(source: Any) -> Any:
+    """Where a source of random numbers stands (a Generator's state, or how many uniforms drawn
+    ahead have been taken)."""
+    if isinstance(source, np.random.Generator):
+        return source.bit_generator.state
+    return int(source.taken[0])
+
+
+def _rewind(source: Any, mark: Any) -> None:
+    if isinstance(source, np.random.Generator):
+        source.bit_generator.state = mark
+    else:
+        source.taken[0] = mark

@@ -346,7 +346,7 @@ class GameInstance:
         """
         source = self._agents_source()
         if isinstance(policy, GeneralRule):
-            return respond_to_rule(self.game.agents, policy, x, source)
+            return respond_to_rule(self.compiled_agents, policy, x, source)
         beta = np.ascontiguousarray(policy.beta, dtype=float)
         x = np.ascontiguousarray(x, dtype=float)
         d = self.game.dimension
