@@ -66,9 +66,11 @@ def _entry_points() -> dict[str, Any]:
 
 def parts() -> list[Part]:
     """The parts of ``sat compile``, derived from the registry and the entry points: the
-    compiled learners grouped by state class (heaviest first, by the number of learners
-    sharing it), the game's Python side, and the plain-Python learners of the entry points
-    whose libraries are installed."""
+    compiled learners grouped by state class, the game's Python side, and the plain-Python
+    learners of the entry points whose libraries are installed. The heaviest go first, so that
+    no worker is left with one at the end: a class whose rule may be non-linear (its loop holds
+    agents' search), then the plain-Python learners (their rules' twins hold it too), then by
+    the number of learners sharing a class."""
     from ..learners import LEARNERS, learner_class
 
     by_state: dict[type, list[str]] = {}
@@ -83,11 +85,19 @@ def parts() -> list[Part]:
             by_state.setdefault(cls.kernels.state, []).append(name)
         elif name not in LEARNERS:
             plain.append(name)
+
+    def weight(item: tuple[type, list[str]]) -> tuple[bool, int]:
+        group = item[1]
+        return (not any(learner_class(n).nonlinear for n in group), -len(group))
+
+    ordered = sorted(by_state.items(), key=weight)
     out = [Part(f"{state.__name__} ({', '.join(group)})", tuple(group))
-           for state, group in sorted(by_state.items(), key=lambda kv: -len(kv[1]))]
-    out.append(Part("the game's Python side"))
+           for state, group in ordered if any(learner_class(n).nonlinear for n in group)]
     if plain:
         out.append(Part(f"plain-Python learners ({', '.join(plain)})", tuple(plain)))
+    out += [Part(f"{state.__name__} ({', '.join(group)})", tuple(group))
+            for state, group in ordered if not any(learner_class(n).nonlinear for n in group)]
+    out.append(Part("the game's Python side"))
     return out
 
 

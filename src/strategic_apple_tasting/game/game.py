@@ -273,6 +273,11 @@ class GameInstance:
         self._per_round = draws_per_round(core) if type(core) is AgentsCore else None
         self._draws = Uniforms(np.empty(0), np.zeros(1, dtype=np.int64))
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_respond"] = None  # compiled code does not pickle; found again on first use
+        return state
+
     def draw_agents_ahead(self, rounds: int) -> None:
         """Draw the agents' random numbers for the next ``rounds`` rounds now, in one call
         (exactly what their responses would draw, in order; a model of the user's, whose draws
