@@ -8,7 +8,11 @@ the expected text, no traceback, and nothing written. From the API: a ``ValueErr
 
 from __future__ import annotations
 
+import io
+import json
 import math
+import warnings
+import zipfile
 
 import numpy as np
 import pytest
@@ -16,8 +20,22 @@ import pytest
 from strategic_apple_tasting import Game, simulate
 from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.experiments.spec import check_spec, load_spec
+from strategic_apple_tasting.game import (
+    DataContexts,
+    HeterogeneousBudgets,
+    OrthogonalTraps,
+    SubsetGaming,
+)
 from strategic_apple_tasting.game.agents import TremblingHand
-from strategic_apple_tasting.learners import LEARNERS, make_learner
+from strategic_apple_tasting.learners import LEARNERS, make_learner, persistence
+from strategic_apple_tasting.scenarios import (
+    data_game,
+    from_lending,
+    load_dataset,
+    load_fico,
+    run_lending,
+)
+from tests import saved
 
 NOT_RESULTS = "is not a sweep directory nor a run's output"
 RUN = ["run", "-l", "sa-ols", "-d", "2", "-T", "50", "--seeds", "1"]
@@ -199,6 +217,53 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--r0", "1e10"),
      "r0 must be at most 1e+09 in magnitude (the learner's input bound), got 10000000000.0"),
     (_run("--delta", "2e9"), "delta must be at most 1e+09 in magnitude"),
+    # issue 25: claims
+    (["reproduce", "--parts", "nope"], "--parts must name bundled sweeps (stochastic, bounds"),
+    (["reproduce", "--parts", ","], "--parts must name at least one bundled sweep, got ','"),
+    (["run", "-l", "sa-ols", "-d", "1", "-T", "50", "--contexts", "orthogonal-traps", *OUT],
+     "orthogonal-traps needs dimension >= 2 (one plane at least; at dimension 1 use "
+     "greedy-trap), got dimension=1"),
+    (_run("--contexts", "orthogonal-traps", "--r0", "0.1"),
+     "orthogonal-traps needs r0 = 0 under apple feedback (its points' gains are measured from "
+     "0), got r0=0.1"),
+    # issue 21: lending game
+    ([*RUN[:3], "-T", "5", "--data", "nope", *OUT], "argument --data: invalid choice: 'nope'"),
+    ([*RUN[:3], "-T", "5", "--data", "fico", "-d", "3", *OUT],
+     "dimension must be 2 for data='fico' (its features, the intercept included)"),
+    ([*RUN[:3], "-T", "5", "--data", "fico", "--gameable", "income", *OUT],
+     "gameable: no feature 'income'; the FICO rows' features: score"),
+    ([*RUN[:3], "-T", "5", "--data", "german-credit", "--gameable", "salary", *OUT],
+     "gameable: no column 'salary'; columns: "),
+    ([*RUN[:3], "-T", "5", "--data", "fico", "--agents", "trembling", *OUT],
+     "agents is fixed by the data set"),
+    ([*RUN[:3], "-T", "5", "--data", "fico", "--contexts", "mixture", *OUT],
+     "contexts is fixed by the data set"),
+    ([*RUN[:3], "-T", "5", "--data", "fico", "--feedback", "bandit", *OUT],
+     "feedback must be apple with data='fico'"),
+    ([*RUN[:3], "-T", "5", "--data", "fico", "--rewards", "both", *OUT],
+     "argument --rewards: invalid choice: 'both'"),
+    ([*RUN[:3], "-T", "5", "--data", "fico", "--sigma", "-1", *OUT],
+     "sigma must be a finite number >= 0, got -1.0"),
+    ([*RUN[:3], "-T", "5", "--data", "fico", "--truthful", "1.5", *OUT],
+     "truthful must be a probability in [0, 1], got 1.5"),
+    (_run("--rewards", "recorded"), "rewards applies only to a data set's game"),
+    (_run("--gameable", "cash"), "gameable applies only to a data set's game"),
+    (["lending", "--data", "fico", "--csv", "loans.csv", "-T", "5"],
+     "--data and --csv are two sources of applicants: give one"),
+    (["lending", "--data", "nope", "-T", "5"], "argument --data: invalid choice: 'nope'"),
+    (["lending", "--data", "fico", "--gameable", "income", "-T", "5"],
+     "gameable: no feature 'income'"),
+    (["lending", "--gameable", "salary", "-T", "5"], "gameable: no column 'salary'"),
+    (["lending", "--data", "fico", "--delta", "0.5", "--delta", "0.5", "-T", "5"],
+     "--delta must not repeat a budget, got [0.5, 0.5]"),
+    (["lending", "--data", "fico", "--truthful", "2", "-T", "5"],
+     "truthful must be a probability in [0, 1], got 2.0"),
+    (["lending", "--data", "fico", "--threads", "0", "-T", "5"],
+     "--threads must be an integer >= 1, got '0'"),
+    (["lending", "--data", "fico", "--rewards", "both", "-T", "5"],
+     "argument --rewards: invalid choice: 'both'"),
+    (["lending", "--data", "fico", "-l", "nope", "-T", "5"],
+     "--learner/-l: learner must be one of"),
     # issue 23: sat compile
     (["compile", "--workers", "0"], "--workers must be an integer >= 1, got '0'"),
     (["compile", "--workers", "two"], "--workers must be an integer >= 1, got 'two'"),
@@ -335,6 +400,28 @@ SPECS: list[tuple[dict, str]] = [
     # issue 20: numerics (the learners' input bound, 1e9)
     (_game(r0=1e10), "learners[0] (sa-ols): r0 must be at most 1e+09 in magnitude"),
     (_learner(delta=5e9), "learners[0] (sa-ols): delta must be at most 1e+09 in magnitude"),
+    # issue 25: claims
+    (_learner(warmup=0), "learners[0] (sa-ols)"),
+    (_game(contexts="orthogonal-traps", dimension=1), "game"),
+    # issue 21: lending game
+    ({**BASE, "game": {"data": "nope"}},
+     "game.data: data must be one of german-credit, fico, got 'nope'"),
+    ({**BASE, "game": {"data": 3}}, "game.data must be a string, got 3"),
+    ({**BASE, "game": {"data": "fico", "dimension": 3}},
+     "game.dimension: dimension must be 2 for data='fico'"),
+    ({**BASE, "game": {"data": "fico", "gameable": ["score", "x"]}},
+     "game.gameable[1]: gameable: no feature 'x'"),
+    ({**BASE, "game": {"data": "fico", "agents": "trembling"}},
+     "game.agents: agents is fixed by the data set"),
+    ({**BASE, "game": {"data": "fico", "rewards": "both"}},
+     "game.rewards: rewards must be one of linear, recorded, got 'both'"),
+    ({**BASE, "game": {"data": "fico", "feedback": "bandit"}},
+     "game.feedback: feedback must be apple with data='fico'"),
+    ({**BASE, "game": {"data": "fico", "delta": [0.2, -1.0]}},
+     "game.delta[1]: delta must be a finite number >= 0"),
+    (_game(rewards="recorded"), "game.rewards: rewards applies only to a data set's game"),
+    (_game(gameable="cash"), "game.gameable: gameable applies only to a data set's game"),
+    ({**BASE, "game": {"delta": 0.1}}, "game.dimension must be given (or game.data)"),
 ]
 
 
@@ -352,6 +439,14 @@ def test_a_spec_path_that_is_a_directory(tmp_path):
 
 
 # -- the Python API --------------------------------------------------------------------------
+def _rows(**changes):
+    """Three rows of two features with their outcomes, some field changed."""
+    fields = dict(rows=np.array([[1.0, -1.0], [1.0, 0.0], [1.0, 1.0]]),
+                  repaid=np.array([0.0, 1.0, 1.0]), if_repaid=np.full(3, 0.2),
+                  if_defaulted=np.full(3, -1.0))
+    return DataContexts(**{**fields, **changes})
+
+
 def _learner_after_reset(name: str = "sa-ols"):
     return make_learner(name, delta=0.1, r0=0.0, feedback="apple").reset(2, 0)
 
@@ -446,7 +541,452 @@ API: list[tuple[str, object, str]] = [
     ("oracle-theta-big", lambda: make_learner("oracle", theta1=[1e10, 0.0], delta=0.1, r0=0.0,
                                               feedback="apple").reset(2, 0),
      "theta1[0] must be at most 1e+09"),
+    # issue 20: saved learners (tests/saved.py: learners saved mid-run, edited by hand with the
+    # digest recomputed, loaded as "the file"). Which learner the file may name:
+    ("load-learner-import", lambda: _load("sa-ols", learner="this:x"),
+     "the file: learner 'this:x' is not a registered learner, and the caller did not allow it "
+     "(nothing was imported)"),
+    ("load-learner-number", lambda: _load("sa-ols", learner=3),
+     "the file: learner must be a learner's name, got 3"),
+    ("load-allow-str", lambda: saved.load(saved.saved("plain"), allow="tests.saved:PlainGreedy"),
+     "allow must be a list of learner classes or import paths"),
+    ("load-allow-instance", lambda: saved.load(saved.saved("plain"), allow=[object]),
+     "allow must hold learner classes or import paths"),
+    # the file itself
+    ("load-not-bytes", lambda: persistence.loads("text", "the file"),
+     "the file must be bytes, got str"),
+    ("load-format-bool", lambda: _load("sa-ols", format_version=True),
+     "the file is in saved-learner format True"),
+    ("load-member-twice", lambda: saved.load(_twice("state.counts.npy")),
+     "the file is not a saved learner (a member's name appears twice)"),
+    ("load-member-stray", lambda: saved.load(_member("notes.txt", b"hello")),
+     "the file is not a saved learner (it holds 'notes.txt', which is neither meta.json nor an "
+     "array)"),
+    ("load-array-unused", lambda: saved.load(_member("extra.npy", saved.npy(np.zeros(3)))),
+     "the file: it holds arrays no field uses: extra"),
+    ("load-npy-truncated", lambda: saved.load(_member("state.counts.npy", saved.npy(
+        np.zeros(7, dtype=np.int64))[:-8])),
+     "the file is not a saved learner (state.counts.npy is not an array file: its header needs "
+     "56 bytes of data, it has 48)"),
+    ("load-npy-huge-shape", lambda: saved.load(_member("state.counts.npy", _huge_header())),
+     "state.counts.npy is not an array file: its header needs 8,000,000,000,000 bytes of data"),
+    ("load-npy-objects", lambda: saved.load(_member("state.counts.npy", _pickled())),
+     "state.counts.npy is not an array file: it holds Python objects"),
+    ("load-digest", lambda: _load("sa-ols", digest="keep", next_id=12345),
+     "the file is corrupt: its contents do not match their digest (sha256)"),
+    ("load-digest-missing", lambda: _load("sa-ols", digest="none"),
+     "the file is corrupt: its contents do not match their digest (sha256)"),
+    # meta.json
+    ("load-meta-missing", lambda: _load("sa-ols", drop="rng"),
+     "the file: meta.json is missing 'rng'"),
+    ("load-meta-extra", lambda: _load("sa-ols", extra=1),
+     "the file: meta.json has an unknown key 'extra'"),
+    ("load-written-by", lambda: _load("sa-ols", written_by=3),
+     "the file: written_by must be a release, got 3"),
+    ("load-params-list", lambda: _load("sa-ols", params=[1, 2]),
+     "the file: params must be an object with keys delta, r0, feedback, agents, "
+     "accept_when_locked, got [1, 2]"),
+    ("load-params-extra", lambda: _load_meta("sa-ols", lambda m: m["params"].update(bogus=1)),
+     "the file: params has an unknown key 'bogus'"),
+    ("load-params-missing", lambda: _load_meta("sa-ols", lambda m: m["params"].pop("r0")),
+     "the file: params is missing 'r0'"),
+    ("load-params-delta", lambda: _load_meta("sa-ols", lambda m: m["params"].update(delta=-1)),
+     "the file: params do not make a sa-ols learner (ValueError: delta must be a finite "
+     "number >= 0, got -1)"),
+    ("load-params-agents", lambda: _load_meta("sa-ols", lambda m: m["params"].update(
+        agents={"__agents__": "nope", "fields": {}})),
+     "the file: params: agent model 'nope' is unknown"),
+    ("load-params-agents-fields", lambda: _load_meta("sa-ols", lambda m: m["params"].update(
+        agents={"__agents__": "lazy", "fields": {"speed": 1}})),
+     "the file: params: agent model 'lazy' has fields delta, truthful, got {'speed': 1}"),
+    ("load-params-array-objects", lambda: _load_meta("oracle", lambda m: m["params"].update(
+        theta1={"__array__": [0.6, 0.8], "dtype": "object"})),
+     "the file: params: an array must be {'__array__': [...], 'dtype': a numeric dtype}"),
+    ("load-d-str", lambda: _load("sa-ols", d="2"), "the file: d must be an integer >= 1, got '2'"),
+    ("load-d-0", lambda: _load("sa-ols", d=0), "the file: d must be an integer >= 1, got 0"),
+    ("load-d-huge", lambda: _load("sa-ols", d=10**5),
+     "the file: d = 100000 with these params makes a state of about"),
+    ("load-d-grid", lambda: _load("exp3-sae", d=2**40),
+     "the file: d must be at most"),
+    ("load-d-other", lambda: _load("sa-ols", d=3),
+     "the file: state.fits must be an array of dtype float64 and shape (4, 4, 4), got dtype "
+     "float64 and shape (4, 3, 3)"),
+    # a compiled learner's state: dtypes, shapes, scalars, then what the kernels rely on
+    ("load-state-shape", lambda: _load_arrays("sa-ols", fits=lambda a: np.zeros((1, 1, 1))),
+     "the file: state.fits must be an array of dtype float64 and shape (4, 3, 3), got dtype "
+     "float64 and shape (1, 1, 1)"),
+    ("load-state-dtype", lambda: _load_arrays("sa-ols", counts=lambda a: a.astype(float)),
+     "the file: state.counts must be an array of dtype int64 and shape (7,), got dtype float64"),
+    ("load-state-phase", lambda: _load_arrays("sa-ols", counts=_set(1, 10**6)),
+     "the file: state.counts[1] (the phase) must be in [0, 1], got 1000000"),
+    ("load-state-phase-wrong", lambda: _load_arrays("sa-ols", counts=_set(1, 0)),
+     "the file: state.counts[1] (the phase) must be 1, the phase of round count 32, got 0"),
+    ("load-state-rounds", lambda: _load_arrays("sa-ols", counts=_set(0, -1)),
+     "the file: state.counts[0] (rounds) must be in [0, 1152921504606846975], got -1"),
+    ("load-state-rounds-end", lambda: _load_arrays("sa-ols", counts=_rounds_near_the_end),
+     "the file: state.counts[0] (rounds) must be in [0, 1152921504606846975], got"),
+    ("load-state-stale", lambda: _load_arrays("sa-ols", counts=_set(6, 2)),
+     "the file: state.counts[6] (θ̂ stale) must be 0 or 1, got 2"),
+    ("load-state-nan", lambda: _load_arrays("sa-ols", fits=_set((0, 0, 0), math.nan)),
+     "the file: state.fits[0, 0, 0] must be finite, got nan"),
+    ("load-state-triangular", lambda: _load_arrays("sa-ols", fits=_set((0, 1, 0), 0.5)),
+     "the file: state.fits[0, 1, 0] must be 0 (below the diagonal of a triangular factor), "
+     "got 0.5"),
+    ("load-state-theta", lambda: _load_arrays("sa-ols", counts=_set(6, 0),
+                                              theta=_set((0, 0), 9.0)),
+     "the file: state.theta must be what the fit of state.fits gives"),
+    ("load-state-radius", lambda: _load_arrays("sa-ols", radius=_set(0, -1.0)),
+     "the file: state.radius[0] must be in [0, inf], got -1.0"),
+    ("load-state-schedule", lambda: _load_arrays("sa-ols", phase_kind=_set(1, 2)),
+     "the file: state.phase_kind must be what the learner's parameters make it"),
+    ("load-state-scalar", lambda: _load_meta("sa-ols", lambda m: m["state"]["fields"]["r0"]
+                                             .update(value=0.5)),
+     "the file: state.r0 must be 0.0 (what the learner's parameters make it), got 0.5"),
+    ("load-state-agents", lambda: _load_meta("sa-ols", lambda m: m["state"]["fields"]["agents"]
+                                             ["fields"]["delta"].update(value=0.9)),
+     "the file: state.agents.delta must be 0.1 (what the learner's parameters make it), got 0.9"),
+    ("load-state-kind", lambda: _load_meta("sa-ols", lambda m: m["state"]["fields"].update(
+        counts={"value": 3})),
+     "the file: state.counts is missing 'array'"),
+    ("load-state-tuple", lambda: _load_meta("sa-ols", lambda m: m["state"].update(tuple="X")),
+     "the file: state must be a PhasedOLSState, got 'X'"),
+    ("load-state-float", lambda: _load_meta("sa-ols", lambda m: m["state"]["fields"]["r0"]
+                                            .update(value="0.0")),
+     "the file: state.r0 must be a number, got '0.0'"),
+    ("load-oracle-beta", lambda: _load_arrays("oracle", beta=_set(0, 0.0)),
+     "the file: state.beta must be what the learner's parameters make it"),
+    ("load-offset-counts", lambda: _load_arrays("offset-ols", counts=_set(2, 10**6)),
+     "the file: state.counts[2] (gamed points) must be in [0,"),
+    ("load-linucb-counts", lambda: _load_arrays("linucb", counts=_set(2, 10**6)),
+     "the file: state.counts[2] (arm 0's points) must be 0, got 1000000"),
+    ("load-linucb-rounds", lambda: _load_arrays("linucb", counts=_set(0, 2**63 - 5)),
+     "the file: state.counts[0] (rounds) must be in [0, 4611686018427387904], got "
+     "9223372036854775803"),
+    ("load-linucb-rule-state", lambda: _load_arrays("linucb", **{"rule6.fits": _set(
+        (0, 0, 0), 0.0)}),
+     "the file: desk.rules[0].rule.state.fits[0, 0, 0] must be > 0 (a ridge factor's diagonal)"),
+    ("load-exp3-played", lambda: _load_arrays("exp3-sae", played=_set(0, 10**6)),
+     "the file: state.played[0] must be in [0,"),
+    ("load-exp3-q", lambda: _load_arrays("exp3-sae", q_played=_set(0, 2.0)),
+     "the file: state.q_played[0] must be in [0, 1], got 2.0"),
+    ("load-exp3-snapshot", lambda: _load_arrays("exp3-sae", **{"snapshot4.played": _set(0, -3)}),
+     "the file: desk.rules[0].snapshot.played[0] must be in [0,"),
+    ("load-exp3-tree", lambda: _load_arrays("exp3-sae", **{"experts.reals": _tree_node()}),
+     "of the tree) must be the sum of its children, 3.0, got 2.0"),
+    ("load-exp3-used-dense", lambda: _load_arrays("exp3-sae", **{"experts.ints": _set(0, 3)}),
+     "the file: state.experts.ints[0] (slots in use) must be 196, got 3"),
+    ("load-lazy-used", lambda: _load_arrays("exp3-sae-lazy", **{"experts.ints": _set(0, 5000)}),
+     "the file: state.experts.ints[0] (slots in use) must be in [0, 2000], got 5000"),
+    ("load-lazy-table", lambda: _load_arrays("exp3-sae-lazy", **{"experts.ints": _slot(999)}),
+     "the file: state.experts.ints[3:] (the hash table) must hold each of the 5 slots in use "
+     "(0 to 4) once, holds slots 0, 1, 2, 3, 999"),
+    ("load-lazy-key", lambda: _load_arrays("exp3-sae-lazy", **{"experts.keys": _set((0, 0),
+                                                                                    2**63)}),
+     "the file: state.experts.keys[0] must pack a grid point's coordinates, each in [0, 64)"),
+    ("load-lazy-logw", lambda: _load_arrays("exp3-sae-lazy", **{"experts.reals": _set(
+        2, math.nan)}),
+     "the file: state.experts.reals[2] (log weight of slot 0) must be < inf and not NaN, got nan"),
+    ("load-exp3p-top", lambda: _load_arrays("exp3p-sae", **{"weights.reals": _set(2, 99.0)}),
+     "the file: state.weights.reals[2] (the largest log weight) must be"),
+    ("load-exp3p-share", lambda: _load_arrays("exp3p-sae", **{"weights.share": _set(0, 7.0)}),
+     "the file: state.weights.share[0] must be in [0, 1], got 7.0"),
+    ("load-sampled-played", lambda: _load_arrays("sampled-sae", played=_set(0, 99)),
+     "the file: state.played[0] must be in [0, 15], got 99"),
+    ("load-sampled-w", lambda: _load_arrays("sampled-sae", w=_set(3, -1.0)),
+     "the file: state.w[3] must be in [0, inf], got -1.0"),
+    ("load-sampled-experts", lambda: _load_arrays("sampled-sae", experts=_set((0, 0), math.inf)),
+     "the file: state.experts[0, 0] must be finite, got inf"),
+    ("load-sampled-ball", lambda: _load_arrays("sampled-sae", experts=_set((2, 1), 1e100)),
+     "the file: state.experts[2] must lie in the ball of radius bound = 1.0, has norm 1e+100"),
+    ("load-sampled-q", lambda: _load_arrays("sampled-sae", q_sum=_set(0, 0.5)),
+     "the file: state.q must be what state.w gives"),
+    # a plain-Python learner's attributes
+    ("load-plain-attributes", lambda: _load_meta("plain", lambda m: m["attributes"].pop("_seen")),
+     "the file: attributes must be _gram, _seen, _xy (what PlainGreedy keeps), got _gram, _xy"),
+    ("load-plain-shape", lambda: _load_arrays("plain", **{"attribute._gram": lambda a: np.eye(3)}),
+     "the file: attribute._gram must be an array of dtype float64 and shape (2, 2)"),
+    ("load-plain-check", lambda: _load_arrays("plain", **{"attribute._gram": _set(
+        (0, 0), math.nan)}),
+     "the file: attribute._gram must be finite"),
+    # published rules
+    ("load-rule-beta-length", lambda: _load_rule("sa-ols", beta={"__array__": [0.1] * 5,
+                                                                 "dtype": "float64"}),
+     "the file: desk.rules[0].rule.beta must have 2 elements (d), got 5"),
+    ("load-rule-beta-nan", lambda: _load_rule("sa-ols", beta={"__array__": [math.nan, 0.1],
+                                                              "dtype": "float64"}),
+     "the file: desk.rules[0].rule.beta[0] must be a finite number, got nan"),
+    ("load-rule-beta-dtype", lambda: _load_rule("sa-ols", beta={"__array__": [0.1, 0.1],
+                                                                "dtype": "object"}),
+     "the file: desk.rules[0].rule.beta.dtype must be 'float64', got 'object'"),
+    ("load-rule-threshold", lambda: _load_rule("sa-ols", threshold="x"),
+     "the file: desk.rules[0].rule.threshold must be a finite number, got 'x'"),
+    ("load-rule-threshold-inf", lambda: _load_rule("sa-ols", threshold=math.inf),
+     "the file: desk.rules[0].rule.threshold must be a finite number, got inf"),
+    ("load-rule-probability", lambda: _load_rule("sa-ols", probability=1.5),
+     "the file: desk.rules[0].rule.probability must be a finite number in [0, 1], got 1.5"),
+    ("load-rule-general", lambda: _load_rule("sa-ols", state={"value": None}),
+     "the file: desk.rules[0].rule must be a linear threshold (SAOLS publishes no other), got "
+     "a general rule"),
+    ("load-rule-version-twice", lambda: _load_desk("sa-ols", lambda k: k["rules"][1].update(
+        version=k["rules"][0]["version"])),
+     "the file: desk.rules[1].version must be a version up to desk.version (4) held once, "
+     "got 3"),
+    ("load-rule-version-ahead", lambda: _load_desk("sa-ols", lambda k: k["rules"][0].update(
+        version=99)),
+     "the file: desk.rules[0].version must be a version up to desk.version (4) held once, "
+     "got 99"),
+    ("load-rule-effective", lambda: _load_desk("sa-ols", lambda k: k["rules"][0].update(
+        effective=1e9)),
+     "the file: desk.rules[0].effective must be a finite number in [0, 40], got 1000000000.0"),
+    ("load-rule-snapshot", lambda: _load_desk("sa-ols", lambda k: k["rules"][0].update(
+        snapshot={"x": 1})),
+     "the file: desk.rules[0].snapshot has an unknown key 'x'"),
+    ("load-rule-snapshot-missing", lambda: _load_desk("exp3-sae", lambda k: k["rules"][0].update(
+        snapshot={})),
+     "the file: desk.rules[0].snapshot is missing 'played'"),
+    # the decision bookkeeping
+    ("load-desk-rules", lambda: _load_desk("sa-ols", lambda k: k.update(rules=5)),
+     "the file: desk.rules must be a list, got 5"),
+    ("load-desk-clock-missing", lambda: _load_desk("sa-ols", lambda k: k.pop("clock")),
+     "the file: desk is missing 'clock'"),
+    ("load-desk-in-force", lambda: _load_desk("sa-ols", lambda k: k.update(in_force=3)),
+     "the file: desk.in_force must be null or the newest version, 4, which the file holds; "
+     "got 3"),
+    ("load-pending-version", lambda: _load_desk("sa-ols", lambda k: k["pending"].update(
+        versions=[99] * len(k["pending"]["versions"]))),
+     "the file: desk.pending[0] version must be a rule version the file holds (3, 4), got 99"),
+    ("load-pending-id-twice", lambda: _load_desk("sa-ols", lambda k: k["pending"]["ids"]
+                                                 .__setitem__(1, k["pending"]["ids"][0])),
+     "the file: desk.pending[1] repeats decision id"),
+    ("load-pending-id-bool", lambda: _load_desk("sa-ols", lambda k: k["pending"]["ids"]
+                                                .__setitem__(0, True)),
+     "the file: desk.pending[0] id must be an integer or a string (a decision id), got True"),
+    ("load-pending-lengths", lambda: _load_desk("sa-ols", lambda k: k["pending"]["ids"].pop()),
+     "the file: desk.pending: ids, versions and accepted must have one entry per decision, "
+     "got 7, 8 and 8"),
+    ("load-pending-apple-rejection", lambda: _load_desk("sa-ols", lambda k: k["pending"]
+                                                        ["accepted"].__setitem__(0, False)),
+     "the file: desk.pending[0] is a rejection under apple tasting, which waits for no outcome"),
+    ("load-pending-decision", lambda: _load_desk("sa-ols-bandit", _flip_first_accepted),
+     "the file: desk.pending[0] says accepted="),
+    ("load-pending-nan", lambda: _load_arrays("sa-ols", **{"pending": _set((0, 0), math.nan)}),
+     "the file: desk.pending[0]: its features must be finite, got [nan,"),
+    ("load-pending-shape", lambda: _load_arrays("sa-ols", pending=lambda a: a[:, :1]),
+     "the file: pending.npy must be an array of dtype float64 and shape (8, 2), got dtype "
+     "float64 and shape (8, 1)"),
+    ("load-uses-short", lambda: _load_desk("sa-ols", lambda k: k.update(uses=[[v, 0] for v, _ in
+                                                                             k["uses"]])),
+     "the file: desk.uses must count the"),
+    ("load-uses-version", lambda: _load_desk("sa-ols", lambda k: k["uses"].append([77, 1])),
+     "the file: desk.uses[2][0] must be a rule version the file holds (3, 4), got 77"),
+    ("load-uses-pair", lambda: _load_desk("sa-ols", lambda k: k["uses"].append(7)),
+     "the file: desk.uses[2] must be a pair [version, uses], got 7"),
+    ("load-reported-twice", lambda: _load_desk("sa-ols", lambda k: k["reported"].append(
+        k["reported"][0])),
+     "the file: desk.reported["),
+    ("load-every-outcomes", lambda: _load_desk("sa-ols", lambda k: k.update(every_outcomes=0)),
+     "the file: desk.every_outcomes must be an integer >= 1, got 0"),
+    ("load-period", lambda: _load_desk("sa-ols", lambda k: k.update(period=-1)),
+     "the file: desk.period must be a finite number in (0, inf], got -1"),
+    ("load-clock-nan", lambda: _load_desk("sa-ols", lambda k: k.update(clock=math.nan)),
+     "the file: desk.clock must be a finite number in [0, inf], got nan"),
+    ("load-next-id", lambda: _load_desk("sa-ols", lambda k: k.update(next_id=-1)),
+     "the file: desk.next_id must be an integer >= 0, got -1"),
+    ("load-stale", lambda: _load_desk("sa-ols", lambda k: k.update(stale=1)),
+     "the file: desk.stale must be true or false, got 1"),
+    ("load-outcomes-since", lambda: _load_desk("sa-ols", lambda k: k.update(outcomes_since="3")),
+     "the file: desk.outcomes_since must be an integer >= 0, got '3'"),
+    ("load-version", lambda: _load_desk("sa-ols", lambda k: k.update(version="4")),
+     "the file: desk.version must be an integer >= 0, got '4'"),
+    # the random generator
+    ("load-rng-state", lambda: _load_meta("sa-ols", lambda m: m["rng"]["state"].update(
+        state="x")),
+     "the file: rng.state.state must be an integer >= 0, got 'x'"),
+    ("load-rng-big", lambda: _load_meta("sa-ols", lambda m: m["rng"]["state"].update(
+        state=2**130)),
+     "the file: rng.state.state must be below 2^128"),
+    ("load-rng-inc", lambda: _load_meta("sa-ols", lambda m: m["rng"]["state"].update(inc=2)),
+     "the file: rng.state.inc must be odd and below 2^128 (a PCG increment), got 2"),
+    ("load-rng-kind", lambda: _load_meta("sa-ols", lambda m: m["rng"].update(
+        bit_generator="MT19937")),
+     "the file: rng.bit_generator must be one of PCG64, PCG64DXSM, got 'MT19937'"),
+    ("load-rng-spare", lambda: _load_meta("sa-ols", lambda m: m["rng"].update(has_uint32=1.7)),
+     "the file: rng.has_uint32 must be an integer >= 0, got 1.7"),
+    # issue 25: claims
+    ("sa-ols-warmup-0", lambda: make_learner("sa-ols", delta=0.1, r0=0.0, feedback="apple",
+                                             warmup=0).reset(2, 0),
+     "warmup must be an integer >= 1 or None (d rounds), got 0"),
+    ("sa-ols-warmup-float", lambda: make_learner("sa-ols", delta=0.1, r0=0.0, feedback="apple",
+                                                 warmup=2.5).reset(2, 0),
+     "warmup must be an integer >= 1 or None (d rounds), got 2.5"),
+    ("orthogonal-traps-d1", lambda: Game(dimension=1, contexts=OrthogonalTraps()),
+     "orthogonal-traps needs dimension >= 2"),
+    ("orthogonal-traps-r0", lambda: Game(dimension=4, r0=0.2, contexts=OrthogonalTraps()),
+     "orthogonal-traps needs r0 = 0 under apple feedback"),
+    ("orthogonal-traps-margin", lambda: Game(dimension=4,
+                                             contexts=OrthogonalTraps(margin=2.0)),
+     "margin must be in (0, 1], got 2.0"),
+    # issue 21: lending game
+    ("game-rewards-recorded", lambda: Game(dimension=2, rewards="recorded"),
+     "rewards 'recorded' needs a data set's rows as contexts"),
+    ("game-rewards-name", lambda: Game(dimension=2, rewards="nope"),
+     "rewards must be one of linear, recorded, got 'nope'"),
+    ("data-rows-1d", lambda: Game(dimension=1, contexts=_rows(rows=np.ones(3))),
+     "rows must be a 2-D float64 array with at least one row and column"),
+    ("data-rows-nan", lambda: Game(dimension=2, contexts=_rows(rows=np.full((3, 2), np.nan))),
+     "rows must be finite"),
+    ("data-repaid", lambda: Game(dimension=2, contexts=_rows(repaid=np.array([1.5, 0, 1]))),
+     "repaid must be probabilities in [0, 1], got 1.5 at row 0"),
+    ("data-repaid-shape", lambda: Game(dimension=2, contexts=_rows(repaid=np.ones(2))),
+     "repaid must be a float array of shape (3,)"),
+    ("data-reward-nan", lambda: Game(dimension=2, contexts=_rows(
+        if_repaid=np.array([1.0, np.nan, 1.0]))), "if_repaid must be finite"),
+    ("data-weights", lambda: Game(dimension=2, contexts=_rows(weights=np.array([1.0, -1, 0]))),
+     "weights must be finite, >= 0 and not all 0"),
+    ("data-groups", lambda: Game(dimension=2, contexts=_rows(groups=np.array([0, 1, 2]),
+                                                             group_names=("a", "b"))),
+     "groups must be indices of group_names (0 to 1), got values from 0 to 2"),
+    ("data-order", lambda: Game(dimension=2, contexts=_rows(order=np.array([0, 3]))),
+     "order must be a non-empty 1-D integer array of rows (0 to 2)"),
+    ("data-names", lambda: Game(dimension=2, contexts=_rows(feature_names=("a",))),
+     "feature_names must be 2 names, one a column, got 1"),
+    ("data-scale", lambda: Game(dimension=2, contexts=_rows(reward_scale=0.0)),
+     "reward_scale must be a finite number > 0, got 0.0"),
+    ("data-bandit", lambda: Game(dimension=2, contexts=_rows(), feedback="bandit"),
+     "feedback must be apple with data contexts"),
+    ("data-heterogeneous", lambda: Game(dimension=2, contexts=_rows(),
+                                        agents=HeterogeneousBudgets(low=0.05)),
+     "agents must share one budget in a data game"),
+    ("subset-mask-list", lambda: Game(dimension=2, agents=SubsetGaming(gameable=[True, False])),
+     "gameable must be a 1-D boolean array"),
+    ("subset-mask-length", lambda: Game(dimension=2, agents=SubsetGaming(
+        gameable=np.ones(3, dtype=bool))), "gameable must have one entry per feature (2), got 3"),
+    ("fico-mix-group", lambda: load_fico(mix={"martian": 1.0}),
+     "mix: no group 'martian'; groups: white, black, hispanic, asian"),
+    ("fico-mix-negative", lambda: load_fico(mix={"white": -1.0}),
+     "mix['white'] must be a finite number >= 0, got -1.0"),
+    ("fico-mix-zero", lambda: load_fico(mix={"white": 0.0}), "mix must be a mapping of"),
+    ("fico-mix-list", lambda: load_fico(mix=[1.0, 2.0]), "mix must be a mapping of"),
+    ("fico-gameable", lambda: load_fico(gameable=["intercept"]),
+     "gameable: no feature 'intercept'"),
+    ("fico-gameable-str", lambda: load_fico(gameable="score"),
+     "gameable must be a list of feature names, got 'score'"),
+    ("fico-rewards", lambda: load_fico(rewards=(1.0, "x")), "rewards must be two finite numbers"),
+    ("dataset-name", lambda: load_dataset("nope"),
+     "data must be one of german-credit, fico, got 'nope'"),
+    ("data-game-data", lambda: data_game(object()), "data must be a DataSet or a LendingData"),
+    ("from-lending", lambda: from_lending(3), "data must be a LendingData"),
+    ("run-lending-learners", lambda: run_lending(load_dataset("fico"), "sa-ols", horizon=5,
+                                                 seeds=1, delta=0.1),
+     "learners must be a non-empty list of learners"),
+    ("run-lending-delta", lambda: run_lending(load_dataset("fico"), ["sa-ols"], horizon=5,
+                                              seeds=1, delta=math.nan),
+     "delta must be a finite number >= 0, got nan"),
 ]
+
+
+# issue 20: saved learners, the edits the rows make (lambdas: the files are made when a row
+# runs).
+def _load_meta(name, edit, digest="recompute"):
+    return saved.load(saved.edited(name, meta=edit, digest=digest))
+
+
+def _load(name, digest="recompute", drop=None, **changes):
+    """Load ``name``'s file with top-level document keys changed (or ``drop`` removed)."""
+    def edit(meta):
+        meta.update(changes)
+        if drop:
+            del meta[drop]
+    return _load_meta(name, edit, digest)
+
+
+def _load_desk(name, edit):
+    return _load_meta(name, lambda m: edit(m["desk"]))
+
+
+def _load_rule(name, **changes):
+    return _load_desk(name, lambda k: k["rules"][0]["rule"].update(changes))
+
+
+def _load_arrays(name, **edits):
+    """Load ``name``'s file with arrays edited: ``fits=...`` edits state.fits; a key with a
+    dot other than a state field's (``"rule6.fits"``, ``"attribute._gram"``) or ``pending``
+    names the member itself."""
+    own = ("attribute.", "rule", "snapshot", "pending")
+    arrays = {(k if k.startswith(own) else f"state.{k}"): v for k, v in edits.items()}
+    return saved.load(saved.edited(name, arrays=arrays))
+
+
+def _set(index, value):
+    def edit(arr):
+        arr[index] = value
+    return edit
+
+
+def _members(data, change):
+    meta, files = saved.unpack(data)
+    members = [("meta.json", json.dumps(meta).encode()), *files.items()]
+    return change(members)
+
+
+def _zip(members):
+    out = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns of a duplicate name
+        with zipfile.ZipFile(out, "w") as zf:
+            for n, b in members:
+                zf.writestr(n, b)
+    return out.getvalue()
+
+
+def _twice(name):
+    return _members(saved.saved("sa-ols"),
+                    lambda ms: _zip(ms + [(n, b) for n, b in ms if n == name]))
+
+
+def _member(name, data):
+    """SA-OLS's file with member ``name`` added or replaced (the digest recomputed)."""
+    meta, files = saved.unpack(saved.saved("sa-ols"))
+    files[name] = data
+    return saved.pack(meta, files)
+
+
+def _huge_header():
+    """A .npy header claiming 10^12 int64 elements, with 8 bytes of data."""
+    header = np.lib.format.header_data_from_array_1_0(np.zeros(1, dtype=np.int64))
+    header["shape"] = (10**12,)
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, header)
+    return buf.getvalue() + b"\0" * 8
+
+
+def _pickled():
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, np.array([object()] * 7, dtype=object), allow_pickle=True)
+    return buf.getvalue()
+
+
+def _tree_node():
+    def edit(reals):
+        reals[np.flatnonzero(reals)[-1]] += 1.0  # the last leaf: its sum no longer adds up
+    return edit
+
+
+def _slot(slot):
+    def edit(ints):
+        filled = np.flatnonzero(ints[3:] >= 0)
+        ints[3 + filled[0]] = (ints[3 + filled[0]] & -(1 << 32)) | slot
+    return edit
+
+
+def _rounds_near_the_end(counts):
+    """SA-OLS's round count a few rounds before its schedule's end, in the last phase: a few
+    updates would index past the schedule."""
+    counts[0], counts[1] = 2**61 - 2, 1  # the schedule ends at 2^61 + 1 (d + FOREVER)
+
+
+def _flip_first_accepted(desk):
+    desk["pending"]["accepted"][0] = not desk["pending"]["accepted"][0]
 
 
 @pytest.mark.parametrize("what, call, expected", API, ids=[a[0] for a in API])

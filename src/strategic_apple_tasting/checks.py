@@ -346,7 +346,7 @@ def check_saves_and_loads(learner: Learner, feedback: str) -> None:
             assert "cannot be saved" in str(exc) and "\n" not in str(exc), \
                 f"saving failed unclearly: {exc}"
             return
-        back = load_learner(path)
+        back = load_learner(path, allow=[type(run)])
     assert type(back) is type(run) and repr(back) == repr(run)
     assert back.pending() == run.pending()
     assert _states_equal(back.state, run.state), "the loaded state differs"

@@ -6,11 +6,13 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
 from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.engine import RESULT_COLUMNS
+from strategic_apple_tasting.reports.load import load_results
 
 
 def test_run_writes_parquet_and_prints_summary(tmp_path, capsys):
@@ -129,17 +131,65 @@ def test_lending_on_a_csv_of_ones_own(tmp_path, capsys):
     code = main(["lending", "--csv", str(tmp_path / "loans.csv"), "--label", "bad",
                  "--default-value", "1", "--features", "income,cash", "--gameable", "cash",
                  "-l", "sa-ols", "-l", "oracle", "-l", "accept-all", "--delta", "0.5",
-                 "-T", "300", "--seeds", "2", "--delay", "5", "--out", str(tmp_path / "t.csv"),
-                 "--report", str(tmp_path / "report")])
+                 "-T", "300", "--seeds", "2", "--delay", "5", "--threads", "1",
+                 "--out", str(tmp_path / "t.csv"), "--report", str(tmp_path / "report")])
     assert code == 0
     out = capsys.readouterr().out
-    assert "| 0.5 | oracle | 2 | 0 (on every seed) |" in out and "| 0.5 | sa-ols | 2 |" in out
-    table = (tmp_path / "t.csv").read_text()
-    assert table.startswith("learner,seed,t,delta,truthful,delay,period")
-    assert table.splitlines()[1].split(",")[5:7] == ["5", "1"]
+    # What runs, how far, then the table: the oracle (the least-squares rule shifted) has no
+    # regret against that rule answered by the agents.
+    assert "running 3 learners × 2 seeds × 300 applicants at δ = 0.5 (6 runs)" in out
+    assert "[6/6 runs] δ = 0.5:" in out
+    oracle = next(line for line in out.splitlines() if line.startswith("| 0.5 | oracle | 2 |"))
+    assert oracle.split(" | ")[6] == "0 (on every seed)"
+    assert "| 0.5 | best linear rule (search) | 2 |" in out
+    table = pd.read_csv(tmp_path / "t.csv")
+    assert {"profit", "ls_regret", "stackelberg_regret", "best_rule_profit"} <= set(table)
+    assert set(table["delay"]) == {5} and set(table["gameable"]) == {"cash"}
     page = (tmp_path / "report" / "index.html").read_text()
-    assert page.count("<tr>") == 1 + 3 and "data:image/png;base64," in page
-    assert (tmp_path / "report" / "regret-delta-0_5.png").read_bytes()[:4] == b"\x89PNG"
+    assert page.count("<tr>") == 1 + 4 and "data:image/png;base64," in page
+    assert "least-squares rule" in page and "upper bound" in page
+    assert (tmp_path / "report" / "profit-delta-0_5.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_lending_help_names_its_benchmarks_without_doubled_percent_signs(capsys):
+    """``sat lending --help`` printed "95%% CI": argparse does not %-format a description."""
+    with pytest.raises(SystemExit):
+        main(["lending", "--help"])
+    out = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    assert "%%" not in out and "95% intervals" in out
+    assert "best linear rule" in out and "least-squares rule" in out and "fico" in out
+
+
+def test_lending_and_run_on_the_fico_tables(tmp_path, capsys):
+    code = main(["lending", "--data", "fico", "-l", "sa-ols", "-l", "accept-all", "--delta",
+                 "0.5", "-T", "400", "--seeds", "2", "--threads", "1"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "Federal Reserve" in out and "gameable: score" in out
+    assert "| 0.5 | accept-all | 2 |" in out
+    code = main(["run", "--data", "fico", "-l", "sa-ols", "-T", "300", "--seeds", "2",
+                 "--delta", "0.5", "--out", str(tmp_path / "run")])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "d = 2" in out and "data fico" in out and "profit per 1,000" in out
+    table = pq.read_table(tmp_path / "run" / "results.parquet").to_pandas()
+    assert set(table["data"]) == {"fico"} and set(table["rewards"]) == {"recorded"}
+    assert table["profit"].notna().all()
+
+
+def test_a_sweep_spec_names_a_data_set(tmp_path, capsys):
+    spec = tmp_path / "fico.toml"
+    spec.write_text('horizon = 300\nseeds = 2\n[game]\ndata = "fico"\ndelta = [0.25, 1.0]\n'
+                    'rewards = ["recorded", "linear"]\n[[learners]]\nname = "sa-ols"\n')
+    assert main(["sweep", str(spec), "-o", str(tmp_path / "sw"), "--workers", "1"]) == 0
+    table = load_results(tmp_path / "sw").to_pandas()
+    assert set(zip(table["delta"], table["rewards"], strict=True)) == {
+        (0.25, "recorded"), (0.25, "linear"), (1.0, "recorded"), (1.0, "linear")}
+    assert table["profit"].notna().all() and set(table["dimension"]) == {2}
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "sw")]) == 0
+    page = (tmp_path / "sw" / "report" / "index.html").read_text()
+    assert "Profit and regret against fixed rules" in page
 
 
 def test_console_script_exit_status():
@@ -229,3 +279,26 @@ def test_a_sweep_shows_no_time_left_before_it_means_something():
     assert at(2, 100).endswith("about 90 s left")           # 10%: 100 rounds in 10 s
     assert "left" not in progress_line(Progress(done=20, total=20, skipped=0, rounds_done=1000,
                                                 rounds_total=1000, elapsed=10.0))
+
+
+def test_reproduce_runs_the_parts_asked_for_with_an_overall_progress_line(tmp_path, capsys,
+                                                                          monkeypatch):
+    """``--parts`` runs those bundled sweeps and the claims that read only them; each part
+    starts with "== part k of n" and the time so far. (The lock-in part, shrunk: its check is
+    the same.) ``--list`` names every part and what reads it."""
+    from strategic_apple_tasting.experiments.claims import PARTS
+
+    small = {**PARTS["quick"]["lock-in"], "seeds": 40, "seeds_per_cell": 20, "horizon": 200}
+    monkeypatch.setitem(PARTS["quick"], "lock-in", small)
+    out = tmp_path / "repro"
+    assert main(["reproduce", "--quick", "--parts", "lock-in", "--out", str(out),
+                 "--workers", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "== part 1 of 1: lock-in (4 cells); 0 s elapsed, estimating the time left" in printed
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["lock-in"]
+    table = (out / "claims.md").read_text()
+    assert table.count("\n| ") == 2 and "can lock into learning nothing" in table
+    assert main(["reproduce", "--quick", "--list"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[0] == "stochastic: stochastic.stochastic" and len(listed) == len(PARTS["quick"])
+    assert "warm-ups: delays.delays, delays.periods" in listed

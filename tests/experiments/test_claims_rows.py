@@ -85,3 +85,36 @@ def test_the_table_prints_every_verdict_and_no_plus_minus_zero():
     assert "[FAILS] no gamed point" in text
     assert tally(claims) == ("2 yes, 1 no, 1 not discriminating at this T, "
                              "1 inconclusive at this T")
+
+
+def test_a_strict_check_fails_its_boundary_value():
+    """"> 1" in words is an open interval: a ratio of exactly 1 (a peer exactly as good as
+    SA-OLS) must fail it, where the closed check [1, ∞) passed it."""
+    strict, closed = Check("> 1", low=1.0, strict=True), Check("≥ 1", low=1.0)
+    assert closed.judge(est(1.0)) == "pass"
+    assert strict.judge(est(1.0)) == "fail"
+    assert strict.judge(est(1.0, 1.0, 1.0)) == "fail"  # every seed at 1
+    assert strict.judge(est(0.95, 0.9, 1.0)) == "fail"
+    assert strict.judge(est(1.1, 1.0, 1.2)) == "unclear"
+    assert strict.judge(est(1.1, 1.01, 1.2)) == "pass"
+    below = Check("< 1", high=1.0, strict=True)
+    assert below.judge(est(1.0)) == "fail" and below.judge(est(0.99)) == "pass"
+
+
+def test_the_peers_check_is_strict():
+    """The peers' row says "> 1": a peer whose ratio to SA-OLS is exactly 1 must not pass."""
+    import numpy as np
+    import pyarrow as pa
+
+    from strategic_apple_tasting.experiments.claims import peers
+    from strategic_apple_tasting.experiments.claims.parts import PEERS
+
+    table = pa.table({
+        "learner": [n for n in ("sa-ols", *PEERS) for _ in range(6)],
+        "seed": [s for _ in range(4) for s in (0, 1, 2) for _ in range(2)],
+        "truthful": [v for _ in range(4) for _ in range(3) for v in (0.0, 1.0)],
+        "horizon": [100] * 24, "t": [100] * 24,
+        "regret": [r for _ in range(4) for r in (1.0, 0.5, 2.0, 0.4, 3.0, 0.3)]})
+    for claim in peers.peers(table):  # every peer exactly as good as SA-OLS on every seed
+        assert claim.measured.value == 1.0 and claim.outcome == "fail", claim.measured_text
+        assert np.isclose(claim.control.estimate.value, 1.0)

@@ -134,7 +134,7 @@ def test_files_and_the_cli(tmp_path, capsys):
         load_spec(tmp_path / "missing.toml")
 
 
-@pytest.mark.parametrize("name", ["sweep-small.toml", "sweep-agents.toml"])
+@pytest.mark.parametrize("name", ["sweep-small.toml", "sweep-agents.toml", "lending.toml"])
 def test_shipped_examples_are_valid(name):
     spec = load_spec(Path(__file__).parents[2] / "examples" / name)
     assert spec.cells

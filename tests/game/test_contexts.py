@@ -73,3 +73,72 @@ def test_greedy_trap_in_one_dimension_needs_r0_and_is_adversarial():
     assert np.allclose(final["reject-all"], 0.3 * 1000)
     trapped = sum(r > 100 for r in final["sa-ols"])
     assert 3 <= trapped <= 13, final["sa-ols"]  # about half of 16 (binomial: 99.6% range)
+
+
+@pytest.mark.parametrize("d", [2, 3, 5, 10])
+def test_orthogonal_traps_leave_a_two_to_the_minus_d_share_of_rules_right(d):
+    """A rule is right on the whole cycle (accepts every g, rejects every b) exactly when it is
+    right in every plane (and on the last axis at odd d): a 2^−d share of directions, where the
+    greedy trap leaves a quarter at every d. Each g's gain is its b's loss, from θ's part in
+    its own plane, and points of different planes are orthogonal."""
+    from strategic_apple_tasting.game import GreedyTrap, OrthogonalTraps
+
+    inst = Game(dimension=d, contexts=OrthogonalTraps(margin=0.3)).instance(d)
+    points = inst.contexts.points[d:]
+    assert points.shape == (2 * ((d + 1) // 2), d) and inst.contexts.cycle_start == d
+    gains = points @ inst.target
+    assert np.all(gains[0::2] > 0) and np.allclose(gains[1::2], -gains[0::2])
+    for i in range(d // 2):
+        assert np.isclose(gains[2 * i], 0.3 * np.linalg.norm(inst.target[2 * i:2 * i + 2])
+                          / np.sqrt(2))
+    gram = points[0::2] @ points[0::2].T
+    assert np.allclose(gram, np.diag(np.diag(gram)))  # the good points: one per plane
+    rules = np.random.default_rng(0).standard_normal((200_000, d))
+    right = np.all((rules @ points.T >= 0) == (gains >= 0), axis=1).mean()
+    n = rules.shape[0]
+    assert abs(right - 2.0 ** -d) < 5 * np.sqrt(2.0 ** -d / n), right  # 5 standard errors
+    trap = Game(dimension=d, contexts=GreedyTrap()).instance(d).contexts.points[d:]
+    share = np.all((rules @ trap.T >= 0) == (trap @ inst.target >= 0), axis=1).mean()
+    assert abs(share - 0.25) < 0.01  # the greedy trap's cycle: a quarter at every d
+    if d == 2:  # one plane: the greedy trap, but for the side w points to
+        assert np.allclose(gains, trap @ inst.target)
+        assert np.allclose(np.abs(points @ inst.target), np.abs(trap @ inst.target))
+        assert np.allclose(np.abs(points @ np.array([-inst.target[1], inst.target[0]])),
+                           np.abs(trap @ np.array([-inst.target[1], inst.target[0]])))
+
+
+def test_orthogonal_traps_are_adversarial_and_trap_sa_ols_plane_by_plane():
+    """d = 4, two planes: accept-all and reject-all lose the same constant a round (the mean
+    of the b's losses, and of the g's gains); SA-OLS, fitting each plane on its own, escapes
+    only if both planes' warm-up estimates are right, about a quarter of the seeds."""
+    import pyarrow.compute as pc
+
+    from strategic_apple_tasting import simulate
+    from strategic_apple_tasting.game import OrthogonalTraps
+
+    game = Game(dimension=4, delta=0.1, sigma=0.1, contexts=OrthogonalTraps())
+    horizon = 4004
+    table = simulate(game, ["accept-all", "reject-all", "sa-ols"], horizon, seeds=range(16))
+    last = table.filter(pc.equal(table.column("t"), horizon)).to_pydict()
+    final = {}
+    for name, regret in zip(last["learner"], last["regret"], strict=True):
+        final.setdefault(name, []).append(regret)
+    for seed in range(16):
+        inst = game.instance(seed)
+        gains = inst.contexts.points[4:] @ inst.target
+        per_round = np.maximum(0.0, -gains).mean()
+        assert abs(final["accept-all"][seed] - per_round * (horizon - 4)) < 0.05
+        assert abs(final["reject-all"][seed] - per_round * (horizon - 4)) < 0.05
+    trapped = sum(r > 50 for r in final["sa-ols"])
+    assert trapped >= 9, final["sa-ols"]  # 12 expected (three quarters of 16)
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"dimension": 1}, "orthogonal-traps needs dimension >= 2"),
+    ({"dimension": 3, "r0": 0.1}, "orthogonal-traps needs r0 = 0 under apple feedback"),
+])
+def test_orthogonal_traps_refuse_the_games_they_are_not_built_for(settings, message):
+    from strategic_apple_tasting.game import OrthogonalTraps
+
+    with pytest.raises(ValueError, match=message):
+        Game(contexts=OrthogonalTraps(), **settings)

@@ -183,7 +183,7 @@ def test_the_published_rule_is_a_small_json_document():
     assert doc == {"version": 1, "kind": "linear", "beta": [0.0, 0.0], "threshold": -1.0,
                    "probability": 1.0, "effective": 3.5, "learner": "sa-ols",
                    "params": {"delta": 0.2, "r0": 0.1, "feedback": "apple", "agents": None,
-                              "accept_when_locked": False}}
+                              "accept_when_locked": False, "warmup": None}}
     general = LinUCB(alpha=1.0, r0=0.0, feedback="apple").reset(2, rng=0)
     for _ in range(3):
         general.publish()

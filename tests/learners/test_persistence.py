@@ -6,9 +6,15 @@ itself and every way a load can be refused."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import os
+import stat
+import subprocess
+import sys
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +28,7 @@ from strategic_apple_tasting.learners import (
     load_learner,
     persistence,
 )
+from tests import saved
 
 
 def _run(learner, n=30, seed=0):
@@ -50,12 +57,18 @@ def test_the_file_is_json_and_arrays(tmp_path):
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
         meta = json.loads(zf.read("meta.json"))
-    assert names[0] == "meta.json" and all(n.endswith(".npy") for n in names[1:])
+    assert names[0] == "meta.json" and all(n.endswith(".npy") for n in names[1:-1])
+    assert names[-1] == persistence.DIGEST == "sha256"
+    with zipfile.ZipFile(path) as zf:
+        digest = zf.read(names[-1]).decode()
+        assert digest == hashlib.sha256(b"".join(
+            n.encode() + b"\0" + len(zf.read(n)).to_bytes(8, "little") + zf.read(n)
+            for n in names[:-1])).hexdigest()
     assert meta["format"] == persistence.FORMAT
     assert meta["format_version"] == persistence.FORMAT_VERSION
     assert meta["learner"] == "sa-ols" and meta["d"] == 2
     assert meta["params"] == {"delta": 0.1, "r0": 0.0, "feedback": "apple", "agents": None,
-                              "accept_when_locked": False}
+                              "accept_when_locked": False, "warmup": None}
     assert meta["desk"]["pending"]["ids"] == lr.pending()
     assert "pending.npy" in names and not any(n.startswith("pending0") for n in names)
     assert not any(t.endswith(".tmp") for t in (p.name for p in tmp_path.iterdir()))
@@ -94,15 +107,12 @@ def test_a_general_rule_in_force_is_saved_with_its_state(tmp_path):
         [lr.rule_in_force().rule.value(p) for p in probes]
 
 
-def _rewrite(path, edit):
-    with zipfile.ZipFile(path) as zf:
-        files = {n: zf.read(n) for n in zf.namelist()}
-    meta = json.loads(files["meta.json"])
+def _rewrite(path, edit, digest="recompute"):
+    """Edit a saved file's document and members in place, as a hand edit would (``digest``:
+    recompute it, as anyone can, or "none")."""
+    meta, files = saved.unpack(path.read_bytes())
     edit(meta, files)
-    files["meta.json"] = json.dumps(meta).encode()
-    with zipfile.ZipFile(path, "w") as zf:
-        for n, data in files.items():
-            zf.writestr(n, data)
+    path.write_bytes(saved.pack(meta, files, digest))
 
 
 def test_loading_refuses_what_it_cannot_read_in_one_line(tmp_path):
@@ -127,9 +137,9 @@ def test_loading_refuses_what_it_cannot_read_in_one_line(tmp_path):
         (tmp_path / "text.sat", "is not a saved learner"),
         (tmp_path / "empty.sat", "is not a saved learner"),
         (foreign, "is not a saved learner"),
-        (newer, f"format {persistence.FORMAT_VERSION + 1}.*this release reads formats 1, 2: "
-                "upgrade to read it"),
-        (other, "the file does not describe this learner: state field state"),
+        (newer, f"format {persistence.FORMAT_VERSION + 1}.*this release reads formats 1, 2, "
+                "3: upgrade to read it"),
+        (other, "other.sat': state must be a RidgeBanditState, got 'PhasedOLSState'"),
     ]
     for bad, message in cases:
         with pytest.raises(ValueError, match=message) as info:
@@ -193,6 +203,7 @@ def test_a_file_of_format_1_still_loads(tmp_path):
     path = learner.save(tmp_path / "v1.sat")
 
     def to_v1(meta, files):
+        files.pop(persistence.DIGEST)
         xs = np.lib.format.read_array(io.BytesIO(files.pop("pending.npy")))
         p = meta["desk"]["pending"]
         meta["desk"]["pending"] = [{"id": i, "version": v, "accepted": a} for i, v, a in
@@ -202,9 +213,191 @@ def test_a_file_of_format_1_still_loads(tmp_path):
             np.lib.format.write_array(buf, x)
             files[f"pending{k}.npy"] = buf.getvalue()
         meta["format_version"] = 1
-    _rewrite(path, to_v1)
+    _rewrite(path, to_v1, digest="none")
     again = load_learner(path)
     assert again.pending() == learner.pending()
     assert np.array_equal(again.state.fits, learner.state.fits)
     x = next(iter(learner._pending.values())).x_obs
     assert np.array_equal(next(iter(again._pending.values())).x_obs, x)
+
+
+def test_a_file_of_format_2_still_loads(tmp_path):
+    """Format 2 had no digest; its reader stays (and checks everything but the digest)."""
+    learner = saved.learner("exp3-sae")
+    meta, files = saved.unpack(saved.saved("exp3-sae"))
+    meta["format_version"] = 2
+    again = saved.load(saved.pack(meta, files, digest="none"))
+    assert saved.same(again, learner)
+    # A format-2 file keeps no digest: one that has one is not of format 2.
+    with pytest.raises(ValueError, match=r"the file is not a saved learner \(it holds 'sha256'"):
+        saved.load(saved.pack(meta, files, digest="recompute"))
+
+
+# -- issue 20: the loader trusts nothing ------------------------------------------------------
+SIDE_EFFECT = """
+import pathlib
+pathlib.Path({marker!r}).write_text("imported")
+
+from strategic_apple_tasting.learners import Learner
+
+
+class Evil(Learner):
+    name = "evil"
+    def __init__(self, feedback=None):
+        self.feedback = feedback
+    def _init_state(self, d):
+        return None
+    def _publish(self):
+        raise AssertionError("never called")
+    def _learn(self, rule, x_obs, accepted, reward):
+        raise AssertionError("never called")
+"""
+
+
+@pytest.fixture
+def evil_module(tmp_path, monkeypatch):
+    """A module on the path that says when it is imported (a file appears)."""
+    marker = tmp_path / "imported"
+    (tmp_path / "evil_learner.py").write_text(SIDE_EFFECT.format(marker=str(marker)))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield marker
+    sys.modules.pop("evil_learner", None)
+
+
+def test_a_file_cannot_make_the_loader_import_anything(evil_module):
+    """The issue's probe: ``"learner": "this:x"`` printed the Zen of Python. A name that is not
+    registered nor allowed is refused in one line naming the file and the field, and nothing is
+    imported."""
+    for name in ("this:x", "evil_learner:Evil", "os:system", "builtins:eval"):
+        data = saved.edited("sa-ols", meta=lambda m, name=name: m.update(learner=name))
+        before = set(sys.modules)
+        with pytest.raises(ValueError) as info:
+            saved.load(data)
+        message = str(info.value)
+        assert message.startswith(f"the file: learner {name!r} is not a registered learner, "
+                                  "and the caller did not allow it (nothing was imported)")
+        assert "\n" not in message
+        assert set(sys.modules) == before, set(sys.modules) - before
+        assert not evil_module.exists()
+    # In a fresh interpreter too ("this" prints on import; numpy may import other modules).
+    code = ("import sys; from tests import saved\n"
+            "data = saved.edited('sa-ols', meta=lambda m: m.update(learner='this:x'))\n"
+            "try:\n    saved.load(data)\nexcept ValueError as e:\n    print(e)\n"
+            "print('this' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                             filter(None, [str(Path(__file__).parents[2]),
+                                           os.environ.get("PYTHONPATH")]))}).stdout
+    assert out.splitlines()[-1] == "False" and "Beautiful is better" not in out
+
+
+def test_allow_names_the_learners_a_file_may_name(evil_module):
+    """A learner outside the registry loads when the caller allows its class or its import
+    path (only then is its module imported)."""
+    plain = saved.saved("plain")
+    assert saved.same(saved.load(plain, allow=[saved.PlainGreedy]), saved.learner("plain"))
+    assert saved.same(saved.load(plain, allow=["tests.saved:PlainGreedy"]),
+                      saved.learner("plain"))
+    with pytest.raises(ValueError, match=r"learner 'tests\.saved:PlainGreedy' is not a registered"):
+        saved.load(plain, allow=None)
+    evil = saved.edited("plain", meta=lambda m: m.update(learner="evil_learner:Evil"))
+    with pytest.raises(ValueError, match="'evil_learner:Evil' is not a registered learner"):
+        saved.load(evil, allow=[saved.PlainGreedy, "evil_learner:Other"])
+    assert not evil_module.exists()
+    # The control: allowed by its path, the module is imported (and then the file, a
+    # PlainGreedy's, does not describe it).
+    with pytest.raises(ValueError, match="params has an unknown key"):
+        saved.load(evil, allow=["evil_learner:Evil"])
+    assert evil_module.exists()
+    for bad in ("evil_learner:Evil", [3], [SAOLS()], ["no-colon"]):
+        with pytest.raises(ValueError, match="allow must"):
+            saved.load(plain, allow=bad)
+
+
+def test_the_digest_refuses_a_changed_file_and_the_checks_hold_without_it():
+    """Any change of the contents is refused as corrupt unless the digest is recomputed;
+    recomputed (anyone can), the structural checks still refuse a bad field."""
+    good = saved.saved("sa-ols")
+    meta, files = saved.unpack(good)
+    meta["desk"]["clock"] += 1.0  # a plausible edit: still a valid learner
+    with pytest.raises(ValueError, match=r"^the file is corrupt: its contents do not match "
+                                         r"their digest \(sha256\)$"):
+        saved.load(saved.pack(meta, files, digest="keep"))
+    assert saved.load(saved.pack(meta, files))._clock == saved.learner("sa-ols")._clock + 1
+    counts = saved.array(files, "state.counts")
+    counts[1] = 10**6  # the phase: the kernels index the schedule by it
+    files["state.counts.npy"] = saved.npy(counts)
+    for digest, message in (("keep", "is corrupt"),
+                            ("recompute", r"state.counts\[1\] \(the phase\) must be in")):
+        with pytest.raises(ValueError, match=message):
+            saved.load(saved.pack(meta, files, digest))
+    with pytest.raises(ValueError, match="is corrupt"):
+        saved.load(saved.pack(meta, files, digest="none"))
+
+
+def test_every_flipped_byte_is_refused_or_changes_nothing():
+    """Each byte of a saved file flipped in turn (every 7th, for time): the loader refuses it
+    in one line, or (a byte the zip format ignores: a timestamp, an attribute) loads the very
+    same learner; never a different one."""
+    data = saved.saved("exp3-sae-lazy")
+    original = saved.learner("exp3-sae-lazy")
+    outcomes = {"refused": 0, "same": 0}
+    for at in range(0, len(data), 7):
+        flipped = bytearray(data)
+        flipped[at] ^= 0x10
+        try:
+            back = saved.load(bytes(flipped))
+        except ValueError as exc:
+            assert "\n" not in str(exc) and "unexpected" not in str(exc), (at, exc)
+            outcomes["refused"] += 1
+            continue
+        assert saved.same(back, original), at
+        outcomes["same"] += 1
+    assert outcomes["refused"] > 0 and outcomes["same"] > 0, outcomes
+
+
+def test_saved_files_are_readable_by_their_owner_only(tmp_path, monkeypatch):
+    """A saved learner holds applicants' features: created 0600 before a byte is written,
+    also when it replaces a file that others could read, whatever the umask."""
+    learner = saved.learner("sa-ols")
+    seen = []
+    real_fdopen = os.fdopen
+
+    def watch(fd, *args, **kwargs):
+        seen.append((stat.S_IMODE(os.fstat(fd).st_mode), os.fstat(fd).st_size))
+        return real_fdopen(fd, *args, **kwargs)
+
+    monkeypatch.setattr(os, "fdopen", watch)
+    old = os.umask(0o000)
+    try:
+        first = learner.save(tmp_path / "a.sat")
+        (tmp_path / "b.sat").write_text("readable by all")
+        (tmp_path / "b.sat").chmod(0o644)
+        second = learner.save(tmp_path / "b.sat")
+    finally:
+        os.umask(old)
+    assert seen == [(0o600, 0), (0o600, 0)]
+    for path in (first, second):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert saved.same(load_learner(path), learner)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sat", "b.sat"]
+
+
+def test_a_generator_whose_state_is_not_json_cannot_be_saved(tmp_path):
+    learner = SAOLS(delta=0.1, r0=0.0, feedback="apple").reset(
+        2, np.random.Generator(np.random.MT19937(0)))
+    with pytest.raises(ValueError, match="SAOLS: its random generator's MT19937 cannot be "
+                                         "saved"):
+        learner.save(tmp_path / "x.sat")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_installed_entry_point_is_a_registered_name():
+    """A name another package registers under the entry-point group is registered: the file
+    may name it without an allow-list (here the peer adapters', which cannot be saved, so the
+    file, an SA-OLS's, does not describe it: refused for its parameters, not its name)."""
+    pytest.importorskip("mabwiser")
+    data = saved.edited("sa-ols", meta=lambda m: m.update(learner="mabwiser:LinUCB"))
+    with pytest.raises(ValueError, match=r"^the file: params has an unknown key|^the file: "
+                                         r"params is missing"):
+        saved.load(data, allow=None)

@@ -89,3 +89,42 @@ def test_accept_when_locked_publishes_accept_all_and_learns_again():
     assert rule.beta[0] > 0 and rule.threshold > 0
     with pytest.raises(ValueError, match="accept_when_locked must be true or false"):
         SAOLS(delta=0.1, r0=0.0, feedback="apple", accept_when_locked="yes").reset(1)
+
+
+@pytest.mark.parametrize(("feedback", "ends"), [("apple", [5]), ("bandit", [5, 10])])
+def test_a_longer_warm_up_accepts_everyone_that_many_rounds(feedback, ends):
+    learner = SAOLS(delta=0.1, r0=0.0, feedback=feedback, warmup=5)
+    assert learner.milestones(2) == ends
+    learner.reset(2, np.random.default_rng(0))
+    for _ in range(5):
+        rule = learner.policy()
+        assert np.array_equal(rule.beta, [0.0, 0.0]) and rule.threshold == -1.0
+        learner.update([0.5, 0.1], True, 0.4)
+    assert learner.policy().threshold != -1.0  # bandit: reject-all (+1), apple: the fit
+    for bad in (0, True, 2.0, "3"):
+        with pytest.raises(ValueError, match="warmup must be an integer >= 1 or None"):
+            SAOLS(delta=0.1, r0=0.0, feedback="apple", warmup=bad).reset(2)
+
+
+def test_a_delay_is_a_longer_warm_up_then_staleness():
+    """Outcomes learned D rounds late keep SA-OLS in its warm-up until round d + D: up to
+    there it is SA-OLS with ``warmup=d + D`` and no delay, round for round (the comparison
+    the claims table's delay rows rest on); after it, the two differ by the delay alone."""
+    import pyarrow.compute as pc
+
+    from strategic_apple_tasting import simulate
+
+    d, delay, horizon = 3, 40, 400
+    late = simulate(Game(dimension=d, delta=0.3, delay=delay), ["sa-ols"], horizon, seeds=4,
+                    per_decade=200)
+    early = simulate(Game(dimension=d, delta=0.3), [SAOLS(warmup=d + delay)], horizon, seeds=4,
+                     per_decade=200)
+
+    def regret(table, t):
+        return table.filter(pc.equal(table.column("t"), t)).column("regret").to_pylist()
+    rounds = sorted(set(late.column("t").to_pylist()) & set(early.column("t").to_pylist()))
+    before = [t for t in rounds if t <= d + delay]
+    after = [t for t in rounds if t > 2 * (d + delay)]
+    assert before and after
+    assert all(regret(late, t) == regret(early, t) for t in before)
+    assert any(regret(late, t) != regret(early, t) for t in after)

@@ -1,12 +1,15 @@
-"""The lending scenario (issue 11, part 4): the loaders on the shipped data and on a CSV this
-test writes (every bad input), and the runner at a small size with its controls."""
+"""The lending scenario (issue 11, part 4; on the engine since issue 21): the loaders on the
+shipped data and on a CSV this test writes (every bad input), and the runner at a small size
+with its controls."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from strategic_apple_tasting.scenarios import (
+    BEST_RULE,
     compare_lending,
     fitted_rule,
     load_csv,
@@ -190,77 +193,99 @@ def test_subset_agents_move_only_gameable_features():
 
 
 def test_runner_controls_and_counts(loans):
-    table = run_lending(loans, ["sa-ols", "oracle", "accept-all", "reject-all", "naive-greedy"],
-                        horizon=400, seeds=3, delta=0.5, record_at=[200, 400])
-    assert set(table["learner"]) == {"sa-ols", "oracle", "accept-all", "reject-all",
-                                     "naive-greedy"}
-    assert len(table) == 5 * 3 * 2
-    by = {(r.learner, r.seed, r.t): r for r in table.itertuples()}
+    learners = ["sa-ols", "oracle", "accept-all", "reject-all", "naive-greedy"]
+    # Two horizons on the same seeds: the first 200 rounds of the longer runs are the shorter
+    # runs (common random numbers), so the longer run's second half is its increment.
+    short, full = (run_lending(loans, learners, horizon=h, seeds=3, delta=0.5)
+                   for h in (200, 400))
+    assert set(full["learner"]) == set(learners)
+    by = {(r.learner, r.seed, r.t): r for r in pd.concat([short, full]).itertuples()}
     theta, _ = fitted_rule(loans)
     loss = np.where(loans.features @ theta >= 0, loans.reward, 0.0) - loans.reward
     m, se = loss.mean(), loss.std() * np.sqrt(200)
     for s in range(3):
-        # The benchmark itself (θ* shifted by δ‖θ*_G‖, which the oracle publishes): regret 0
-        # on every seed, while gaming did happen.
-        assert by["oracle", s, 400].regret == pytest.approx(0.0, abs=1e-9)
+        # The least-squares benchmark itself (θ* shifted by δ‖θ*_G‖, which the oracle
+        # publishes): regret 0 against it on every seed, while gaming did happen.
+        assert by["oracle", s, 400].ls_regret == pytest.approx(0.0, abs=1e-9)
         assert by["oracle", s, 400].moved > 0
-        # When every agent games, the two benchmarks coincide.
-        assert by["sa-ols", s, 400].stackelberg_regret == by["sa-ols", s, 400].regret
-        # The measure can fail: accept-all loses m per round on average (m: the mean over
-        # rows of the benchmark's reward minus the row's), so its regret grows linearly. Each
-        # half's increment is a sum of 200 i.i.d. per-round losses: within 4 standard errors of
-        # 200·m (a 6e-5 chance each of failing by noise, on fixed seeds), and that band
-        # excludes 0 (200·m is 8 standard errors here), so growth is linear in both halves.
-        halves = (by["accept-all", s, 200].regret,
-                  by["accept-all", s, 400].regret - by["accept-all", s, 200].regret)
+        # When every agent games, each benchmark's two versions coincide.
+        assert by["sa-ols", s, 400].ls_stackelberg_regret == pytest.approx(
+            by["sa-ols", s, 400].ls_regret, abs=1e-9)
+        assert by["sa-ols", s, 400].stackelberg_regret == pytest.approx(
+            by["sa-ols", s, 400].linear_regret, abs=1e-9)
+        # The measure can fail: accept-all loses m per round on average against the
+        # least-squares rule (m: the mean over rows of the rule's reward minus the row's), so
+        # its regret grows linearly. Each half's increment is a sum of 200 i.i.d. per-round
+        # losses: within 4 standard errors of 200·m (a 6e-5 chance each of failing by noise,
+        # on fixed seeds), and that band excludes 0 (200·m is 8 standard errors here), so
+        # growth is linear in both halves.
+        halves = (by["accept-all", s, 200].ls_regret,
+                  by["accept-all", s, 400].ls_regret - by["accept-all", s, 200].ls_regret)
         for increment in halves:
             assert abs(increment - 200 * m) < 4 * se < 200 * m, (s, increment, m, se)
         # SA-OLS learns only from clean points: none gamed; naive greedy learns from gamed ones.
         assert by["sa-ols", s, 400].gamed_as_clean == 0
         assert by["sa-ols", s, 400].clean > 0
-    assert table[table.learner == "naive-greedy"]["gamed_as_clean"].sum() > 0
+        # The best linear rule earns at least the least-squares rule (θ*'s direction is
+        # searched too) and accepting exactly the rows that repay earns at least both: regret
+        # against them is in that order.
+        for learner in learners:
+            row = by[learner, s, 400]
+            assert row.ls_regret <= row.linear_regret + 1e-9 <= row.regret + 2e-9
+    assert full[full.learner == "naive-greedy"]["gamed_as_clean"].sum() > 0
 
 
 def test_every_learner_meets_the_same_applicants(loans):
     a = run_lending(loans, ["accept-all", "reject-all"], horizon=300, seeds=[1, 2], delta=0.5)
     b = run_lending(loans, ["reject-all"], horizon=300, seeds=[2], delta=0.5)
+    a, b = a[a.t == 300], b[b.t == 300]
     # reject-all's regret is the benchmark's reward on the sampled rows: the same draws on
     # seed 2 whatever else was run.
-    assert b.regret.iloc[0] == a[(a.learner == "reject-all") & (a.seed == 2)].regret.iloc[0]
-    # accept-all earns the reward of every sampled row: its reward + reject-all's regret ... is
-    # the benchmark's shortfall on the same rows (both sides use one stream).
+    assert b.ls_regret.iloc[0] == a[(a.learner == "reject-all") & (a.seed == 2)].ls_regret.iloc[0]
+    # accept-all earns the reward of every sampled row: reject-all's regret minus accept-all's
+    # profit is accept-all's regret (both sides use one stream).
     acc = a[(a.learner == "accept-all") & (a.seed == 1)].iloc[0]
     rej = a[(a.learner == "reject-all") & (a.seed == 1)].iloc[0]
-    assert acc.regret == pytest.approx(rej.regret - acc.reward)
+    assert acc.ls_regret == pytest.approx(rej.ls_regret - acc.profit)
+    assert rej.profit == 0
 
 
 def test_truthful_fraction_separates_the_benchmarks(loans):
     table = run_lending(loans, ["oracle", "accept-all"], horizon=300, seeds=2, delta=1.0,
                         truthful=0.5)
     oracle = table[table.learner == "oracle"]
-    # The oracle publishes the Stackelberg benchmark's rule: Stackelberg regret exactly 0,
-    # while truthful rows in the band are rejected, which (a) accepts.
-    assert (oracle.stackelberg_regret.abs() < 1e-9).all()
-    assert not oracle.stackelberg_exact.any()
-    assert (table.regret != table.stackelberg_regret).any()
+    # The oracle publishes the least-squares Stackelberg benchmark's rule: regret exactly 0
+    # against it, while truthful rows in the band are rejected, which the rule on true
+    # features accepts.
+    assert (oracle.ls_stackelberg_regret.abs() < 1e-9).all()
+    assert not table.stackelberg_exact.any()  # the best linear rule comes from a search
+    assert (table.ls_regret != table.ls_stackelberg_regret).any()
 
 
 def test_compare_and_bad_runner_input(loans):
-    summary = compare_lending(loans, ["sa-ols", "reject-all"], horizon=200, seeds=2,
-                              deltas=[0.2, 0.8])
+    table = pd.concat([run_lending(loans, ["sa-ols", "reject-all"], horizon=200, seeds=2,
+                                   delta=d) for d in (0.2, 0.8)])
+    summary = compare_lending(table)
     assert summary[["delta", "learner"]].values.tolist() == [
-        [0.2, "sa-ols"], [0.2, "reject-all"], [0.8, "sa-ols"], [0.8, "reject-all"]]
-    assert np.isfinite(summary.regret_ci).all()
+        [0.2, "sa-ols"], [0.2, "reject-all"], [0.2, BEST_RULE],
+        [0.8, "sa-ols"], [0.8, "reject-all"], [0.8, BEST_RULE]]
+    assert np.isfinite(summary.regret_ci.iloc[:2]).all()
+    # Money in the data's units: reject-all earns 0; its regret against the best rule is that
+    # rule's profit (per 1,000 applicants in the profit column, a total in the regret column).
+    rej = summary[summary.learner == "reject-all"].iloc[0]
+    best = summary[summary.learner == BEST_RULE].iloc[0]
+    assert rej.profit == 0
+    assert rej.regret * 1000 / 200 == pytest.approx(best.profit)
     for kwargs, message in [
-        (dict(delta=-1), r"^delta must be a finite number in \[0.0, inf\], got -1"),
-        (dict(truthful=2), r"^truthful must be a finite number in \[0.0, 1.0\], got 2"),
-        (dict(horizon=0), r"^horizon must be an integer >= 1, got 0"),
-        (dict(seeds=0), r"^seeds must be a count >= 1"),
-        (dict(seeds=[-1]), r"^seeds must be a count >= 1 or a list of seed indices >= 0"),
+        (dict(delta=-1), r"^delta must be a finite number >= 0, got -1"),
+        (dict(truthful=2), r"^truthful must be a probability in \[0, 1\], got 2"),
+        (dict(horizon=0), r"^horizon must be an integer from 1 to 10\^12, got 0"),
+        (dict(seeds=0), r"^seeds must be >= 1"),
+        (dict(seeds=[-1]), r"^each seed must be an integer from 0 to 2\^63 - 1, got -1"),
         (dict(learners=["nope"]), r"^learner must be one of sa-ols"),
         (dict(learners=["oracle", "oracle"]), r"^learners must have distinct labels"),
-        (dict(learners=["linucb"]), r"^learner 'linucb' published a non-linear rule"),
-        (dict(record_at=[0]), r"^record_at must be rounds in \[1, 50\]"),
+        (dict(learners=[]), r"^learners must be a non-empty list of learners"),
+        (dict(rewards="both"), r"^rewards must be one of linear, recorded, got 'both'"),
     ]:
         args = {"learners": ["sa-ols"], "horizon": 50, "seeds": 1, "delta": 0.5, **kwargs}
         with pytest.raises(ValueError, match=message):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import sys
 import time
@@ -126,24 +127,43 @@ def _cost(text: str) -> list:
     return rows[0] if ";" not in text else rows
 
 
-def _add_game_flags(p: argparse.ArgumentParser, *, dimension: int | None = None) -> None:
+def _add_game_flags(p: argparse.ArgumentParser, *, dimension: int | None = None,
+                    data: bool = False) -> None:
     from ..experiments.settings import FLAG_AGENTS, FLAG_CONTEXTS, MAX_DIMENSION
-    from ..game import FEEDBACK
+    from ..game import FEEDBACK, REWARDS
 
     g = p.add_argument_group("game")
+    # Required unless a data set gives it (checked in _game: "required: --dimension").
     g.add_argument("--dimension", "-d", type=_int_in("--dimension", 1, MAX_DIMENSION),
-                   required=dimension is None, default=dimension, help="context dimension d")
+                   default=dimension, help="context dimension d" + (
+                       " (a data set's own with --data)" if data else ""))
+    if data:
+        from ..scenarios.datasets import DATASETS
+
+        g.add_argument("--data", choices=tuple(DATASETS), default=None,
+                       help="play on a data set's rows and real outcomes: German credit (the "
+                       "'lending' extra) or the FICO TransRisk tables; its agents game its "
+                       "--gameable features, and it fixes d, the contexts and the agents")
+        g.add_argument("--gameable", metavar="A,B,...", default=None,
+                       help="--data: the attributes applicants can change (default: German "
+                       "credit's checking and savings balances and telephone; FICO's score); "
+                       "'none' for none")
+        g.add_argument("--rewards", choices=REWARDS, default=None,
+                       help="--data: accepting earns the row's recorded outcome (default) or "
+                       "the least-squares rule's prediction plus --sigma noise (linear)")
     g.add_argument("--delta", type=_number("--delta"), default=0.1,
                    help="agents' manipulation budget δ (default 0.1)")
     g.add_argument("--feedback", choices=FEEDBACK, default="apple",
                    help="apple tasting or bandit feedback (default apple)")
     g.add_argument("--r0", type=_number("--r0"), default=0.0,
                    help="reward of rejecting, apple tasting only (default 0)")
-    g.add_argument("--sigma", type=_number("--sigma"), default=0.1,
-                   help="reward noise standard deviation (default 0.1)")
+    g.add_argument("--sigma", type=_number("--sigma"), default=None,
+                   help="reward noise standard deviation (default 0.1; with --data, the "
+                   "rewards' spread about the least-squares rule, what learners are told)")
     g.add_argument("--contexts", choices=sorted(FLAG_CONTEXTS), default="uniform-ball",
-                   help="context distribution (default uniform-ball); greedy-trap is the "
-                   "built-in adversarial sequence")
+                   help="context distribution (default uniform-ball); greedy-trap and "
+                   "orthogonal-traps (a trap in every plane: d >= 2, r0 = 0) are the built-in "
+                   "adversarial sequences")
     g.add_argument("--radius", type=_number("--radius"), default=1.0,
                    help="radius of the context ball or sphere (default 1)")
     g.add_argument("--c0", type=_number("--c0"), default=0.5,
@@ -201,7 +221,7 @@ def _fill_run(run: argparse.ArgumentParser) -> None:
                      metavar="NAME", help="learner to run (repeat to compare on the same "
                      f"seeds): one of {', '.join(sorted(LEARNERS))}, or an import path "
                      "package.module:Class")
-    _add_game_flags(run)
+    _add_game_flags(run, data=True)
     _add_run_flags(run, horizon=None, seeds=8)
     run.add_argument("--out", "-o", type=Path, required=True, help="directory for results")
 
@@ -235,11 +255,37 @@ def _fill_reproduce(repro: argparse.ArgumentParser) -> None:
     from ..engine.simulate import default_threads
 
     repro.add_argument("--quick", action="store_true",
-                       help="small horizons and few seeds: a few minutes on 2 cores")
+                       help=f"small horizons and few seeds: {QUICK_TIME}")
     repro.add_argument("--out", "-o", type=Path, default=None,
                        help="directory (default reproduce-quick/ or reproduce/)")
+    repro.add_argument("--parts", type=_part_names, default=None, metavar="NAME[,NAME...]",
+                       help="run only these bundled sweeps (comma-separated) and the claims "
+                       "that read only them (default: all; `sat reproduce --list` names them)")
+    repro.add_argument("--list", action="store_true",
+                       help="list the bundled sweeps and the claims that read each, then exit")
     repro.add_argument("--workers", type=_positive_int("--workers"), default=default_threads(),
                        help="local worker processes (default: the CPUs available)")
+
+
+#: The quick reproduction's wall time as measured, cold (compiling everything first) on 2 cores
+#: (`--help` and the README say it).
+QUICK_TIME = "28 min cold, 6-10 min warm, on 2 cores other work was also using"
+
+
+def _part_names(text: str) -> list[str]:
+    """``--parts``: known part names, comma-separated, in the bundled order."""
+    from ..experiments.claims import PARTS
+
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    known = list(PARTS["full"])
+    for name in names:
+        if name not in known:
+            raise argparse.ArgumentTypeError(
+                f"--parts must name bundled sweeps ({', '.join(known)}), got {name!r}")
+    if not names:
+        raise argparse.ArgumentTypeError(f"--parts must name at least one bundled sweep, "
+                                         f"got {text!r}")
+    return [n for n in known if n in names]
 
 
 def _fill_results(results: argparse.ArgumentParser) -> None:
@@ -265,7 +311,14 @@ def _names(flag: str):
 
 
 def _fill_lending(lend: argparse.ArgumentParser) -> None:
+    from ..engine.simulate import default_threads
+    from ..game import REWARDS
+    from ..scenarios.datasets import DATASETS
+
     data = lend.add_argument_group("data (default: German credit, from the 'lending' extra)")
+    data.add_argument("--data", choices=tuple(DATASETS), default=None,
+                      help="a bundled data set: German credit (default) or the FICO "
+                      "TransRisk tables")
     data.add_argument("--csv", type=Path, metavar="PATH",
                       help="your own applicants: a CSV with one row per loan")
     data.add_argument("--label", help="--csv: the outcome column")
@@ -274,7 +327,7 @@ def _fill_lending(lend: argparse.ArgumentParser) -> None:
                       help="--csv: numeric feature columns")
     data.add_argument("--gameable", type=_names("--gameable"), metavar="A,B,...",
                       help="features applicants can change within the budget (German credit: "
-                      "checking and savings balances, telephone)")
+                      "checking and savings balances, telephone; FICO: score)")
     data.add_argument("--amount", metavar="COLUMN",
                       help="--csv: loan amount (a default loses it)")
     data.add_argument("--rate", metavar="COLUMN",
@@ -297,10 +350,16 @@ def _fill_lending(lend: argparse.ArgumentParser) -> None:
                      help="rounds a published rule stays in force (default 1)")
     run.add_argument("--seeds", type=_positive_int("--seeds"), default=10,
                      help="seeds (default 10)")
+    run.add_argument("--rewards", choices=REWARDS, default="recorded",
+                     help="accepting earns the row's recorded outcome (default) or the "
+                     "least-squares rule's prediction (linear: where that model is right)")
+    run.add_argument("--threads", type=_positive_int("--threads"), default=default_threads(),
+                     help="worker threads (default: the CPUs available)")
     run.add_argument("--out", "-o", type=Path,
                      help="also write every run's totals here (.csv or .parquet)")
     run.add_argument("--report", type=Path, metavar="DIR",
-                     help="also write an HTML report (the table and regret curves) in DIR")
+                     help="also write an HTML report (the table, profit and regret curves) "
+                     "in DIR")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -333,10 +392,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("lending", fill=_fill_lending,
                    help="the lending scenario: real applicants and outcomes, simulated gaming",
                    description="Compare learners on a real lending data set (German credit, "
-                   "or your CSV): each round an applicant (a row) games the gameable features "
-                   "within the budget; the learner sees the real outcome only if it accepts. "
-                   "Prints regret (95%% CI over seeds) against the best linear rule fitted on "
-                   "all labels and the Stackelberg benchmark.")
+                   "the FICO tables, or your CSV) on the compiled engine: each round an "
+                   "applicant (a row) games the gameable features within the budget; the "
+                   "learner sees the real outcome only if it accepts. Prints, per budget and "
+                   "learner, the profit per 1,000 applicants and the regret against the best "
+                   "linear rule (found by a search over the rows; a lower bound) and against "
+                   "the least-squares rule, each answered by the gaming applicants "
+                   "(Stackelberg) and on their true features: means over seeds with 95% "
+                   "intervals, in the data's own units.")
     sub.add_parser("serve", fill=_fill_serve,
                    help="the decision service: decide, learn outcomes, publish the rule",
                    description="Run the decision service (HTTP, a real database): applicants "
@@ -361,7 +424,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _game(args: argparse.Namespace) -> Game:
     from ..experiments.settings import GAME_SETTINGS, game_from_settings
 
-    return game_from_settings({k: getattr(args, k) for k in GAME_SETTINGS})
+    if args.dimension is None and getattr(args, "data", None) is None:
+        raise UsageError("the following arguments are required: --dimension (or --data)")
+    return game_from_settings({k: getattr(args, k, default)
+                               for k, default in GAME_SETTINGS.items()})
 
 
 def _os_reason(exc: OSError) -> str:
@@ -420,7 +486,8 @@ def _simulate(args: argparse.Namespace, learners: Sequence[str]):
     rounds = len(learners) * args.seeds * args.horizon
     max_memory = None if args.max_memory is None else int(args.max_memory * 2**30)
     print(f"running {', '.join(learners)} × {args.seeds} seeds × {args.horizon:,} rounds "
-          f"(d = {args.dimension}, δ = {args.delta:g}, {args.feedback} feedback) "
+          f"(d = {game.dimension}, δ = {args.delta:g}, {args.feedback} feedback"
+          f"{f', data {args.data}' if getattr(args, 'data', None) else ''}) "
           f"on {args.threads} thread(s)", flush=True)
     start = time.perf_counter()
     table = simulate(game, [make_learner(n) for n in learners], args.horizon, seeds,
@@ -576,24 +643,89 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def duration(seconds: float) -> str:
+    """A duration for people: "42 s", "3 min 05 s", "1 h 02 min".
+
+    Examples
+    --------
+    >>> duration(42.4), duration(185), duration(3725)
+    ('42 s', '3 min 05 s', '1 h 02 min')
+    """
+    s = round(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def overall_line(k: int, n: int, name: str, cells: int, elapsed: float, done: float,
+                 total: float) -> str:
+    """The line `sat reproduce` prints as part k of n starts: which part, the time so far and,
+    once a tenth of the work (weighed by each part's measured cost) and a whole part are done,
+    an estimate of the time left at the pace so far.
+
+    Examples
+    --------
+    >>> overall_line(1, 21, "stochastic", 20, 0.0, 0.0, 10.0)
+    '== part 1 of 21: stochastic (20 cells); 0 s elapsed, estimating the time left'
+    >>> overall_line(5, 21, "etc", 24, 120.0, 4.0, 10.0)
+    '== part 5 of 21: etc (24 cells); 2 min 00 s elapsed, about 3 min 00 s left'
+    """
+    line = f"== part {k} of {n}: {name} ({cells} cells); {duration(elapsed)} elapsed"
+    if k > 1 and done >= ESTIMATE_AFTER * total and done > 0:
+        return f"{line}, about {duration(elapsed * (total - done) / done)} left"
+    return f"{line}, estimating the time left"
+
+
+def write_part_report(out: Path, name: str, size: str) -> str:
+    """Write the report of part ``name`` of a reproduction in ``out``; its path, relative to
+    ``out`` (run in a pool worker: the function is importable)."""
+    from ..experiments.sweep import load
+    from ..reports.html import write_report
+
+    page = write_report(load(out / name, warn=_say), out / name / "report",
+                        title=f"reproduce ({size}): {name}", learners=_spec_learners(out / name))
+    return str(page.relative_to(out))
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from ..experiments.claims import PARTS, check_claims, claims_markdown, claims_text, tally
+    from ..experiments.claims import (
+        CHECKS,
+        PARTS,
+        check_claims,
+        claims_markdown,
+        claims_text,
+        part_cost,
+        tally,
+    )
     from ..experiments.spec import SpecError, check_spec
-    from ..experiments.sweep import default_executor, load, run_sweep, terminate_workers
-    from ..reports.html import write_claims_page, write_report
+    from ..experiments.sweep import default_executor, run_sweep, terminate_workers
+    from ..reports.html import write_claims_page
 
     size = "quick" if args.quick else "full"
+    if args.list:
+        for name in PARTS[size]:
+            reads = [check.__module__.rsplit(".", 1)[-1] + "." + check.__name__
+                     for names, check in CHECKS if name in names]
+            print(f"{name}: {', '.join(reads)}")
+        return 0
     out = args.out or Path("reproduce-quick" if args.quick else "reproduce")
     prepare_out(out, force=True)  # resumable: rerunning continues
-    parts = {name: check_spec(raw) for name, raw in PARTS[size].items()}
+    chosen = args.parts or list(PARTS[size])
+    parts = {name: check_spec(PARTS[size][name]) for name in chosen}
     total = sum(p.rounds for p in parts.values())
     print(f"reproduce ({size}): {len(parts)} sweeps, {total:,} agent-rounds, "
           f"{args.workers} worker(s) -> {out}", flush=True)
+    work = {name: part_cost(name, spec.rounds) for name, spec in parts.items()}
     start = time.perf_counter()
+    done = 0.0
     # One pool for every part: its workers keep the compiled kernels they have loaded.
     with default_executor(args.workers) as pool:
-        for name, spec in parts.items():
-            print(f"-- {name}: {len(spec.cells)} cells", flush=True)
+        for k, (name, spec) in enumerate(parts.items(), 1):
+            print(overall_line(k, len(parts), name, len(spec.cells),
+                               time.perf_counter() - start, done, sum(work.values())),
+                  flush=True)
             with _progress_display(len(spec.cells)) as progress:
                 try:
                     run_sweep(spec, out / name, executor=pool, progress=progress, warn=_say)
@@ -607,18 +739,17 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                     print(f"sat: interrupted; finished cells are kept in {out}: rerun the "
                           "same command to resume", file=sys.stderr)
                     return 130
-    claims, consistency = check_claims(out)
-    (out / "claims.md").write_text(claims_markdown(claims, consistency) + "\n")
-    print()
-    print(claims_text(claims, consistency))
-    print()
-    print("writing the reports ...", flush=True)
-    links = {}
-    for name in parts:
-        page = write_report(load(out / name, warn=_say), out / name / "report",
-                            title=f"reproduce ({size}): {name}",
-                            learners=_spec_learners(out / name))
-        links[name] = str(page.relative_to(out))
+            done += work[name]
+        # The parts' reports are independent and mostly drawing: the pool writes them while
+        # this process measures the claims (they took 40% of the quick run one at a time).
+        pages = {name: pool.submit(write_part_report, out, name, size) for name in parts}
+        claims, consistency = check_claims(out, parts=chosen)
+        (out / "claims.md").write_text(claims_markdown(claims, consistency) + "\n")
+        print()
+        print(claims_text(claims, consistency))
+        print()
+        print("writing the reports ...", flush=True)
+        links = {name: page.result() for name, page in pages.items()}
     index = write_claims_page(claims, consistency, links, out / "index.html")
     broken = sum(not k.holds for k in consistency)
     print(f"claims: {tally(claims)}; consistency checks: "
@@ -713,8 +844,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_lending(args: argparse.Namespace) -> int:
-    from ..scenarios import LEARNERS, compare_lending, format_table, run_lending
-    from ..scenarios.lending import load_csv, load_german_credit
+    from ..scenarios import LEARNERS, compare_lending, format_table, from_lending, run_lending
+    from ..scenarios.datasets import load_dataset
+    from ..scenarios.lending import load_csv
 
     csv_only = {"label": args.label, "default_value": args.default_value,
                 "features": args.features, "amount": args.amount, "rate": args.rate}
@@ -723,6 +855,8 @@ def cmd_lending(args: argparse.Namespace) -> int:
         if given:
             raise UsageError(f"--{given[0].replace('_', '-')} applies only with --csv")
     else:
+        if args.data is not None:
+            raise UsageError("--data and --csv are two sources of applicants: give one")
         for key in ("label", "default_value", "features"):
             if csv_only[key] is None:
                 raise UsageError(f"--csv needs --{key.replace('_', '-')}")
@@ -734,32 +868,52 @@ def cmd_lending(args: argparse.Namespace) -> int:
     for d in deltas:
         if not (d >= 0 and d != float("inf")):
             raise ValueError(f"--delta must be a finite number >= 0, got {d!r}")
-    if args.csv is None:
-        kw = {} if args.gameable is None else {"gameable": args.gameable}
-        try:
-            data = load_german_credit(**kw)
-        except ImportError as exc:  # the extra is missing: its one line says which
-            raise ValueError(str(exc)) from None
-    else:
-        data = load_csv(args.csv, label=args.label, default_value=args.default_value,
-                        features=args.features, gameable=args.gameable or (),
-                        amount=args.amount, rate=args.rate, missing=args.missing)
-    learners = args.learner or list(LEARNERS)
-    print(f"data: {data.source}; {data.n} applicants, d = {data.d}, "
-          f"{len(data.gameable_names())} gameable feature(s)", flush=True)
-    import pandas as pd
-
-    from ..engine.grid import recording_grid
-
+    if len(set(deltas)) != len(deltas):
+        raise ValueError(f"--delta must not repeat a budget, got {deltas!r}")
     if args.report is not None:
         prepare_out(args.report, force=True, holds="index.html", flag="--report")
-    record = recording_grid(args.horizon, 10) if args.report is not None else None
-    table = pd.concat([run_lending(data, learners, horizon=args.horizon, seeds=args.seeds,
-                                   delta=d, truthful=args.truthful, delay=args.delay,
-                                   period=args.period, record_at=record) for d in deltas],
-                      ignore_index=True)
-    print(format_table(compare_lending(data, horizon=args.horizon, seeds=args.seeds,
-                                       deltas=deltas, table=table)))
+    if args.csv is None:
+        gameable = None if args.gameable is None else tuple(args.gameable)
+        data = load_dataset(args.data or "german-credit", gameable)
+    else:
+        data = from_lending(load_csv(args.csv, label=args.label,
+                                     default_value=args.default_value, features=args.features,
+                                     gameable=args.gameable or (), amount=args.amount,
+                                     rate=args.rate, missing=args.missing))
+    learners = args.learner or list(LEARNERS)
+    print(f"data: {data.source}; {data.n} rows, d = {data.d}, gameable: "
+          f"{', '.join(data.gameable_names()) or 'none'}", flush=True)
+    runs = len(learners) * args.seeds * len(deltas)
+    print(f"running {len(learners)} learners × {args.seeds} seeds × {args.horizon:,} "
+          f"applicants at δ = {', '.join(f'{d:g}' for d in deltas)} ({runs} runs) on "
+          f"{args.threads} thread(s)", flush=True)
+    import pandas as pd
+
+    start = time.perf_counter()
+    shown = [-math.inf]  # when a progress line was last printed: one a second at most
+    tables = []
+    for i, delta in enumerate(deltas):
+        before = i * len(learners) * args.seeds
+
+        def progress(done: int, total: int, before: int = before, delta: float = delta
+                     ) -> None:
+            took = time.perf_counter() - start
+            done_all = before + done
+            if took - shown[0] < 1.0 and done_all < runs:
+                return
+            shown[0] = took
+            left = took / done_all * (runs - done_all)
+            tail = f", about {left:,.0f} s left" if done_all < runs else ""
+            print(f"[{done_all}/{runs} runs] δ = {delta:g}: {took:,.0f} s{tail}", flush=True)
+        tables.append(run_lending(data, learners, horizon=args.horizon, seeds=args.seeds,
+                                  delta=delta, truthful=args.truthful, rewards=args.rewards,
+                                  delay=args.delay, period=args.period,
+                                  per_decade=10, threads=args.threads, progress=progress))
+    table = pd.concat(tables, ignore_index=True)
+    took = time.perf_counter() - start
+    print(f"done in {took:,.1f} s (compilation included); money in the data's units, per "
+          f"1,000 applicants for profit")
+    print(format_table(compare_lending(table)))
     if args.out is not None:
         tmp = args.out.with_name(f".{args.out.name}.tmp")
         if args.out.suffix == ".csv":

@@ -223,6 +223,8 @@ def _check(args: argparse.Namespace) -> int:
             with engine.connect() as conn:
                 end = conn.execute(sa.select(sa.func.max(store.log_counter.c.seq))).scalar()
             learning.restore(engine, config, upto=max(saved, end or 0))
+        except learning.SavedStateError:
+            raise  # bad input: one line, exit status 2
         except ValueError as exc:  # an entry the learner refuses, or a replay that diverged
             print(f"the log cannot be replayed: {exc}")
             return 1

@@ -23,6 +23,7 @@ from ..game.agents import respond
 from ..game.best_response import respond_rule, rule_accepts, scratch_rows
 from ..game.contexts import draw_context
 from ..game.policies import accepts, score
+from ..game.rewards import reward_draw, reward_mean
 from ..learners.base import (
     has_rule,
     learner_estimate,
@@ -31,8 +32,9 @@ from ..learners.base import (
     learner_update,
 )
 
-#: Columns of the float and integer outputs of :func:`run_rounds`, in order.
-FLOAT_COLUMNS = ("regret", "realized_regret", "theta_error")
+#: Columns of the float and integer outputs of :func:`run_rounds`, in order (``reward``: the
+#: learner's total realized reward, a data game's profit).
+FLOAT_COLUMNS = ("regret", "realized_regret", "theta_error", "reward")
 INT_COLUMNS = ("accepted", "moved", "clean", "learned", "gamed_as_clean")
 #: Scratch rows of the loop: x, x_obs, β, the estimate, then the best response's.
 _ROWS = 4
@@ -65,13 +67,14 @@ def _respond_and_act_overload(state, agents, rng, beta, threshold, x, x_obs, wor
 
 
 @njit
-def run_rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma,
+def run_rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma,
                context_rng, agent_rng, noise_rng, learner_rng, record_at, out_float, out_int,
                period, delay, uniform, delay_rng):
     """Simulate rounds 1..record_at[-1]; row k of the outputs holds totals after record_at[k].
 
     The learner publishes every ``period`` rounds; an observed outcome reaches it ``delay``
     rounds after its decision (``uniform``: a delay drawn from 0..2·delay each round).
+    ``rewards`` is the game's reward model (:mod:`..game.rewards`), resolved at compile time.
     """
     d = theta1.shape[0]
     scratch = np.empty((_ROWS + scratch_rows(d), d))
@@ -83,9 +86,9 @@ def run_rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma,
     pend_num = np.empty((slots, 2))  # the rule's threshold, the reward
     pend_int = np.empty((slots, 3), dtype=np.int64)  # accepted, moved, next in its chain
     bucket = np.full((2, slots), -1, dtype=np.int64)
-    _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_rng, agent_rng,
-            noise_rng, learner_rng, record_at, out_float, out_int, scratch, period, delay,
-            uniform, delay_rng, pend_vec, pend_num, pend_int, bucket)
+    _rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma, context_rng,
+            agent_rng, noise_rng, learner_rng, record_at, out_float, out_int, scratch, period,
+            delay, uniform, delay_rng, pend_vec, pend_num, pend_int, bucket)
 
 
 # The loop is compiled without the NRT (no reference counting): every function it inlines binds
@@ -95,9 +98,9 @@ def run_rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma,
 # loop allocates (the compiler rejects it if it does); ``run_rounds`` owns the scratch arrays.
 # ``inline="never"``: inlined into ``run_rounds`` it would be compiled with the NRT again.
 @njit(inline="never", **NO_NRT)
-def _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_rng, agent_rng,
-            noise_rng, learner_rng, record_at, out_float, out_int, scratch, period, delay,
-            uniform, delay_rng, pend_vec, pend_num, pend_int, bucket):
+def _rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma, context_rng,
+            agent_rng, noise_rng, learner_rng, record_at, out_float, out_int, scratch, period,
+            delay, uniform, delay_rng, pend_vec, pend_num, pend_int, bucket):
     d = theta1.shape[0]
     x = scratch[0]
     x_obs = scratch[1]
@@ -106,6 +109,7 @@ def _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_
     work = scratch[_ROWS:]
     regret = 0.0
     realized = 0.0
+    earned = 0.0
     n_accepted = 0
     n_moved = 0
     n_clean = 0
@@ -116,13 +120,13 @@ def _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_
     slots = bucket.shape[1]
     horizon = record_at[record_at.shape[0] - 1]
     for t in range(1, horizon + 1):
-        draw_context(contexts, context_rng, t, x)  # its own stream: drawn first, the CPU overlaps
-        if period == 1 or (t - 1) % period == 0:  # it with the learner's chain
+        row = draw_context(contexts, context_rng, t, x)  # its own stream: drawn first, the CPU
+        if period == 1 or (t - 1) % period == 0:  # overlaps it with the learner's chain
             threshold = learner_policy(state, learner_rng, beta)
         moved, a = respond_and_act(state, agents, agent_rng, beta, threshold, x, x_obs, work)
 
-        mean1 = score(theta1, x)
-        r1 = mean1 + sigma * noise_rng.standard_normal()
+        mean1 = reward_mean(rewards, theta1, x, row)
+        r1 = reward_draw(rewards, mean1, sigma, noise_rng, row)
         if bandit:
             mean0 = score(theta0, x)
             rew0 = mean0 + sigma * noise_rng.standard_normal()
@@ -138,6 +142,7 @@ def _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_
 
         observed = a or bandit
         reward = r1 if a else rew0
+        earned += reward
         # What the learner learns at the end of round t, in order: this round's own feedback
         # if it is learned now (the paper's game, or a rejection under apple tasting, which
         # has nothing to wait for), then the late outcomes arriving now, in decision order.
@@ -198,6 +203,7 @@ def _rounds(state, contexts, agents, theta1, theta0, bandit, r0, sigma, context_
                 out_float[k, 2] = math.sqrt(err)
             else:
                 out_float[k, 2] = np.nan
+            out_float[k, 3] = earned
             out_int[k, 0] = n_accepted
             out_int[k, 1] = n_moved
             out_int[k, 2] = n_clean

@@ -42,6 +42,7 @@ class Round(NamedTuple):
     regret: float  # |gap| if the decision differs from π*(x), else 0
     realized: float  # realized reward of π* minus the learner's
     threshold: float
+    reward: float  # the learner's realized reward (r(1) if accepted, else r(0))
     #: (used, accepted, moved) of each decision whose feedback the learner learned this round,
     #: in the order learned (:func:`play`: this round's own).
     learned: tuple[tuple[bool, bool, bool], ...] = ()
@@ -83,7 +84,7 @@ def play(inst: GameInstance, learner: Learner, horizon: int) -> Iterator[Round]:
         used = learner.update(x_obs, a, (r1 if a else rew0) if observed else None)
         yield Round(a, moved, used, abs(mean1 - mean0) if a != best else 0.0,
                     (r1 if best else rew0) - (r1 if a else rew0), float(rule.threshold),
-                    ((used, a, moved),))
+                    r1 if a else rew0, ((used, a, moved),))
 
 
 def play_published(inst: GameInstance, learner: Learner, horizon: int) -> Iterator[Round]:
@@ -121,7 +122,7 @@ def play_published(inst: GameInstance, learner: Learner, horizon: int) -> Iterat
             learned.append((u, was, moved_at.pop(i)))
         yield Round(a, moved, used, abs(mean1 - mean0) if a != best else 0.0,
                     (r1 if best else rew0) - (r1 if a else rew0), float(rule.threshold),
-                    tuple(learned))
+                    r1 if a else rew0, tuple(learned))
 
 
 def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray
@@ -134,12 +135,13 @@ def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray
     out_float = np.empty((len(record_at), len(FLOAT_COLUMNS)))
     out_int = np.empty((len(record_at), len(INT_COLUMNS)), dtype=np.int64)
     target = inst.theta1 - inst.theta0
-    regret = realized = 0.0
+    regret = realized = earned = 0.0
     counts = [0] * len(INT_COLUMNS)  # accepted, moved, clean, learned, gamed_as_clean
     k = 0
     for t, r in enumerate(play_published(inst, bound, horizon), start=1):
         regret += r.regret
         realized += r.realized
+        earned += r.reward
         counts[0] += r.accepted
         counts[1] += r.moved
         for used, accepted, moved in r.learned:
@@ -158,6 +160,7 @@ def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray
                     diff = float(est[i]) - float(target[i])
                     err += diff * diff
                 out_float[k, 2] = math.sqrt(err)
+            out_float[k, 3] = earned
             out_int[k] = counts
             k += 1
     return bound, out_float, out_int

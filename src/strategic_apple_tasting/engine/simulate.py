@@ -14,6 +14,7 @@ import pyarrow as pa
 from ..game.game import Game
 from ..learners import LEARNERS, Learner, make_learner
 from .grid import recording_grid
+from .hindsight import Hindsight, game_search, hindsight, plan
 from .kernel import FLOAT_COLUMNS, INT_COLUMNS, run_rounds
 from .reference import run_reference
 from .stackelberg import stackelberg_shortfall
@@ -22,6 +23,12 @@ from .stackelberg import stackelberg_shortfall
 RESULT_COLUMNS = ("learner", "learner_name", "learner_params", "seed", "t", "regret",
                   "stackelberg_regret", "stackelberg_exact", "realized_regret", *INT_COLUMNS,
                   "theta_error")
+#: Columns a data game's table adds (:mod:`.hindsight`): the learner's realized profit, regret
+#: against the best linear rule on true contexts (``linear_regret``; answered by the agents it
+#: is ``stackelberg_regret``) and against the least-squares rule in both versions, and the
+#: realized profit of the best rule answered by the agents.
+DATA_COLUMNS = ("profit", "linear_regret", "ls_regret", "ls_stackelberg_regret",
+                "best_rule_profit")
 
 #: The longest run: rounds are counted in int64, and at the engine's ~10⁷ rounds a second a
 #: run of 10¹² rounds already takes more than a day.
@@ -71,7 +78,8 @@ def run_one(game: Game, learner: Learner, seed: int, record_at: np.ndarray
     bound = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"])
     out_float = np.empty((len(record_at), len(FLOAT_COLUMNS)))
     out_int = np.empty((len(record_at), len(INT_COLUMNS)), dtype=np.int64)
-    run_rounds(bound.state, inst.compiled_contexts, inst.compiled_agents, inst.theta1, inst.theta0,
+    run_rounds(bound.state, inst.compiled_contexts, inst.compiled_agents, inst.compiled_rewards,
+               inst.theta1, inst.theta0,
                game.feedback == "bandit", float(game.r0), float(game.sigma),
                inst.rngs["contexts"], inst.rngs["agents"], inst.rngs["noise"],
                inst.rngs["learner"], record_at, out_float, out_int, game.period, game.delay,
@@ -182,7 +190,10 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
         stackelberg_regret, stackelberg_exact, realized_regret, accepted, moved, clean,
         learned, gamed_as_clean, theta_error`` and one column per game setting plus ``horizon``.
         ``stackelberg_regret`` equals ``regret`` when ``stackelberg_exact``; otherwise it is a
-        search-based lower bound (:mod:`.stackelberg`).
+        search-based lower bound (:mod:`.stackelberg`). A data game (contexts a data set's rows,
+        :mod:`..game.data`) measures ``regret`` against accepting exactly the rows that gain,
+        ``stackelberg_regret`` against the best linear rule found by a search over its rows,
+        answered by the agents (:mod:`.hindsight`), and adds :data:`DATA_COLUMNS`.
 
     Examples
     --------
@@ -226,6 +237,13 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
     grids = [_grid(game, lr, horizon, per_decade) for lr in learner_list]
     everywhere = np.unique(np.concatenate(grids))
     jobs = [(i, s) for i in range(len(learner_list)) for s in seed_list]
+    # A data game's benchmarks replay each seed against the rules its rows' search found.
+    prepared = plan(game, game_search(game)) if game.has_rows else None
+
+    def benchmark(seed: int) -> np.ndarray | Hindsight | None:
+        if prepared is not None:
+            return hindsight(game, seed, everywhere, prepared=prepared)
+        return stackelberg_shortfall(game, seed, everywhere)
 
     def run(job):
         i, s = job
@@ -244,12 +262,11 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
         for job in jobs:
             outputs.append(run(job))
             report(len(outputs))
-        shortfalls = [stackelberg_shortfall(game, s, everywhere) for s in seed_list]
+        shortfalls = [benchmark(s) for s in seed_list]
     else:
         with ThreadPoolExecutor(max_workers=min(threads, len(jobs))) as pool:
             futures = [pool.submit(run, job) for job in jobs]
-            behind = [pool.submit(stackelberg_shortfall, game, s, everywhere)
-                      for s in seed_list]
+            behind = [pool.submit(benchmark, s) for s in seed_list]
             for done, _ in enumerate(as_completed(futures), start=1):
                 report(done)
             outputs = [f.result() for f in futures]
@@ -282,7 +299,7 @@ def learner_params(learner: Learner) -> str:
 
 def _table(game: Game, horizon: int, names: list[str], identities: list[tuple[str, str]],
            jobs: list[tuple[int, int]], grids: list[np.ndarray], outputs: list,
-           shortfalls: dict[int, np.ndarray | None], everywhere: np.ndarray) -> pa.Table:
+           shortfalls: dict[int, Any], everywhere: np.ndarray) -> pa.Table:
     lengths = [len(grids[i]) for i, _ in jobs]
     cols: dict[str, Any] = {
         "learner": np.repeat([_label(names, i) for i, _ in jobs], lengths),
@@ -294,15 +311,30 @@ def _table(game: Game, horizon: int, names: list[str], identities: list[tuple[st
     floats = np.concatenate([f for f, _ in outputs])
     ints = np.concatenate([i for _, i in outputs])
     cols["regret"] = floats[:, 0]
-    exact = all(v is None for v in shortfalls.values())
-    shortfall = [np.zeros(len(grids[i])) if shortfalls[s] is None
-                 else shortfalls[s][np.searchsorted(everywhere, grids[i])] for i, s in jobs]
-    cols["stackelberg_regret"] = floats[:, 0] - np.concatenate(shortfall)
+    at = [np.searchsorted(everywhere, grids[i]) for i, _ in jobs]
+
+    def per_row(field: str | None) -> np.ndarray:
+        """A seed's benchmark (a shortfall, or a data game's field of it) on each job's rows."""
+        parts = []
+        for (_, s), where in zip(jobs, at, strict=True):
+            value = shortfalls[s] if field is None else getattr(shortfalls[s], field)
+            parts.append(np.zeros(len(where)) if value is None else value[where])
+        return np.concatenate(parts)
+
+    data = game.has_rows
+    exact = not data and all(v is None for v in shortfalls.values())
+    cols["stackelberg_regret"] = floats[:, 0] - per_row("stackelberg" if data else None)
     cols["stackelberg_exact"] = np.full(len(floats), exact)
     cols["realized_regret"] = floats[:, 1]
     for j, name in enumerate(INT_COLUMNS):
         cols[name] = ints[:, j]
     cols["theta_error"] = floats[:, 2]
+    if data:
+        cols["profit"] = floats[:, 3]
+        cols["linear_regret"] = floats[:, 0] - per_row("linear")
+        cols["ls_regret"] = floats[:, 0] - per_row("ls")
+        cols["ls_stackelberg_regret"] = floats[:, 0] - per_row("ls_stackelberg")
+        cols["best_rule_profit"] = per_row("best_profit")
     rows = len(cols["t"])
     for key, value in {**game.settings(), "horizon": int(horizon)}.items():
         cols[key] = np.repeat(np.array([value]), rows)

@@ -2,7 +2,10 @@
 
 One place turns ``{"dimension": 5, "agents": "trembling", "tremble": 0.1, ...}`` into a
 :class:`~strategic_apple_tasting.game.Game`, so the command line and sweep specs agree on names,
-defaults and checks.
+defaults and checks. ``{"data": "german-credit", "delta": 0.25}`` is a data game
+(:func:`~strategic_apple_tasting.scenarios.data_game`): the data set fixes the dimension, the
+contexts and the agents (who game its ``gameable`` features), and ``rewards`` says whether
+accepting earns the row's recorded outcome or the least-squares rule's prediction.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from ..game import AGENTS, CONTEXTS, EllipsoidalCost, Game
 
 #: Context models that flat settings can set up (empirical contexts and sequences need arrays:
 #: use the Python API).
-FLAG_CONTEXTS = ("uniform-ball", "uniform-sphere", "mixture", "greedy-trap")
+FLAG_CONTEXTS = ("uniform-ball", "uniform-sphere", "mixture", "greedy-trap", "orthogonal-traps")
 FLAG_AGENTS = ("lazy", "trembling", "heterogeneous", "ellipsoid")
 
 #: The largest dimension flat settings (the command line, specs) accept; the engine then checks
@@ -28,7 +31,7 @@ GAME_SETTINGS: dict[str, Any] = {
     "delta": 0.1,
     "feedback": "apple",
     "r0": 0.0,
-    "sigma": 0.1,
+    "sigma": None,
     "contexts": "uniform-ball",
     "radius": 1.0,
     "c0": 0.5,
@@ -41,7 +44,15 @@ GAME_SETTINGS: dict[str, Any] = {
     "delay": 0,
     "delay_law": "fixed",
     "period": 1,
+    "data": None,
+    "gameable": None,
+    "rewards": None,
 }
+
+#: Settings a data game fixes itself (its rows are the contexts; its agents game its gameable
+#: features): given with ``data`` at another value than the default, they are an error.
+DATA_FIXES = ("contexts", "agents", "radius", "c0", "tremble", "adversarial_tremble",
+              "budget_low", "cost")
 
 
 #: Settings that only some models read → those models (a changed value elsewhere is an error).
@@ -95,6 +106,12 @@ def game_from_settings(settings: dict[str, Any]) -> Game:
         raise ValueError(f"unknown game setting {unknown[0]!r}; allowed: "
                          f"{', '.join(GAME_SETTINGS)}")
     s = {**GAME_SETTINGS, **settings}
+    if s["data"] is not None:
+        return _data_game(s)
+    for key in ("gameable", "rewards"):
+        if s[key] is not None and not (key == "rewards" and s[key] == "linear"):
+            raise ValueError(f"{key} applies only to a data set's game (data = "
+                             f"{', '.join(_datasets())}), got {key}={s[key]!r} without data")
     for key, models in APPLIES_TO.items():
         if s[key] != GAME_SETTINGS[key] and s["contexts"] not in models \
                 and s["agents"] not in models:
@@ -127,12 +144,66 @@ def game_from_settings(settings: dict[str, Any]) -> Game:
                     r0=s["r0"], sigma=s["sigma"], contexts=contexts, truthful=s["truthful"],
                     agents=agents, delay=s["delay"], delay_law=s["delay_law"],
                     period=s["period"])
-    except ValueError as exc:  # name the setting, not the model's field it sets
-        text = str(exc)
-        for field, setting in _MODEL_FIELDS.items():
-            if text.startswith(f"{field} "):
-                text = setting + text[len(field):]
-        raise ValueError(text) from None
+    except ValueError as exc:
+        raise _named(exc) from None
+
+
+def _named(exc: ValueError) -> ValueError:
+    """The error naming the setting, not the model's field it sets."""
+    text = str(exc)
+    for field, setting in _MODEL_FIELDS.items():
+        if text.startswith(f"{field} "):
+            text = setting + text[len(field):]
+    return ValueError(text)
+
+
+def _datasets() -> tuple[str, ...]:
+    from ..scenarios.datasets import DATASETS
+
+    return tuple(DATASETS)
+
+
+def gameable_names(value: Any) -> tuple[str, ...] | None:
+    """The ``gameable`` setting as names: ``"a, b"`` (or a list of names) → ("a", "b"); None
+    keeps the data set's default; ``""`` or ``"none"``: no feature is gameable."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        names = [n.strip() for n in value.split(",") if n.strip()]
+        return () if names == ["none"] else tuple(names)
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ValueError(f"gameable must be feature names separated by ',' (or 'none'), "
+                     f"got {value!r}")
+
+
+def _data_game(s: dict[str, Any]) -> Game:
+    """The game of the data set ``s["data"]`` (settings it fixes must be left at default)."""
+    from ..scenarios.datasets import data_game, load_dataset
+
+    datasets = _datasets()
+    if not isinstance(s["data"], str) or s["data"] not in datasets:
+        raise ValueError(f"data must be one of {', '.join(datasets)}, got {s['data']!r}")
+    for key in DATA_FIXES:
+        if s[key] != GAME_SETTINGS[key]:
+            raise ValueError(f"{key.replace('_', '-')} is fixed by the data set (its rows are "
+                             f"the contexts, its agents game its gameable features), got "
+                             f"{key.replace('_', '-')}={s[key]!r} with data={s['data']!r}")
+    data = load_dataset(s["data"], gameable_names(s["gameable"]))
+    d = s["dimension"]
+    if d is not None and d != data.d:
+        raise ValueError(f"dimension must be {data.d} for data={s['data']!r} (its features, "
+                         f"the intercept included), or left out, got {d!r}")
+    if s["feedback"] != "apple":
+        raise ValueError(f"feedback must be apple with data={s['data']!r} (a loan's outcome "
+                         f"is seen only if it was granted), got {s['feedback']!r}")
+    try:
+        return data_game(data, delta=s["delta"], truthful=s["truthful"], r0=s["r0"],
+                         rewards="recorded" if s["rewards"] is None else s["rewards"],
+                         sigma=s["sigma"], delay=s["delay"], delay_law=s["delay_law"],
+                         period=s["period"])
+    except ValueError as exc:
+        raise _named(exc) from None
 
 
 #: Model fields whose settings have other names.

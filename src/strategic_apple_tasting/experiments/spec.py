@@ -145,8 +145,14 @@ def _type_name(types: tuple[type, ...]) -> str:
 
 
 #: Order in which game settings are checked: the models first, so that a setting that only
-#: some model reads is judged against the model the spec chose.
-_ORDER = ("dimension", "feedback", "r0", "contexts", "agents")
+#: some model reads is judged against the model the spec chose (a data set first of all: it
+#: fixes the dimension and the models).
+_ORDER = ("data", "gameable", "dimension", "feedback", "r0", "contexts", "agents")
+
+#: The types of the game settings whose default (None) does not say it.
+_NONE_TYPES: dict[str, tuple[type, ...]] = {
+    "dimension": (int,), "sigma": (int, float), "data": (str,), "gameable": (str,),
+    "rewards": (str,)}
 
 
 def _check_game(table: Any) -> dict[str, list[Any]]:
@@ -159,7 +165,7 @@ def _check_game(table: Any) -> dict[str, list[Any]]:
         if key not in GAME_SETTINGS:
             raise SpecError(f"game.{raw_key} is not a game setting; allowed: "
                             f"{', '.join(k.replace('_', '-') for k in GAME_SETTINGS)}")
-        types = _expected_type(GAME_SETTINGS[key] if key != "dimension" else 1)
+        types = _NONE_TYPES.get(key) or _expected_type(GAME_SETTINGS[key])
         values = _values(f"game.{raw_key}", raw)
         for i, v in enumerate(values):
             path = f"game.{raw_key}" + (f"[{i}]" if isinstance(raw, list) else "")
@@ -172,20 +178,20 @@ def _check_game(table: Any) -> dict[str, list[Any]]:
                 raise SpecError(f"{path} must be {_type_name(types)}, got {_show(v)}")
         game[key] = values
         paths[key] = f"game.{raw_key}" + ("[{}]" if isinstance(raw, list) else "")
-    if "dimension" not in game:
-        raise SpecError("game.dimension must be given")
+    if "dimension" not in game and "data" not in game:
+        raise SpecError("game.dimension must be given (or game.data)")
     # Each value alone, with the settings checked before it at their first values, so that an
     # error names the value that causes it. An ellipsoid's cost is needed to build its agents,
     # so its values are checked first.
     for i, v in enumerate(game.get("cost", [])):
         try:
-            cost_matrix(v, game["dimension"][0])
+            cost_matrix(v, game.get("dimension", [2])[0])
         except ValueError as exc:
             raise SpecError(f"{paths['cost'].format(i)}: {exc}") from None
     checked: dict[str, Any] = {}
     for key in sorted(game, key=lambda k: (*_ORDER, k).index(k)):
         for i, v in enumerate(game[key]):
-            trial = {"dimension": 2, **checked, key: v}
+            trial = {**({} if "data" in game else {"dimension": 2}), **checked, key: v}
             if trial.get("agents") == "ellipsoid" and "cost" in game:  # needed to build it
                 trial.setdefault("cost", game["cost"][0])
             try:

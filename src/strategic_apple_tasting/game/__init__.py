@@ -5,6 +5,7 @@ from .agents import (
     EllipsoidalCost,
     HeterogeneousBudgets,
     LazyBestResponse,
+    SubsetGaming,
     TremblingHand,
 )
 from .contexts import (
@@ -13,19 +14,24 @@ from .contexts import (
     ContextSequence,
     EmpiricalContexts,
     GreedyTrap,
+    OrthogonalTraps,
     UniformBall,
     UniformSphere,
     draw_contexts,
 )
+from .data import DataContexts
 from .game import FEEDBACK, Game, GameInstance
 from .policies import GeneralRule, LinearThreshold
+from .rewards import REWARDS, LinearRewards, RecordedRewards
 
 __all__ = [
     "AGENTS",
     "CONTEXTS",
     "FEEDBACK",
+    "REWARDS",
     "BoundedRatioMixture",
     "ContextSequence",
+    "DataContexts",
     "EllipsoidalCost",
     "EmpiricalContexts",
     "Game",
@@ -34,7 +40,11 @@ __all__ = [
     "GreedyTrap",
     "HeterogeneousBudgets",
     "LazyBestResponse",
+    "LinearRewards",
     "LinearThreshold",
+    "OrthogonalTraps",
+    "RecordedRewards",
+    "SubsetGaming",
     "TremblingHand",
     "UniformBall",
     "UniformSphere",

@@ -14,7 +14,7 @@ Every model has ``delta`` (the budget) and ``truthful`` (the chance an agent doe
 Compiled code receives every built-in model as one type, :class:`AgentsCore` (its
 ``compiled()``), whose ``kind`` chooses the model's arithmetic at run time: the engine's loop and
 a learner's kernels (whose state holds the agent model it believes in) are then compiled once
-for all four models, not once for each. The branch costs nothing measurable in the loop
+for all five models, not once for each. The branch costs nothing measurable in the loop
 (`benchmarks/RESULTS.md`), and each model's arithmetic is the same as when it was its own type.
 """
 
@@ -104,13 +104,13 @@ def _respond_once(model, beta, threshold, x, rng=None):
     return out, bool(moved)
 
 #: ``AgentsCore.kind`` of each built-in model.
-LAZY, TREMBLING, HETEROGENEOUS, ELLIPSOID = 0, 1, 2, 3
+LAZY, TREMBLING, HETEROGENEOUS, ELLIPSOID, SUBSET = 0, 1, 2, 3, 4
 
 
 class AgentsCore(NamedTuple):
-    """An agent model as compiled code receives it (``model.compiled()``): one type for the four
+    """An agent model as compiled code receives it (``model.compiled()``): one type for the five
     built-in models, ``kind`` choosing the arithmetic. Fields a model does not have are 0
-    (``cost_inv`` an empty matrix).
+    (``cost_inv`` an empty matrix, ``gameable`` an empty mask).
 
     It is a function of the model's parameters only: a saved learner's state is rebuilt with
     the one its parameters give (:mod:`..learners.persistence`).
@@ -129,15 +129,18 @@ class AgentsCore(NamedTuple):
     adversarial: bool
     low: float
     cost_inv: np.ndarray  # A⁻¹ of an ellipsoidal cost, (d, d); (0, 0) for the other models
+    gameable: np.ndarray  # subset gaming's mask of G, (d,) booleans; (0,) for the other models
 
     from_parameters = True  # rebuilt from the learner's parameters when a learner is loaded
 
 
 def _core(model, kind: int, tremble: float = 0.0, adversarial: bool = False, low: float = 0.0,
-          cost_inv=None) -> AgentsCore:
+          cost_inv=None, gameable=None) -> AgentsCore:
     matrix = np.zeros((0, 0)) if cost_inv is None else np.array(cost_inv, dtype=float, order="C")
+    mask = (np.zeros(0, dtype=np.bool_) if gameable is None
+            else np.array(gameable, dtype=np.bool_, order="C"))
     return AgentsCore(kind, float(model.delta), float(model.truthful), float(tremble),
-                      bool(adversarial), float(low), matrix)
+                      bool(adversarial), float(low), matrix, mask)
 
 
 class LazyBestResponse(NamedTuple):
@@ -287,6 +290,66 @@ class EllipsoidalCost(NamedTuple):
             raise ValueError("cost must be given: use EllipsoidalCost.from_cost(A, delta=...)")
 
 
+class SubsetGaming(NamedTuple):
+    """Lazy agents that can move only the features where ``gameable`` is True, within ``delta``.
+
+    A move v costs ‖v‖ if it stays in the gameable features G and is impossible otherwise. The
+    cheapest move that raises ⟨β, x⟩ by g is g·β_G/‖β_G‖² (Cauchy–Schwarz on the coordinates
+    in G), of cost g/‖β_G‖: an agent moves iff c − ⟨β, x⟩ ≤ δ‖β_G‖, and a strategy-aware
+    rule shifts by δ‖β_G‖. It is the ellipsoidal cost with A⁻¹ = diag(1_G) (whose A is
+    infinite off G), computed in O(d) and to the same bits as that model; unlike it, it
+    describes itself in results tables: which features are gameable, by name where the data
+    has names (:meth:`named_settings`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> agents = SubsetGaming(delta=0.5, gameable=np.array([False, True]))
+    >>> x_obs, moved = agents.respond_once(np.array([1.0, 1.0]), 0.4, np.zeros(2))
+    >>> moved, float(x_obs[0]), round(float(x_obs[1]), 12)
+    (True, 0.0, 0.4)
+    >>> agents.named_settings(("income", "cash"))
+    {'gameable': 'cash'}
+    """
+
+    delta: float = 0.1
+    truthful: float = 0.0
+    gameable: np.ndarray | None = None
+
+    name = "subset"
+    respond_once = _respond_once
+
+    def compiled(self) -> AgentsCore:
+        """This model as compiled code receives it."""
+        return _core(self, SUBSET, gameable=self.gameable)
+
+    def settings(self) -> dict:
+        """The gameable features by index (``"x1, x3"``), or ``"none"``."""
+        return self.named_settings(())
+
+    def named_settings(self, names: tuple[str, ...]) -> dict:
+        """The gameable features by name (by index ``x<i>`` where there are no names)."""
+        if self.gameable is None:
+            return {}
+        index = np.flatnonzero(self.gameable)
+        shown = [names[i] if names else f"x{i}" for i in index]
+        return {"gameable": ", ".join(shown) or "none"}
+
+    def check(self) -> None:
+        _check_common(self)
+        g = self.gameable
+        if not (isinstance(g, np.ndarray) and g.ndim == 1 and g.dtype == np.bool_):
+            raise ValueError(f"gameable must be a 1-D boolean array (a mask of the gameable "
+                             f"features), got {type(g).__name__} of shape "
+                             f"{getattr(g, 'shape', None)}")
+
+    def check_dimension(self, d: int) -> None:
+        """Refuse a mask of another dimension than the game's (called by the game)."""
+        if self.gameable.shape != (d,):
+            raise ValueError(f"gameable must have one entry per feature ({d}), got "
+                             f"{self.gameable.shape[0]}")
+
+
 class Uniforms(NamedTuple):
     """Uniform draws of an agents' stream made ahead of time, which compiled code takes in
     order where it would call the stream's ``random()`` (:func:`uniform`): the Python side of
@@ -385,27 +448,68 @@ def _respond_heterogeneous(model, rng, beta, threshold, x, out):
     return lazy_move(beta, threshold, budget, x, out)
 
 
-@njit(inline="always")
-def _quadratic(a, beta):
-    q = 0.0
-    for i in range(beta.shape[0]):
+def metric_quadratic(metric, beta):
+    """βᵀMβ for M = A⁻¹ (a matrix) or diag(1_G) (the boolean mask of G), summed in index order
+    (compiled-only). For the mask it is ‖β_G‖², to the bit the matrix diag(1_G)'s value: that
+    one's off-G terms add zeros."""
+    raise NotImplementedError("metric_quadratic is compiled-only")
+
+
+def _is_mask(metric) -> bool:
+    return isinstance(metric, types.Array) and isinstance(metric.dtype, types.Boolean)
+
+
+@overload(metric_quadratic, inline="always")
+def _metric_quadratic_overload(metric, beta):
+    if _is_mask(metric):
+        def subset(metric, beta):
+            q = 0.0
+            for i in range(beta.shape[0]):
+                if metric[i]:
+                    q += beta[i] * beta[i]
+            return q
+        return subset
+
+    def matrix(metric, beta):
+        q = 0.0
+        for i in range(beta.shape[0]):
+            for j in range(beta.shape[0]):
+                q += beta[i] * metric[i, j] * beta[j]
+        return q
+    return matrix
+
+
+def metric_direction(metric, beta, i):
+    """(Mβ)_i, the i-th coordinate of the cheapest move's direction (compiled-only)."""
+    raise NotImplementedError("metric_direction is compiled-only")
+
+
+@overload(metric_direction, inline="always")
+def _metric_direction_overload(metric, beta, i):
+    if _is_mask(metric):
+        # β_i on G, 0 off it: the matrix diag(1_G)'s row sum below, to the bit.
+        return lambda metric, beta, i: beta[i] if metric[i] else 0.0
+
+    def matrix(metric, beta, i):
+        direction = 0.0
         for j in range(beta.shape[0]):
-            q += beta[i] * a[i, j] * beta[j]
-    return q
+            direction += metric[i, j] * beta[j]
+        return direction
+    return matrix
 
 
-@njit(**_OUTLINED)
-def _respond_ellipsoid(model, rng, beta, threshold, x, out):
-    if _honest(model, rng):
-        return _stay(x, out)
+@njit(inline="always")
+def _metric_move(metric, budget, beta, threshold, x, out):
+    """The cheapest move onto the boundary under the metric M (ellipsoidal cost A⁻¹, or subset
+    gaming's diag(1_G)): along Mβ, of cost gain/sqrt(βᵀMβ), made if within budget."""
     s = score(beta, x)
     if s >= threshold:
         return _stay(x, out)
-    q = _quadratic(model.cost_inv, beta)
+    q = metric_quadratic(metric, beta)
     if q <= 0.0:
         return _stay(x, out)
     gain = threshold - s
-    if not within_budget(gain / math.sqrt(q), model.delta):
+    if not within_budget(gain / math.sqrt(q), budget):
         return _stay(x, out)
     d = x.shape[0]
     step = gain / q
@@ -413,16 +517,27 @@ def _respond_ellipsoid(model, rng, beta, threshold, x, out):
     tiny = 5e-324
     for _ in range(200):  # as lazy_move: push out by ulps until accepted
         for i in range(d):
-            direction = 0.0
-            for j in range(d):
-                direction += model.cost_inv[i, j] * beta[j]
-            out[i] = x[i] + step * direction
+            out[i] = x[i] + step * metric_direction(metric, beta, i)
         if score(beta, out) >= threshold:
             return True
         step = step * (1.0 + bump) + tiny
         bump *= 2.0
         tiny *= 2.0
     return _stay(x, out)
+
+
+@njit(**_OUTLINED)
+def _respond_ellipsoid(model, rng, beta, threshold, x, out):
+    if _honest(model, rng):
+        return _stay(x, out)
+    return _metric_move(model.cost_inv, model.delta, beta, threshold, x, out)
+
+
+@njit(**_OUTLINED)
+def _respond_subset(model, rng, beta, threshold, x, out):
+    if _honest(model, rng):
+        return _stay(x, out)
+    return _metric_move(model.gameable, model.delta, beta, threshold, x, out)
 
 
 @njit(inline="always")
@@ -434,13 +549,17 @@ def _respond(model, rng, beta, threshold, x, out):
         return _respond_trembling(model, rng, beta, threshold, x, out)
     if kind == HETEROGENEOUS:
         return _respond_heterogeneous(model, rng, beta, threshold, x, out)
-    return _respond_ellipsoid(model, rng, beta, threshold, x, out)
+    if kind == ELLIPSOID:
+        return _respond_ellipsoid(model, rng, beta, threshold, x, out)
+    return _respond_subset(model, rng, beta, threshold, x, out)
 
 
 @njit
 def _reach(model, beta):
     if model.kind == ELLIPSOID:
-        return model.delta * math.sqrt(_quadratic(model.cost_inv, beta))
+        return model.delta * math.sqrt(metric_quadratic(model.cost_inv, beta))
+    if model.kind == SUBSET:
+        return model.delta * math.sqrt(metric_quadratic(model.gameable, beta))
     return model.delta * norm(beta)
 
 
@@ -464,7 +583,8 @@ def _budget(model, rng):
 
 
 #: The built-in agent models.
-MODELS = (LazyBestResponse, TremblingHand, HeterogeneousBudgets, EllipsoidalCost)
+MODELS = (LazyBestResponse, TremblingHand, HeterogeneousBudgets, EllipsoidalCost,
+          SubsetGaming)
 #: Compiled agent-model class → compiled respond(model, rng, beta, threshold, x, out) -> moved.
 #: Every built-in model reaches compiled code as an :class:`AgentsCore`.
 RESPOND = {AgentsCore: _respond}

@@ -3,8 +3,11 @@
 An agent with true context x rejected by the rule (g(x) < 0) looks for the cheapest move v with
 g(x + v) ≥ 0 and makes it if its cost is within budget, as a lazy agent does against a linear
 threshold (DESIGN §2). The cost is ‖v‖ (lazy, trembling, heterogeneous agents) or ‖A^{1/2}v‖
-(ellipsoidal cost). Write M for the metric (I or A⁻¹): at a cheapest move, the KKT conditions
-say the direction of v is M∇g(x + v) (`def:br`'s lazy move is the case g linear).
+(ellipsoidal cost), or ‖v‖ for a move within the gameable features G and infinite otherwise
+(subset gaming, the ellipsoid with A⁻¹ = diag(1_G)). Write M for the metric (I, A⁻¹ or
+diag(1_G)): at a cheapest move, the KKT conditions say the direction of v is M∇g(x + v)
+(`def:br`'s lazy move is the case g linear). Every direction searched is some M·h, so a
+subset gamer's moves stay in G.
 
 Method (:func:`minimal_move`):
 
@@ -56,9 +59,11 @@ from .agents import (
     ELLIPSOID,
     HETEROGENEOUS,
     MODELS,
+    SUBSET,
     TREMBLING,
     AgentsCore,
     _honest,
+    _is_mask,
     _stay,
     compiled_agents,
     uniform,
@@ -117,7 +122,8 @@ def rule_accepts(rule, z, grad):
 
 
 def apply_metric(metric, h, out):
-    """out = M h, M = ``metric`` (A⁻¹) or the identity when ``metric`` is None (compiled-only)."""
+    """out = M h, M = ``metric`` (A⁻¹, or diag(1_G) given as the boolean mask of G) or the
+    identity when ``metric`` is None (compiled-only)."""
     raise NotImplementedError("apply_metric is compiled-only")
 
 
@@ -128,6 +134,11 @@ def _apply_metric_overload(metric, h, out):
             for i in range(h.shape[0]):
                 out[i] = h[i]
         return identity
+    if _is_mask(metric):
+        def subset(metric, h, out):
+            for i in range(h.shape[0]):
+                out[i] = h[i] if metric[i] else 0.0
+        return subset
     if isinstance(metric, types.Array):
         def matrix(metric, h, out):
             d = h.shape[0]
@@ -141,7 +152,8 @@ def _apply_metric_overload(metric, h, out):
 
 
 def metric_cost(metric, v, work):
-    """The cost of a move v: ‖v‖, or sqrt(vᵀAv) for ``metric`` = A⁻¹ (compiled-only)."""
+    """The cost of a move v: ‖v‖, sqrt(vᵀAv) for ``metric`` = A⁻¹, or for the mask of G ‖v‖
+    if v stays in G and ∞ otherwise (compiled-only)."""
     raise NotImplementedError("metric_cost is compiled-only")
 
 
@@ -154,6 +166,16 @@ def _metric_cost_overload(metric, v, work):
                 s += v[i] * v[i]
             return math.sqrt(s)
         return euclidean
+    if _is_mask(metric):
+        def subset(metric, v, work):
+            s = 0.0
+            for i in range(v.shape[0]):
+                if metric[i]:
+                    s += v[i] * v[i]
+                elif v[i] != 0.0:
+                    return math.inf  # a move off the gameable features cannot be bought
+            return math.sqrt(s)
+        return subset
     if isinstance(metric, types.Array):
         def ellipsoidal(metric, v, work):
             # Solve A⁻¹y = v by conjugate gradients (only A⁻¹ is known); vᵀy = vᵀAv.
@@ -510,6 +532,13 @@ def _respond_rule_ellipsoid(model, rng, rule, beta, x, out, work):
 
 
 @njit(inline="always")
+def _respond_rule_subset(model, rng, rule, beta, x, out, work):
+    if _honest(model, rng):
+        return _stay(x, out)
+    return minimal_move(rule, model.gameable, model.delta, beta, x, out, work) < math.inf
+
+
+@njit(inline="always")
 def _respond_rule_trembling(model, rng, rule, beta, x, out, work):
     honest = _honest(model, rng)
     u = 1.0 if model.adversarial else uniform(rng)
@@ -546,6 +575,8 @@ def _respond_rule(model, rng, rule, beta, x, out, work):
         return _respond_rule_heterogeneous(model, rng, rule, beta, x, out, work)
     if kind == ELLIPSOID:
         return _respond_rule_ellipsoid(model, rng, rule, beta, x, out, work)
+    if kind == SUBSET:
+        return _respond_rule_subset(model, rng, rule, beta, x, out, work)
     return _respond_rule_lazy(model, rng, rule, beta, x, out, work)
 
 

@@ -57,13 +57,13 @@ def _check_radius(radius: float) -> None:
         raise ValueError(f"radius must be a finite number > 0, got {radius!r}")
 
 #: ``ContextsCore.kind`` of each model drawn by compiled code.
-BALL, SPHERE, MIXTURE, EMPIRICAL, SEQUENCE = 0, 1, 2, 3, 4
+BALL, SPHERE, MIXTURE, EMPIRICAL, SEQUENCE, DATA = 0, 1, 2, 3, 4, 5
 
 
 class ContextsCore(NamedTuple):
     """A context model as compiled code receives it (``model.compiled()``): one type for every
-    built-in model, ``kind`` choosing the draw. Fields a model does not have are 0 (``points``
-    an empty matrix).
+    built-in model and a data set's rows (:mod:`.data`), ``kind`` choosing the draw. Fields a
+    model does not have are 0 (``points`` an empty matrix, ``cumulative`` and ``order`` empty).
 
     Examples
     --------
@@ -79,13 +79,19 @@ class ContextsCore(NamedTuple):
     scale: float
     points: np.ndarray  # the rows of a data set or a sequence, (n, d); (0, 0) otherwise
     cycle_start: int
+    cumulative: np.ndarray  # a data set's cumulative draw probabilities (empty: uniform)
+    order: np.ndarray  # int64: a data set's rows to play in turn (empty: draw)
 
 
 def _core(kind: int, radius: float = 0.0, c0: float = 0.0, center: float = 0.0,
-          scale: float = 0.0, points=None, cycle_start: int = 0) -> ContextsCore:
+          scale: float = 0.0, points=None, cycle_start: int = 0, cumulative=None,
+          order=None) -> ContextsCore:
     matrix = np.zeros((0, 0)) if points is None else np.array(points, dtype=float, order="C")
+    weights = np.zeros(0) if cumulative is None else np.array(cumulative, dtype=float)
+    turns = (np.zeros(0, dtype=np.int64) if order is None
+             else np.array(order, dtype=np.int64))
     return ContextsCore(kind, float(radius), float(c0), float(center), float(scale), matrix,
-                        int(cycle_start))
+                        int(cycle_start), weights, turns)
 
 
 class UniformBall(NamedTuple):
@@ -313,6 +319,72 @@ class GreedyTrap(NamedTuple):
         return ContextSequence(points=points, cycle_start=d)
 
 
+class OrthogonalTraps(NamedTuple):
+    """The greedy trap in each of ⌊d/2⌋ orthogonal coordinate planes: a sequence whose good
+    rules are rare in high dimension.
+
+    On :class:`GreedyTrap` both points lie in one plane at every d, so a quarter of all
+    directions accept g and reject b: a few random rules include a perfect one. Here every
+    coordinate carries a trap. After the same warm-up (``warmup_scale``·e_i, mostly noise), it
+    cycles through a good and a bad point in each plane of coordinates (2i, 2i + 1): with
+    θ_i = θ's part in that plane, u_i = θ_i/‖θ_i‖ and w_i = u_i turned a quarter turn in the
+    plane, g_i = m(u_i + w_i)/√2 and b_i = m(−u_i + w_i)/√2 (m = ``margin``), so
+    ⟨θ, g_i⟩ = m‖θ_i‖/√2 = −⟨θ, b_i⟩. At odd d the last axis carries g = m·s·e_d and b = −g,
+    s the sign of θ's last coordinate.
+
+    A direction β is right on every point (accepts each g, rejects each b) exactly when its part
+    in each plane lies in that plane's right quarter and, at odd d, its last coordinate has θ's
+    sign. The parts of a uniform direction are independent in angle, so the right share is
+    exactly 2^−d (a quarter at d = 2, where this is the greedy trap but for the side w_1 points
+    to; 1/1024 at d = 10). The
+    planes are orthogonal and so are the warm-up's axes, so a least-squares learner fits each
+    plane on its own: SA-OLS is trapped in each plane as on the greedy trap, about half the
+    time. Built for r0 = 0 (the points' gains are measured from 0, as the greedy trap's at
+    d ≥ 2) and d ≥ 2.
+
+    Examples
+    --------
+    >>> OrthogonalTraps().name
+    'orthogonal-traps'
+    """
+
+    warmup_scale: float = 0.01
+    margin: float = 0.3
+
+    name = "orthogonal-traps"
+    settings = _settings
+    check = GreedyTrap.check
+
+    def check_game(self, game) -> None:
+        """Refuse the games the traps are not built for (called by the game)."""
+        if game.dimension < 2:
+            raise ValueError(f"orthogonal-traps needs dimension >= 2 (one plane at least; at "
+                             f"dimension 1 use greedy-trap), got dimension={game.dimension!r}")
+        if game.feedback == "apple" and game.r0 != 0:
+            raise ValueError(f"orthogonal-traps needs r0 = 0 under apple feedback (its points' "
+                             f"gains are measured from 0), got r0={game.r0!r}")
+
+    def for_instance(self, instance) -> ContextSequence:
+        theta = instance.theta1 - instance.theta0
+        d = theta.shape[0]
+        cycle = []
+        for i in range(0, d - 1, 2):
+            part = theta[i:i + 2]
+            size = np.linalg.norm(part)
+            u2 = part / size if size > 0 else np.array([1.0, 0.0])  # size 0: probability 0
+            w2 = np.array([-u2[1], u2[0]])
+            for sign in (1.0, -1.0):  # g_i, then b_i
+                point = np.zeros(d)
+                point[i:i + 2] = self.margin * (sign * u2 + w2) / np.sqrt(2)
+                cycle.append(point)
+        if d % 2:
+            good = np.zeros(d)
+            good[-1] = self.margin * (1.0 if theta[-1] >= 0 else -1.0)
+            cycle += [good, -good]
+        points = np.vstack([self.warmup_scale * np.eye(d), *cycle])
+        return ContextSequence(points=points, cycle_start=d)
+
+
 def _check_points(name: str, points) -> None:
     if not (isinstance(points, np.ndarray) and points.ndim == 2 and points.shape[0] >= 1
             and points.dtype == np.float64):
@@ -330,7 +402,7 @@ _OUTLINED = {"inline": "never", **NO_NRT}
 def _draw_mixture(model, rng, t, out):
     if rng.random() < model.c0:
         _uniform_ball(model.radius, rng, out)
-        return
+        return 0
     d = out.shape[0]
     s = 0.0
     for i in range(d):
@@ -343,6 +415,7 @@ def _draw_mixture(model, rng, t, out):
     if n > model.radius:
         for i in range(d):
             out[i] *= model.radius / n
+    return 0
 
 
 @njit(**_OUTLINED)
@@ -351,6 +424,7 @@ def _draw_empirical(model, rng, t, out):
     i = min(int(rng.random() * n), n - 1)  # one uniform a round; bias ≤ n/2^53
     for j in range(out.shape[0]):
         out[j] = model.points[i, j]
+    return i
 
 
 @njit(**_OUTLINED)
@@ -361,44 +435,78 @@ def _draw_sequence(model, rng, t, out):
         i = model.cycle_start + (i - model.cycle_start) % (n - model.cycle_start)
     for j in range(out.shape[0]):
         out[j] = model.points[i, j]
+    return i
 
 
 @njit(inline="always")
 def _draw_ball(model, rng, t, out):
     _uniform_ball(model.radius, rng, out)
+    return 0
 
 
 @njit(**_OUTLINED)
 def _draw_sphere(model, rng, t, out):
     _uniform_sphere(model.radius, rng, out)
+    return 0
+
+
+@njit(**_OUTLINED)
+def _draw_data(model, rng, t, out):
+    # A data set's rows (:mod:`.data`): the rows of ``order`` in turn, or a row drawn
+    # uniformly or by the cumulative probabilities in ``cumulative``.
+    n = model.points.shape[0]
+    m = model.order.shape[0]
+    if m > 0:
+        i = model.order[(t - 1) % m]
+    elif model.cumulative.shape[0] == 0:
+        i = min(int(rng.random() * n), n - 1)  # one uniform a round, as EmpiricalContexts
+    else:
+        # The first row whose cumulative probability exceeds u: a binary search.
+        u = rng.random()
+        lo, hi = 0, n - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if model.cumulative[mid] > u:
+                hi = mid
+            else:
+                lo = mid + 1
+        i = lo
+    for j in range(out.shape[0]):
+        out[j] = model.points[i, j]
+    return i
 
 
 @njit(inline="always")
 def _draw(model, rng, t, out):
     # The uniform ball's draw (the paper's) is inlined; each other model's is its own compiled
-    # function, called from this switch (all five inlined made the engine's loop ten times as
-    # slow to compile: agents.py).
+    # function, called from this switch (all inlined made the engine's loop ten times as slow
+    # to compile: agents.py).
     kind = model.kind
     if kind == BALL:
-        _draw_ball(model, rng, t, out)
-    elif kind == SPHERE:
-        _draw_sphere(model, rng, t, out)
-    elif kind == MIXTURE:
-        _draw_mixture(model, rng, t, out)
-    elif kind == EMPIRICAL:
-        _draw_empirical(model, rng, t, out)
-    else:
-        _draw_sequence(model, rng, t, out)
+        return _draw_ball(model, rng, t, out)
+    if kind == SPHERE:
+        return _draw_sphere(model, rng, t, out)
+    if kind == MIXTURE:
+        return _draw_mixture(model, rng, t, out)
+    if kind == EMPIRICAL:
+        return _draw_empirical(model, rng, t, out)
+    if kind == SEQUENCE:
+        return _draw_sequence(model, rng, t, out)
+    return _draw_data(model, rng, t, out)
 
 
-#: The context models; GreedyTrap is drawn through the ContextSequence it binds to.
+#: The context models drawn by compiled code; GreedyTrap and OrthogonalTraps are drawn through
+#: the ContextSequence they bind to, a data set (:mod:`.data`) through the ``DataRows`` it
+#: binds to.
 MODELS = (UniformBall, UniformSphere, BoundedRatioMixture, EmpiricalContexts, ContextSequence)
-#: Compiled context-model class → compiled draw(model, rng, t, out). Compiled code reaches it
-#: via draw_context; every built-in model reaches compiled code as a :class:`ContextsCore`.
+#: Compiled context-model class → compiled draw(model, rng, t, out) -> row: writes round t's
+#: context into ``out`` and returns the row of a data set or sequence it came from (0 for a
+#: model without rows; a data game's reward reads it). Compiled code reaches it via
+#: draw_context; every built-in model reaches compiled code as a :class:`ContextsCore`.
 DRAW_CONTEXT = {ContextsCore: _draw}
 
 #: Name (as on the command line) → context model class.
-CONTEXTS = {cls.name: cls for cls in (*MODELS, GreedyTrap)}
+CONTEXTS = {cls.name: cls for cls in (*MODELS, GreedyTrap, OrthogonalTraps)}
 
 
 def compiled_contexts(model):
@@ -410,7 +518,8 @@ def compiled_contexts(model):
 
 draw_context = dispatch_on_class(
     "draw_context", ("model", "rng", "t", "out"), DRAW_CONTEXT,
-    "Draw round t's true context into ``out`` (compiled-only; use draw_contexts from Python).")
+    "Draw round t's true context into ``out``; return its row (compiled-only; use "
+    "draw_contexts from Python).")
 
 
 @njit
@@ -429,7 +538,7 @@ def draw_contexts(model, d: int, n: int, rng: np.random.Generator, first_round: 
     >>> draw_contexts(UniformBall(), 3, 2, np.random.default_rng(0)).shape
     (2, 3)
     """
-    if type(model) not in MODELS and type(model) not in DRAW_CONTEXT:
+    if getattr(model, "compiled", None) is None and type(model) not in DRAW_CONTEXT:
         raise ValueError(f"{model.name} contexts depend on the game: draw them from a "
                          f"GameInstance")
     out = np.empty((n, d))

@@ -19,8 +19,12 @@ from .agents import (
     is_agent_model,
 )
 from .best_response import respond_to_rule
-from .contexts import CONTEXTS, UniformBall, _draw_rows, compiled_contexts, draw_context
+from .contexts import CONTEXTS, UniformBall, compiled_contexts, draw_context
 from .policies import GeneralRule, LinearThreshold, score
+from .rewards import REWARDS, LinearRewards, reward_draw, reward_mean
+
+#: The reward noise σ of a game that does not set it (a data game: the fit's spread).
+DEFAULT_SIGMA = 0.1
 
 #: Feedback modes (DESIGN §2): apple tasting sees r(1) only when accepting; bandit sees r(a).
 FEEDBACK = ("apple", "bandit")
@@ -71,15 +75,22 @@ def _unit_vector(rng: np.random.Generator, d: int) -> np.ndarray:
 
 
 @njit
-def _draw_rounds(contexts, context_rng, first_round, theta1, theta0, bandit, r0, sigma,
+def _draw_one(contexts, rng, t, out):
+    return draw_context(contexts, rng, t, out)
+
+
+@njit
+def _draw_rounds(contexts, rewards, context_rng, first_round, theta1, theta0, bandit, r0, sigma,
                  noise_rng, xs, outcomes):
     """Rounds ``first_round``.. as the engine's loop draws them: each true context into a row of
-    ``xs``, then (E[r(1)], E[r(0)], r(1), r(0)) into the row of ``outcomes``."""
+    ``xs``, then (E[r(1)], E[r(0)], r(1), r(0)) into the row of ``outcomes``. Returns the last
+    round's row (a data game's)."""
+    row = 0
     for i in range(xs.shape[0]):
         x = xs[i]
-        draw_context(contexts, context_rng, first_round + i, x)
-        mean1 = score(theta1, x)
-        r1 = mean1 + sigma * noise_rng.standard_normal()
+        row = draw_context(contexts, context_rng, first_round + i, x)
+        mean1 = reward_mean(rewards, theta1, x, row)
+        r1 = reward_draw(rewards, mean1, sigma, noise_rng, row)
         if bandit:
             mean0 = score(theta0, x)
             rew0 = mean0 + sigma * noise_rng.standard_normal()
@@ -90,6 +101,7 @@ def _draw_rounds(contexts, context_rng, first_round, theta1, theta0, bandit, r0,
         outcomes[i, 1] = mean0
         outcomes[i, 2] = r1
         outcomes[i, 3] = rew0
+    return row
 
 
 @dataclass(frozen=True)
@@ -106,10 +118,18 @@ class Game:
         Apple tasting (see r(1) only when accepting) or bandit (see r(a) for the action taken).
     r0 : float
         Known reward of rejecting (apple tasting only; must be 0 under bandit feedback).
-    sigma : float
-        Standard deviation of the Gaussian reward noise.
+    sigma : float, optional
+        Standard deviation of the Gaussian reward noise (default 0.1). Under recorded rewards
+        no noise is added (the outcome is the row's): σ is then only what learners tuned to a
+        noise level are told, by default the spread of the rows' rewards about θ1's fit
+        (:meth:`~.data.DataContexts.fitted`).
     contexts : context model
-        How true contexts are drawn; default :class:`UniformBall`.
+        How true contexts are drawn; default :class:`UniformBall`. A data set's rows
+        (:class:`~.data.DataContexts`) make a data game: apple feedback, θ1 the least-squares
+        fit of the rows' mean rewards unless given.
+    rewards : {"linear", "recorded"}, optional
+        The reward of accepting: the paper's ⟨θ1, x⟩ + σ·ε, or the drawn row's own outcome
+        (data contexts only; their default).
     truthful : float, optional
         Probability that an agent reports its context without gaming; overrides the agent
         model's (default: the model's, 0).
@@ -141,7 +161,7 @@ class Game:
     delta: float | None = None
     feedback: str = "apple"
     r0: float = 0.0
-    sigma: float = 0.1
+    sigma: float | None = None
     contexts: Any = field(default_factory=UniformBall)
     truthful: float | None = None
     agents: Any = field(default_factory=LazyBestResponse)
@@ -150,6 +170,7 @@ class Game:
     delay: int = 0
     delay_law: str = "fixed"
     period: int = 1
+    rewards: str | None = None
 
     def __post_init__(self) -> None:
         d = self.dimension
@@ -170,7 +191,6 @@ class Game:
         if self.feedback == "bandit" and self.r0 != 0:
             raise ValueError(f"r0 must be 0 under bandit feedback (r(0) is <theta0, x> + noise), "
                              f"got {self.r0!r}")
-        check_number("sigma", self.sigma, low=0.0)
         if type(self.contexts) not in CONTEXTS.values():
             raise ValueError(f"contexts must be a context model, got {self.contexts!r}")
         self.contexts.check()
@@ -180,6 +200,24 @@ class Game:
         dim = getattr(self.contexts, "dimension", d)
         if dim != d:
             raise ValueError(f"contexts have dimension {dim} but the game has dimension {d}")
+        check_agents = getattr(self.agents, "check_dimension", None)
+        if check_agents is not None:
+            check_agents(d)
+        rows = self.has_rows
+        rewards = ("recorded" if rows else "linear") if self.rewards is None else self.rewards
+        if rewards not in REWARDS:
+            raise ValueError(f"rewards must be one of {', '.join(REWARDS)}, got {rewards!r}")
+        if rewards == "recorded" and not rows:
+            raise ValueError(f"rewards 'recorded' needs a data set's rows as contexts (each "
+                             f"row's own outcome), got contexts {self.contexts.name!r}")
+        object.__setattr__(self, "rewards", rewards)
+        fit = self.contexts.fitted() if rows and (self.sigma is None or self.theta1 is None) \
+            else None
+        if self.sigma is None:
+            object.__setattr__(self, "sigma", DEFAULT_SIGMA if fit is None else fit[1])
+        check_number("sigma", self.sigma, low=0.0)
+        if fit is not None and self.theta1 is None:
+            object.__setattr__(self, "theta1", fit[0])
         for name in ("theta1", "theta0"):
             value = getattr(self, name)
             if value is None:
@@ -203,6 +241,11 @@ class Game:
                              f"got {self.delay_law!r}")
 
     @property
+    def has_rows(self) -> bool:
+        """Whether the contexts are a data set's rows (a data game: :mod:`.data`)."""
+        return hasattr(self.contexts, "recorded")
+
+    @property
     def max_delay(self) -> int:
         """The longest delay an outcome can have (the engine keeps that many rounds pending)."""
         return self.delay * (2 if self.delay_law == "uniform" else 1)
@@ -216,8 +259,14 @@ class Game:
             "agents": self.agents.name, "delay": self.delay, "delay_law": self.delay_law,
             "period": self.period,
         }
-        out.update(self.agents.settings())
+        # A data game names its gameable features (and says where its rewards come from); the
+        # paper's game keeps its columns.
+        names = getattr(self.contexts, "feature_names", ())
+        named = getattr(self.agents, "named_settings", None)
+        out.update(self.agents.settings() if named is None else named(names))
         out.update(self.contexts.settings())
+        if self.has_rows:
+            out["rewards"] = self.rewards
         return out
 
     def instance(self, seed: int) -> GameInstance:
@@ -262,10 +311,15 @@ class GameInstance:
         bind = getattr(game.contexts, "for_instance", None)
         #: The context model drawn from (a θ-dependent model bound to this instance's θ).
         self.contexts = game.contexts if bind is None else bind(self)
-        #: The context and agent models as compiled code receives them.
+        #: The reward model (:mod:`.rewards`).
+        self.rewards = (game.contexts.recorded() if game.rewards == "recorded"
+                        else LinearRewards())
+        #: The context, agent and reward models as compiled code receives them.
         self.compiled_contexts = compiled_contexts(self.contexts)
         self.compiled_agents = compiled_agents(game.agents)
+        self.compiled_rewards = self.rewards.compiled()
         self._round = 0
+        self._row = 0  # the row the last context came from (a data game's reward reads it)
         self._respond: Any = None  # the agents' compiled response, for this game's types
         # The agents' uniforms, drawn ahead (a built-in model draws a fixed number a round):
         # handing compiled code an array is cheaper than handing it the Generator.
@@ -303,21 +357,30 @@ class GameInstance:
         """θ1 − θ0: the direction of the optimal rule, which learners estimate."""
         return self.theta1 - self.theta0
 
+    def mean_reward(self, x: np.ndarray) -> float:
+        """E[r(1)] at true context x: ⟨θ1, x⟩, or under recorded rewards the mean outcome of
+        the row the last context was drawn from."""
+        if self.game.rewards == "recorded":
+            return float(self.rewards.mean[self._row])
+        return float(score(self.theta1, x))
+
     def gap(self, x: np.ndarray) -> float:
-        """E[r(1)] − E[r(0)] at true context x: ⟨θ1, x⟩ − r0 (apple) or ⟨θ1 − θ0, x⟩ (bandit)."""
+        """E[r(1)] − E[r(0)] at true context x: ⟨θ1, x⟩ − r0 (apple) or ⟨θ1 − θ0, x⟩ (bandit)
+        (:meth:`mean_reward` for E[r(1)])."""
         mean0 = self.game.r0 if self.game.feedback == "apple" else float(score(self.theta0, x))
-        return float(score(self.theta1, x)) - mean0
+        return self.mean_reward(x) - mean0
 
     def optimal_action(self, x: np.ndarray) -> bool:
         """π*(x): accept iff ⟨θ1 − θ0, x⟩ ≥ r0, on the true context."""
         return self.gap(x) >= 0
 
     def next_context(self) -> np.ndarray:
-        """Draw the next agent's true context."""
+        """Draw the next agent's true context (with the compiled sampler, as the engine)."""
         self._round += 1
-        out = np.empty((1, self.game.dimension))
-        _draw_rows(self.compiled_contexts, self.rngs["contexts"], self._round, out)
-        return out[0]
+        out = np.empty(self.game.dimension)
+        self._row = int(_draw_one(self.compiled_contexts, self.rngs["contexts"], self._round,
+                                  out))
+        return out
 
     def next_rounds(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The next ``n`` rounds at once: their true contexts (rows) and their (E[r(1)],
@@ -336,9 +399,10 @@ class GameInstance:
         game = self.game
         xs = np.empty((n, game.dimension))
         out = np.empty((n, 4))
-        _draw_rounds(self.compiled_contexts, self.rngs["contexts"], self._round + 1,
-                     self.theta1, self.theta0, game.feedback == "bandit", float(game.r0),
-                     float(game.sigma), self.rngs["noise"], xs, out)
+        self._row = int(_draw_rounds(
+            self.compiled_contexts, self.compiled_rewards, self.rngs["contexts"],
+            self._round + 1, self.theta1, self.theta0, game.feedback == "bandit",
+            float(game.r0), float(game.sigma), self.rngs["noise"], xs, out))
         self._round += n
         return xs, out
 
@@ -377,9 +441,16 @@ class GameInstance:
         return int(self.rngs["delays"].random() * (2 * game.delay + 1))
 
     def next_rewards(self, x: np.ndarray) -> tuple[float, float]:
-        """Draw this round's noise; return the realized (r(1), r(0)) for true context x."""
+        """Draw this round's noise; return the realized (r(1), r(0)) for true context x (under
+        recorded rewards: the outcome of the row the last context was drawn from)."""
         rng = self.rngs["noise"]
-        r1 = float(score(self.theta1, x)) + self.game.sigma * rng.standard_normal()
+        if self.game.rewards == "linear":
+            r1 = float(score(self.theta1, x)) + self.game.sigma * rng.standard_normal()
+        else:
+            # As the compiled draw (:mod:`.rewards`): one uniform, whatever the row.
+            model, row = self.rewards, self._row
+            repaid = rng.random() < model.repaid[row]
+            r1 = float(model.if_repaid[row] if repaid else model.if_defaulted[row])
         if self.game.feedback == "apple":
             return r1, float(self.game.r0)
         return r1, float(score(self.theta0, x)) + self.game.sigma * rng.standard_normal()

@@ -102,7 +102,7 @@ def make_learner(name: str, **params) -> Learner:
     Examples
     --------
     >>> make_learner("sa-ols", delta=0.2)
-    SAOLS(delta=0.2, r0=None, feedback=None, agents=None, accept_when_locked=False)
+    SAOLS(delta=0.2, r0=None, feedback=None, agents=None, accept_when_locked=False, warmup=None)
     """
     return learner_class(name)(**params)
 

@@ -30,6 +30,12 @@ and, for a rule that is not a linear threshold (LinUCB),
 * ``linear(state) -> bool``: whether this round's rule is exactly the linear threshold that
   ``policy`` wrote (then agents respond in closed form, as to any other learner).
 
+and, for a state whose values the kernels index by (counters, slots, phases), a Python
+
+* ``check(state, template, where)``: raise ``ValueError`` naming the field if a state read from
+  a saved file (already of the template's shapes and dtypes) breaks an invariant the kernels
+  rely on (:meth:`Learner._check_state`).
+
 The hooks of a compiled learner call these same functions, and so does the compiled engine
 (through :func:`learner_policy` etc., resolved at compile time by the state's class): one
 implementation of each algorithm, on both of the engine's paths.
@@ -65,7 +71,8 @@ class LearnerKernels(NamedTuple):
 
     ``rule`` and ``linear`` are given only by learners whose rule may be non-linear; the
     engine then compiles the general-rule path for them (``linear`` defaults to
-    :func:`never_linear`). Every other learner keeps the linear-threshold path.
+    :func:`never_linear`). Every other learner keeps the linear-threshold path. ``check`` (plain
+    Python) checks a state read from a saved file before any kernel sees it.
     """
 
     state: type
@@ -74,6 +81,7 @@ class LearnerKernels(NamedTuple):
     estimate: Callable
     rule: Callable | None = None
     linear: Callable | None = None
+    check: Callable | None = None
 
 
 _POLICY: dict[type, Callable] = {}
@@ -172,6 +180,11 @@ class Learner(DecisionDesk):
     #: Whether outcomes learned in any order leave the state that decision order leaves (to
     #: rounding): checked by :func:`strategic_apple_tasting.checks.check_outcomes_in_any_order`.
     outcomes_commute: ClassVar[bool] = True
+    #: Arrays of the state or attributes (named as the loader names them: ``"state.history"``,
+    #: ``"attribute._seen"``) whose shape changes during a run. A saved file's other arrays must
+    #: have the template's shape exactly; these only its dtype and number of dimensions (check
+    #: the rest in :meth:`_check_state`).
+    variable_shapes: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -269,6 +282,20 @@ class Learner(DecisionDesk):
     # -- state -----------------------------------------------------------------------------
     def _init_state(self, d: int) -> Any:
         raise NotImplementedError
+
+    def _check_state(self, state: Any, template: Any, where: str) -> None:
+        """Raise ``ValueError`` naming the field (``f"{where}.counts[1]"``) if ``state``, read
+        from a saved file, breaks an invariant this learner's code relies on.
+
+        The loader calls it before anything uses the state, with the learner's own template
+        (``_init_state(d)`` of the saved parameters); the state has the template's fields,
+        dtypes and shapes already, and for a compiled learner its scalars equal the template's.
+        A plain-Python learner's attributes are set on ``self`` by then. By default the kernels'
+        own check (:class:`LearnerKernels`), if any.
+        """
+        kernels = type(self).kernels
+        if kernels is not None and kernels.check is not None:
+            kernels.check(state, template, where)
 
     def milestones(self, d: int) -> list[int]:
         """Rounds after which this learner changes phase (explore-then-commit's T0, ...), for a

@@ -8,6 +8,7 @@ import numpy as np
 
 from .._jit import njit
 from ..game.agents import REACH, compiled_agents
+from ._invariants import fixed
 from .base import Learner, LearnerKernels
 from .inputs import check_vector
 from .theorem import ORACLE_ASSUMPTIONS, Theorem
@@ -38,7 +39,12 @@ def _estimate(state, out):
     return state.has_estimate
 
 
-_KERNELS = LearnerKernels(FixedPolicyState, _policy, _update, _estimate)
+def _check_state(state: FixedPolicyState, template: FixedPolicyState, where: str) -> None:
+    """A fixed policy is what its parameters make it (the kernels never change it)."""
+    fixed(state.beta, template.beta, f"{where}.beta")
+
+
+_KERNELS = LearnerKernels(FixedPolicyState, _policy, _update, _estimate, check=_check_state)
 
 
 class Oracle(Learner):

@@ -10,8 +10,10 @@ import numpy as np
 from .. import theory
 from .._jit import njit
 from ..game.agents import reach
+from ._invariants import fixed, within
 from .base import Learner, LearnerKernels
 from .lazy_experts import (
+    check_experts,
     expert_point,
     experts_bytes,
     new_experts,
@@ -65,7 +67,17 @@ def _estimate(state, out):
     return False
 
 
-KERNELS = LearnerKernels(Exp3SAEState, _policy, _update, _estimate)
+def check_state(state: Exp3SAEState, template: Exp3SAEState, where: str) -> None:
+    """The invariants the kernels rely on, for a state read from a saved file: the belief as
+    the parameters make it, the grid's weights (:func:`.lazy_experts.check_experts`), the
+    played expert a grid point and its probability in [0, 1]."""
+    fixed(state.agents, template.agents, f"{where}.agents")
+    check_experts(state.experts, template.experts, f"{where}.experts")
+    within(state.played, f"{where}.played", 0, state.experts.n - 1)
+    within(state.q_played, f"{where}.q_played", 0.0, 1.0)
+
+
+KERNELS = LearnerKernels(Exp3SAEState, _policy, _update, _estimate, check=check_state)
 
 
 class Exp3SAE(Learner):

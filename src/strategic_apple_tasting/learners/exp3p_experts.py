@@ -59,9 +59,11 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import njit
+from ._invariants import finite, within
 from .lazy_experts import (
     ExpertsState,
     _axis_index,
+    check_experts,
     find_slot,
     n_touched,
     new_experts,
@@ -119,6 +121,27 @@ def new_weights(d: int, points_per_axis: int, capacity: int,
     reals = np.array([log_w0, 1.0, log_w0, index.n_experts])  # dense: K shares of 1; lazy: K·1
     return Exp3PWeights(index=index, log_w=np.full(slots, float(log_w0)), share=np.ones(slots),
                         reals=reals)
+
+
+def check_weights(w: Exp3PWeights, template: Exp3PWeights, where: str) -> None:
+    """The invariants the kernels rely on, for weights read from a saved file: the index's
+    (:func:`.lazy_experts.check_experts`), the touched slots' log weights finite, the largest
+    log weight their maximum (with the untouched class's, lazy mode), every share in [0, 1],
+    and the total in [1, K] (the largest share is 1)."""
+    index = w.index
+    check_experts(index, template.index, f"{where}.index")
+    k = int(index.ints[0])  # slots in use, checked by check_experts
+    finite(w.log_w[:k], f"{where}.log_w")
+    within(w.share[:k], f"{where}.share", 0.0, 1.0)
+    finite(w.reals, f"{where}.reals")
+    top = np.max(w.log_w[:k], initial=-np.inf)
+    if not index.dense:
+        top = max(top, w.reals[_LOGW_U])
+    if w.reals[_TOP] != top:
+        raise ValueError(f"{where}.reals[{_TOP}] (the largest log weight) must be {float(top)!r}, "
+                         f"got {float(w.reals[_TOP])!r}")
+    within(w.reals[_SHARE_U], f"{where}.reals[{_SHARE_U}] (the untouched share)", 0.0, 1.0)
+    within(w.reals[_TOTAL], f"{where}.reals[{_TOTAL}] (the total)", 1.0, index.n_experts)
 
 
 @njit

@@ -11,8 +11,9 @@ import numpy as np
 from .. import theory
 from .._jit import njit
 from ..game.agents import reach
+from ._invariants import fixed, within
 from .base import Learner, LearnerKernels
-from .exp3p_experts import new_weights, sample, update
+from .exp3p_experts import check_weights, new_weights, sample, update
 from .lazy_experts import expert_point, experts_bytes
 from .theorem import Theorem
 
@@ -71,7 +72,17 @@ def _estimate(state, out):
     return False
 
 
-KERNELS = LearnerKernels(Exp3PSAEState, _policy, _update, _estimate)
+def check_state(state: Exp3PSAEState, template: Exp3PSAEState, where: str) -> None:
+    """The invariants the kernels rely on, for a state read from a saved file: the belief as
+    the parameters make it, the weights (:func:`.exp3p_experts.check_weights`), the played
+    expert a grid point and its probability in [0, 1]."""
+    fixed(state.agents, template.agents, f"{where}.agents")
+    check_weights(state.weights, template.weights, f"{where}.weights")
+    within(state.played, f"{where}.played", 0, state.weights.index.n - 1)
+    within(state.q_played, f"{where}.q_played", 0.0, 1.0)
+
+
+KERNELS = LearnerKernels(Exp3PSAEState, _policy, _update, _estimate, check=check_state)
 
 
 def _in_range(name: str, value: Any, ok, allowed: str) -> float:

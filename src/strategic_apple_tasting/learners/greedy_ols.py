@@ -30,7 +30,8 @@ class _GreedyOLS(Learner):
     kernels = KERNELS
     _shift: bool
     _clean_only: bool
-    accept_when_locked: bool = False  # SA-OLS's option, see there
+    accept_when_locked: bool = False  # SA-OLS's options, see there
+    warmup: int | None = None
 
     def __init__(self, delta: float | None = None, r0: float | None = None,
                  feedback: str | None = None, agents: Any = None) -> None:
@@ -40,7 +41,8 @@ class _GreedyOLS(Learner):
         self.agents = agents
 
     def _phases(self, d: int) -> list[tuple[int, int, int]]:
-        return [*warm_up(d, self.feedback == "bandit"), (GREEDY, FOREVER, KEEP)]
+        rounds = d if self.warmup is None else self.warmup
+        return [*warm_up(rounds, self.feedback == "bandit"), (GREEDY, FOREVER, KEEP)]
 
     def milestones(self, d: int) -> list[int]:
         return phase_ends(self._phases(d))
@@ -85,6 +87,13 @@ class SAOLS(_GreedyOLS):
     accept_when_locked : bool
         Publish accept-all in a round whose shifted rule could accept no clean point (default
         False: the paper's algorithm).
+    warmup : int, optional
+        Rounds of accept-all before the first fit (None: d, the paper's warm-up; under bandit
+        feedback as many of reject-all follow). A longer warm-up is what outcomes learned D
+        rounds late impose (no outcome arrives before round D + 1, so the warm-up ends at
+        d + D): SA-OLS with ``warmup=d + D`` and no delay is the same learner with the same
+        warm-up, the comparison that leaves only the delay's staleness (the claims table's
+        delay rows).
 
     Examples
     --------
@@ -107,15 +116,19 @@ class SAOLS(_GreedyOLS):
 
     def __init__(self, delta: float | None = None, r0: float | None = None,
                  feedback: str | None = None, agents: Any = None,
-                 accept_when_locked: bool = False) -> None:
+                 accept_when_locked: bool = False, warmup: int | None = None) -> None:
         super().__init__(delta=delta, r0=r0, feedback=feedback, agents=agents)
         self.accept_when_locked = accept_when_locked
+        self.warmup = warmup
 
     def _check_params(self) -> None:
         super()._check_params()
         if not isinstance(self.accept_when_locked, bool):
             raise ValueError(f"accept_when_locked must be true or false, "
                              f"got {self.accept_when_locked!r}")
+        w = self.warmup
+        if w is not None and not (isinstance(w, int) and not isinstance(w, bool) and w >= 1):
+            raise ValueError(f"warmup must be an integer >= 1 or None (d rounds), got {w!r}")
 
 
 class ShiftedOLS(_GreedyOLS):

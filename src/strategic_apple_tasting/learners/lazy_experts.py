@@ -70,6 +70,7 @@ import numpy as np
 # numba's own kernels behind Generator.integers (not public API: see _axis_index), None if a
 # numba moved them (then rng.integers itself is used); _jit holds every use of numba internals.
 from .._jit import bounded_lemire_uint64, buffered_bounded_lemire_uint32, next_uint32, njit
+from ._invariants import MOST_ROUNDS, count, finite, within
 
 #: ``reals[0:2]``: the shift s, and e^(−s) (the leaf of an untouched expert).
 _SHIFT, _UNIT = 0, 1
@@ -220,6 +221,121 @@ def experts_bytes(d: int, points_per_axis: int, capacity: int) -> int:
     table_size = 1 if dense else 1 << max(1, (2 * capacity - 1).bit_length())
     keys = (1 if dense else capacity + 1) * words
     return 8 * ((_LOGW0 + slots + 2 * size) + (_TABLE0 + table_size) + keys)
+
+
+def check_experts(state: ExpertsState, template: ExpertsState, where: str) -> None:
+    """The invariants the kernels rely on, for weights read from a saved file (the scalars, and
+    so the arrays' shapes, are the template's already).
+
+    Slots in use within the capacity; in lazy mode the hash table holds each slot in use exactly
+    once, where a probe for its key finds it, and an empty position besides (a probe for a new
+    key stops there); each slot's key is a grid point's canonical packing, and no two slots
+    hold the same key; log weights neither NaN nor +inf (0 for a slot not in use); the shift
+    finite; the tree's leaves finite, in [0, 2^900], 0 outside the slots in use, and each node
+    the sum of its two children (the walk down the tree lands on a slot in use only then).
+    """
+    reals, ints = state.reals, state.ints
+    capacity, size, tree0 = state.capacity, state.size, state.tree0
+    if state.dense:
+        used = count(ints[_USED], f"{where}.ints[{_USED}] (slots in use)", capacity, capacity)
+    else:
+        used = count(ints[_USED], f"{where}.ints[{_USED}] (slots in use)", 0, capacity)
+    count(ints[_REBUILDS], f"{where}.ints[{_REBUILDS}] (rebuilds)", 0, MOST_ROUNDS)
+    if not state.dense:
+        _check_table(state, used, where)
+    # The shift is the largest log weight at the last rebuild (lazy mode: untouched experts'
+    # 0 among them); e^-shift is an untouched expert's leaf, which dense mode never reads (a
+    # shift below -709 makes it inf there).
+    shift = f"{where}.reals[{_SHIFT}] (the shift)"
+    finite(reals[_SHIFT], shift)
+    unit = f"{where}.reals[{_UNIT}] (e^-shift)"
+    if state.dense:
+        within(reals[_UNIT], unit, 0.0, np.inf)
+    else:
+        within(reals[_SHIFT], shift, 0.0, np.inf)
+        within(reals[_UNIT], unit, 0.0, 1.0)
+    logw = reals[_LOGW0:_LOGW0 + capacity]
+    bad = np.isnan(logw[:used]) | (logw[:used] == np.inf)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ValueError(f"{where}.reals[{_LOGW0 + k}] (log weight of slot {k}) must be < inf "
+                         f"and not NaN, got {float(logw[k])!r}")
+    if np.any(logw[used:] != 0.0):
+        k = used + int(np.argmax(logw[used:] != 0.0))
+        raise ValueError(f"{where}.reals[{_LOGW0 + k}] (log weight of slot {k}, not in use) "
+                         f"must be 0, got {float(logw[k])!r}")
+    tree = reals[tree0:tree0 + 2 * size]
+    leaves = tree[size:]
+    within(leaves, f"{where}.reals[{tree0 + size}:] (the tree's leaves)", 0.0, _BIG)
+    if np.any(leaves[used:] != 0.0):
+        k = used + int(np.argmax(leaves[used:] != 0.0))
+        raise ValueError(f"{where}.reals[{tree0 + size + k}] (the leaf of slot {k}, not in use) "
+                         f"must be 0, got {float(leaves[k])!r}")
+    lo = size // 2
+    while lo >= 1:  # each level's nodes, from their children (the kernels' own additions)
+        nodes, sums = tree[lo:2 * lo], tree[2 * lo:4 * lo:2] + tree[2 * lo + 1:4 * lo:2]
+        if not np.array_equal(nodes, sums):
+            k = lo + int(np.argmax(nodes != sums))
+            raise ValueError(f"{where}.reals[{tree0 + k}] (node {k} of the tree) must be the "
+                             f"sum of its children, {float(tree[2 * k] + tree[2 * k + 1])!r}, got "
+                             f"{float(tree[k])!r}")
+        lo //= 2
+
+
+def _check_table(state: ExpertsState, used: int, where: str) -> None:
+    """The lazy mode's keys and hash table (see :func:`check_experts`)."""
+    ints, keys = state.ints, state.keys
+    table = ints[_TABLE0:]
+    field = f"{where}.ints[{_TABLE0}:] (the hash table)"
+    filled = table >= 0
+    if np.any(table[~filled] != -1):
+        k = int(np.argmax((table != -1) & ~filled))
+        raise ValueError(f"{field}: position {k} must be -1 (empty) or a slot, got {table[k]}")
+    positions = np.flatnonzero(filled)
+    slots = table[positions] & _SLOT_MASK
+    if len(positions) != used or not np.array_equal(np.sort(slots), np.arange(used)):
+        held = np.sort(slots).tolist()
+        shown = ", ".join(map(str, held[:5])) + (", ..." if len(held) > 5 else "")
+        raise ValueError(f"{field} must hold each of the {used} slots in use (0 to {used - 1}) "
+                         f"once, holds slots {shown or 'none'}")
+    if used == len(table):
+        raise ValueError(f"{field} must keep an empty position")
+    rows = keys[:used]
+    coords = np.zeros((used, state.d), dtype=np.uint64)
+    low = np.uint64((1 << state.bits) - 1)
+    packed = np.zeros_like(rows)
+    for i in range(state.d):
+        w, at = divmod(i, state.per_word)
+        coords[:, i] = (rows[:, w] >> np.uint64(state.bits * at)) & low
+        packed[:, w] |= coords[:, i] << np.uint64(state.bits * at)
+    if np.any(coords >= np.uint64(state.n)) or not np.array_equal(packed, rows):
+        slot = int(np.argmax(np.any(coords >= np.uint64(state.n), axis=1)
+                             | np.any(packed != rows, axis=1)))
+        raise ValueError(f"{where}.keys[{slot}] must pack a grid point's coordinates, each in "
+                         f"[0, {state.n})")
+    if len(np.unique(rows, axis=0)) != used:
+        raise ValueError(f"{where}.keys must name each expert in one slot only")
+    # Where a probe for each slot's key starts, and its tag; the probe walks on to the slot's
+    # position and must meet no empty position on the way.
+    h = np.full(used, _H_SEED, dtype=np.uint64)
+    for w in range(keys.shape[1]):
+        h = (h ^ rows[:, w]) * _H_MUL1
+        h ^= h >> _U33
+    h *= _H_MUL2
+    h ^= h >> _U33
+    h *= _H_MUL1
+    h ^= h >> _U33
+    at = np.empty(used, dtype=np.int64)
+    at[slots] = positions
+    tags = table[at] & _TAG_MASK
+    if not np.array_equal(tags, (h >> _U33).astype(np.int64) << 32):
+        raise ValueError(f"{field} must tag each slot with its key's hash")
+    home = (h & np.uint64(state.mask)).astype(np.int64)
+    n = len(table)
+    empties = np.concatenate([[0], np.cumsum(np.concatenate([~filled, ~filled]))])
+    ahead = (at - home) % n  # positions probed before the slot's own
+    if np.any(empties[home + ahead] - empties[home] != 0):
+        raise ValueError(f"{field} must let a probe for each slot's key reach it")
 
 
 # -- keys and slots ------------------------------------------------------------------------------

@@ -31,6 +31,15 @@ import numpy as np
 from .._jit import njit
 from ..game.agents import clean_margin, reach
 from ..game.policies import clean_above
+from ._invariants import (
+    MOST_ROUNDS,
+    cached,
+    count,
+    finite,
+    fixed,
+    flag,
+    upper_triangular,
+)
 from .base import LearnerKernels
 from .greedy_ols import _GreedyOLS
 from .least_squares import add_point, new_factor, solve
@@ -115,7 +124,31 @@ def _estimate(state, out):
     return state.counts[_CLEAN] + state.counts[_GAMED] > 0
 
 
-KERNELS = LearnerKernels(OffsetOLSState, _policy, _update, _estimate)
+def check_state(state: OffsetOLSState, template: OffsetOLSState, where: str) -> None:
+    """The invariants the kernels rely on, for a state read from a saved file: the belief as
+    the parameters make it, counts >= 0, the fits finite and triangular, θ̂ their fit when the
+    state says it is current."""
+    fixed(state.agents, template.agents, f"{where}.agents")
+    counts = state.counts
+    rounds = count(counts[_ROUNDS], f"{where}.counts[{_ROUNDS}] (rounds)", 0, MOST_ROUNDS)
+    clean = count(counts[_CLEAN], f"{where}.counts[{_CLEAN}] (clean points)", 0, rounds)
+    count(counts[_GAMED], f"{where}.counts[{_GAMED}] (gamed points)", 0, rounds - clean)
+    flag(counts[_STALE], f"{where}.counts[{_STALE}] (θ̂ stale)")
+    upper_triangular(state.fit1, f"{where}.fit1")
+    upper_triangular(state.fit0, f"{where}.fit0")
+    finite(state.theta1, f"{where}.theta1")
+    finite(state.theta0, f"{where}.theta0")
+    if not counts[_STALE]:
+        theta1 = np.zeros_like(state.theta1)
+        solve(state.fit1, theta1)
+        cached(state.theta1, theta1, f"{where}.theta1", f"the fit of {where}.fit1")
+        if state.bandit:
+            theta0 = np.zeros_like(state.theta0)
+            solve(state.fit0, theta0)
+            cached(state.theta0, theta0, f"{where}.theta0", f"the fit of {where}.fit0")
+
+
+KERNELS = LearnerKernels(OffsetOLSState, _policy, _update, _estimate, check=check_state)
 
 
 class OffsetOLS(_GreedyOLS):

@@ -2,42 +2,63 @@
 
 A saved learner is a zip archive (``unzip -l`` lists it) holding ``meta.json`` (the format and
 its version, the release that wrote it, the learner's name and parameters, its dimension, its
-random generator's state, its decision bookkeeping) and one ``.npy`` file per array of its
-state, read back with ``allow_pickle=False``. Nothing in it runs code when loaded.
+random generator's state, its decision bookkeeping), one ``.npy`` file per array of its state,
+and ``sha256``, a digest of everything else: a file changed by accident (a flipped byte, an
+edit) is refused as corrupt rather than loaded as a different learner.
 
-A state is rebuilt on the learner's own template (``_init_state(d)`` of the saved parameters):
-the file must give every field of it, of the same kind and dtype, so a file that does not
-describe this learner is refused in one line rather than half-loaded. A newer release keeps a
-reader for each older format (:data:`READERS`); a file from a newer format is refused with the
-version it needs.
+**Nothing in a file runs code when loaded**, however it was made: arrays are read with
+``allow_pickle=False`` after their headers are checked; the ``learner`` it names must be a
+registered learner or one the caller allows (``load(path, allow=[MyLearner])``), and nothing is
+imported for any other name (the only code that runs is that learner's own, on parameters it
+checks); and every field is checked before anything uses it
+(:mod:`.loading`): the learner's own template (``_init_state(d)`` of the saved parameters)
+fixes every array's dtype and shape, the learner checks the values its kernels rely on
+(:meth:`~.base.Learner._check_state`), and the decision bookkeeping must be consistent. The
+digest guards against accidents only (anyone can recompute it); the checks hold without it.
+Any refusal is one ``ValueError`` naming the file and the field.
+
+A newer release keeps a reader for each older format (:data:`READERS`); a file from a newer
+format is refused with the version it needs.
 
 A learner can be saved if its state is ``None`` or a ``NamedTuple`` of arrays, numbers,
 strings and further such ``NamedTuple``s, and so is whatever else it keeps on itself (a
 plain-Python learner's ``self._gram``): every learner of this package, and a plain-Python
 learner that keeps its model that way. A learner whose state lives in another library's objects
-(the peer adapters) cannot be saved without pickle, and says so.
+(the peer adapters) cannot be saved without pickle, and says so. Files are created readable by
+their owner only (mode 0600): a saved learner holds applicants' features.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import math
 import os
+import tempfile
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .loading import INFLATE, Refused, allowed, read
+
 #: What the ``format`` field of a saved learner's metadata says.
 FORMAT = "strategic-apple-tasting learner"
-#: The format this release writes (2: the decisions awaiting outcomes as one array; 1: one
-#: array each, which made a service's saved state grow a file per pending decision).
-FORMAT_VERSION = 2
+#: The format this release writes (3: a digest of the contents, ``sha256``; 2: the decisions
+#: awaiting outcomes as one array; 1: one array each, which made a service's saved state grow a
+#: file per pending decision).
+FORMAT_VERSION = 3
+#: The member of a format-3 file holding the digest of the others.
+DIGEST = "sha256"
 
 _AGENTS = "__agents__"
 _ARRAY = "__array__"
+#: dtypes a parameter's array may have (numbers and booleans: nothing numpy would treat as
+#: Python objects).
+_PARAM_DTYPES = "biuf"
 
 
 # -- parameters (and rules' documents) as JSON -----------------------------------------------
@@ -66,22 +87,50 @@ def jsonable(value: Any) -> Any:
 
 
 def from_jsonable(value: Any) -> Any:
-    """The inverse of :func:`jsonable`."""
+    """The inverse of :func:`jsonable`; ``ValueError`` in one line for a tagged array or agent
+    model it cannot rebuild (arrays of numbers and booleans only)."""
     from ..game.agents import AGENTS
 
     if isinstance(value, dict):
         if _ARRAY in value:
-            return np.asarray(value[_ARRAY], dtype=value["dtype"])
+            dtype = value.get("dtype")
+            try:
+                kind = np.dtype(dtype).kind if isinstance(dtype, str) else None
+            except TypeError:
+                kind = None
+            if set(value) != {_ARRAY, "dtype"} or kind is None or kind not in _PARAM_DTYPES:
+                raise ValueError(f"an array must be {{{_ARRAY!r}: [...], 'dtype': a numeric "
+                                 f"dtype}}, got {_short(value)}")
+            try:
+                return np.asarray(value[_ARRAY], dtype=dtype)
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise ValueError(f"an array of dtype {dtype} cannot hold {_short(value[_ARRAY])}"
+                                 f" ({exc})") from None
         if _AGENTS in value:
-            if value[_AGENTS] not in AGENTS:
-                raise ValueError(f"agent model {value[_AGENTS]!r} is unknown; allowed: "
+            name, fields = value[_AGENTS], value.get("fields")
+            if not isinstance(name, str) or name not in AGENTS:
+                raise ValueError(f"agent model {name!r} is unknown; allowed: "
                                  f"{', '.join(AGENTS)}")
-            return AGENTS[value[_AGENTS]](**{k: from_jsonable(v)
-                                             for k, v in value["fields"].items()})
+            model = AGENTS[name]
+            if set(value) != {_AGENTS, "fields"} or not isinstance(fields, dict) \
+                    or not set(fields) <= set(model._fields):
+                raise ValueError(f"agent model {name!r} has fields {', '.join(model._fields)}, "
+                                 f"got {_short(fields)}")
+            return model(**{k: from_jsonable(v) for k, v in fields.items()})
         return {k: from_jsonable(v) for k, v in value.items()}
     if isinstance(value, list):
         return [from_jsonable(v) for v in value]
     return value
+
+
+def _short(value: Any) -> str:
+    return _clip(repr(value))
+
+
+def _clip(text: str, most: int = 100) -> str:
+    """``text`` on one line, at most ``most`` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= most else text[:most - 3] + "..."
 
 
 # -- states as a tree of JSON with arrays aside ------------------------------------------------
@@ -108,43 +157,6 @@ def _encode(value: Any, path: str, arrays: dict[str, np.ndarray], owner: str) ->
                      "of arrays, numbers and NamedTuples)")
 
 
-def _decode(node: Any, template: Any, path: str, arrays: dict[str, np.ndarray]) -> Any:
-    def wrong(what: str) -> ValueError:
-        return ValueError(f"the file does not describe this learner: state field {path} "
-                          f"{what}")
-
-    if isinstance(template, np.ndarray):
-        if not isinstance(node, dict) or "array" not in node or node["array"] not in arrays:
-            raise wrong("should be an array")
-        arr = arrays[node["array"]]
-        if arr.dtype != template.dtype or arr.ndim != template.ndim:
-            raise wrong(f"should be a {template.ndim}-d {template.dtype} array, got "
-                        f"{arr.ndim}-d {arr.dtype}")
-        return np.array(arr, order="C", copy=True)  # writable: kernels update in place
-    if isinstance(template, tuple) and getattr(type(template), "from_parameters", False):
-        # A function of the learner's parameters (the compiled agent model it believes in):
-        # the one they give now, whatever form an earlier release saved it in.
-        return template
-    if isinstance(template, tuple) and hasattr(template, "_fields"):
-        if not isinstance(node, dict) or node.get("tuple") != type(template).__name__ \
-                or set(node["fields"]) != set(template._fields):
-            raise wrong(f"should be a {type(template).__name__} with fields "
-                        f"{', '.join(template._fields)}")
-        return type(template)(**{k: _decode(node["fields"][k], getattr(template, k),
-                                            f"{path}.{k}", arrays) for k in template._fields})
-    if not isinstance(node, dict) or "value" not in node:
-        raise wrong("should be a number, a string or None")
-    value = node["value"]
-    if node.get("float"):
-        value = float(value)
-    if template is None or value is None:
-        return value
-    try:
-        return type(template)(value)
-    except (TypeError, ValueError):
-        raise wrong(f"should be a {type(template).__name__}, got {value!r}") from None
-
-
 # -- the learner -------------------------------------------------------------------------------
 def _class_name(learner: Any) -> str:
     from . import LEARNERS
@@ -167,6 +179,17 @@ def _writable(path: Path) -> None:
                          "not writable")
 
 
+def _digest(members: Iterable[tuple[str, bytes]]) -> str:
+    """SHA-256 of the members, each as its name, its length and its bytes (in file order)."""
+    h = hashlib.sha256()
+    for name, data in members:
+        h.update(name.encode())
+        h.update(b"\0")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
 def dumps(learner: Any) -> bytes:
     """``learner`` (reset, at any point of a run) in the saved format, as bytes (what
     :func:`save` writes; a database keeps them in a column)."""
@@ -182,100 +205,164 @@ def dumps(learner: Any) -> bytes:
     meta = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "written_by": __version__,
         "learner": _class_name(learner), "params": jsonable(learner.get_params()),
-        "d": learner._d, "rng": _jsonable_rng(learner._rng), "state": state,
+        "d": learner._d, "rng": _jsonable_rng(learner._rng, owner), "state": state,
         "attributes": attributes, "desk": desk,
     }
+    members = [("meta.json", json.dumps(meta, indent=1).encode())]
+    for name, arr in arrays.items():
+        buf = io.BytesIO()
+        np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)
+        members.append((f"{name}.npy", buf.getvalue()))
+    members.append((DIGEST, _digest(members).encode()))
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr("meta.json", json.dumps(meta, indent=1))
-        for name, arr in arrays.items():
-            buf = io.BytesIO()
-            np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)
-            zf.writestr(f"{name}.npy", buf.getvalue())
+        for name, data in members:
+            zf.writestr(name, data)
     return out.getvalue()
 
 
 def save(learner: Any, path: str | os.PathLike) -> Path:
     """Write ``learner`` (reset, at any point of a run) to ``path``; returns the path.
 
-    The file is written next to its final name and renamed into place, so a crash never leaves
-    half a file under that name.
+    The file is created with mode 0600 (it holds applicants' features), written next to its
+    final name and renamed into place, so a crash never leaves half a file under that name.
     """
     learner._require_reset()
     path = Path(path)
     _writable(path)
     data = dumps(learner)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # mkstemp creates the file 0600 before a byte is written, under a name nobody else has.
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        tmp.write_bytes(data)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
         os.replace(tmp, path)
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        if os.path.exists(tmp):
+            os.unlink(tmp)
     return path
 
 
-def load(path: str | os.PathLike) -> Any:
+def load(path: str | os.PathLike, allow: Iterable[type | str] | None = None) -> Any:
     """The learner saved at ``path``, ready to continue where it was saved.
 
-    ``ValueError`` in one line if the file is missing, is not a saved learner, comes from a
-    newer format than this release reads, or does not describe its learner.
+    ``allow`` lists the learners outside the registry that the file may name: classes, or
+    import paths ``"package.module:Class"`` (a file naming any other learner is refused, and
+    nothing is imported for it). ``ValueError`` in one line, naming the file and the field, if
+    the file is missing, is not a saved learner, is corrupt, comes from a newer format than this
+    release reads, or does not describe its learner.
     """
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"path {str(path)!r} is not a file")
-    return loads(path.read_bytes(), f"path {str(path)!r}")
+    return loads(path.read_bytes(), f"path {str(path)!r}", allow)
 
 
-def loads(data: bytes, source: str = "the data") -> Any:
-    """The learner that :func:`dumps` gave ``data`` (``source`` names it in errors)."""
+def loads(data: bytes, source: str = "the data",
+          allow: Iterable[type | str] | None = None) -> Any:
+    """The learner that :func:`dumps` gave ``data`` (``source`` names it in errors; ``allow``
+    as for :func:`load`)."""
+    permitted = allowed(allow)
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise ValueError(f"{source} must be bytes, got {type(data).__name__}")
+    data = bytes(data)
+    members = _unzip(data, source)
+    raw = dict(members)
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            meta = json.loads(zf.read("meta.json"))
-            arrays = {name[:-4]: np.lib.format.read_array(io.BytesIO(zf.read(name)),
-                                                          allow_pickle=False)
-                      for name in zf.namelist() if name.endswith(".npy")}
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, ValueError, OSError) as exc:
-        raise ValueError(f"{source} is not a saved learner ({exc})") from None
+        meta = json.loads(raw["meta.json"])
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"{source} is not a saved learner (meta.json is not JSON: "
+                         f"{_clip(str(exc))})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{source} is not a saved learner (no {FORMAT!r} format field)")
     version = meta.get("format_version")
-    if version not in READERS:
+    if not isinstance(version, int) or isinstance(version, bool) or version not in READERS:
         newest = max(READERS)
-        raise ValueError(f"{source} is in saved-learner format {version!r} (written "
-                         f"by release {meta.get('written_by')!r}); this release reads formats "
-                         f"{', '.join(map(str, sorted(READERS)))}"
+        raise ValueError(f"{source} is in saved-learner format {_short(version)} (written "
+                         f"by release {_short(meta.get('written_by'))}); this release reads "
+                         f"formats {', '.join(map(str, sorted(READERS)))}"
                          + (": upgrade to read it" if isinstance(version, int)
                             and version > newest else ""))
-    return READERS[version](meta, arrays)
+    if version >= 3:
+        kept = [(n, b) for n, b in members if n != DIGEST]
+        if DIGEST not in raw or raw[DIGEST] != _digest(kept).encode():
+            raise ValueError(f"{source} is corrupt: its contents do not match their digest "
+                             f"({DIGEST})")
+        members = kept
+    arrays = {}
+    for name, blob in members:
+        if name == "meta.json":
+            continue
+        if not name.endswith(".npy") or len(name) == 4:
+            raise ValueError(f"{source} is not a saved learner (it holds {name!r}, which is "
+                             "neither meta.json nor an array)")
+        arrays[name[:-4]] = _array(blob, name, source)
+    try:
+        return READERS[version](meta, arrays, len(data), permitted)
+    except Refused as exc:
+        raise ValueError(f"{source}: {exc}") from None
+    except Exception as exc:  # a check this reader lacks: still one line, never a traceback
+        raise ValueError(f"{source} cannot be loaded: unexpected {type(exc).__name__} "
+                         f"({_clip(str(exc))})") from None
 
 
-def _read_v1(meta: dict[str, Any], arrays: dict[str, np.ndarray], format_version: int = 1
-             ) -> Any:
-    """Formats 1 and 2 (they differ only in how pending decisions are kept)."""
-    from . import learner_class
-
-    cls = learner_class(meta["learner"])
-    learner = cls(**from_jsonable(meta["params"]))
-    # The reset builds a template of the state only: a learner that draws at reset (its
-    # sampled experts) must not move the saved generator, which is put back after.
-    learner.reset(int(meta["d"]), np.random.default_rng(0))
-    template = learner._state
-    learner._state = _decode(meta["state"], template, "state", arrays)
-    learner._rng = _rng_from(meta["rng"])
-    made = _attributes(learner)
-    if set(made) != set(meta["attributes"]):
-        raise ValueError(f"the file does not describe this learner: it keeps attributes "
-                         f"{', '.join(sorted(meta['attributes'])) or 'none'}, this learner "
-                         f"{', '.join(sorted(made)) or 'none'}")
-    for name, node in meta["attributes"].items():
-        setattr(learner, name, _decode(node, made[name], f"attribute.{name}", arrays))
-    _decode_desk(learner, meta["desk"], template, arrays, format_version)
-    return learner
+def _unzip(data: bytes, source: str) -> list[tuple[str, bytes]]:
+    """The archive's members in order, each no larger than deflate could make it (a member
+    claiming more is a bomb or a lie), names unique, ``meta.json`` among them."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            infos = zf.infolist()
+            names = [info.filename for info in infos]
+            if len(set(names)) != len(names):
+                raise ValueError("a member's name appears twice")
+            for info in infos:
+                if info.file_size > INFLATE * info.compress_size + 4096:
+                    raise ValueError(f"{info.filename!r} claims {info.file_size:,} bytes from "
+                                     f"{info.compress_size:,}")
+            if "meta.json" not in names:
+                raise ValueError("there is no meta.json")
+            return [(info.filename, zf.read(info)) for info in infos]
+    except Exception as exc:  # any way an archive can fail to open: not a file we wrote
+        raise ValueError(f"{source} is not a saved learner ({_clip(str(exc))})") from None
 
 
-def _read_v2(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:
-    return _read_v1(meta, arrays, 2)
+def _array(blob: bytes, name: str, source: str) -> np.ndarray:
+    """A ``.npy`` member, its header checked before anything is allocated: no Python objects,
+    and exactly the bytes its shape and dtype need."""
+    buf = io.BytesIO(blob)
+    try:
+        version = np.lib.format.read_magic(buf)
+        header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                  else np.lib.format.read_array_header_2_0)
+        shape, _, dtype = header(buf)
+        if dtype.hasobject:
+            raise ValueError("it holds Python objects")
+        need = math.prod(shape) * dtype.itemsize
+        if len(blob) - buf.tell() != need:
+            raise ValueError(f"its header needs {need:,} bytes of data, it has "
+                             f"{len(blob) - buf.tell():,}")
+        return np.lib.format.read_array(io.BytesIO(blob), allow_pickle=False)
+    except (ValueError, TypeError, OverflowError, SyntaxError) as exc:
+        raise ValueError(f"{source} is not a saved learner ({name} is not an array file: "
+                         f"{_clip(str(exc))})") from None
+
+
+def _read_v1(meta: dict[str, Any], arrays: dict[str, np.ndarray], size: int,
+             allow: dict[str, type | None]) -> Any:
+    """Format 1: one array per pending decision."""
+    return read(meta, arrays, 1, allow, size)
+
+
+def _read_v2(meta: dict[str, Any], arrays: dict[str, np.ndarray], size: int,
+             allow: dict[str, type | None]) -> Any:
+    """Format 2: the pending decisions' features as one array."""
+    return read(meta, arrays, 2, allow, size)
+
+
+def _read_v3(meta: dict[str, Any], arrays: dict[str, np.ndarray], size: int,
+             allow: dict[str, type | None]) -> Any:
+    """Format 3: format 2 with a digest, which :func:`loads` checks before this."""
+    return read(meta, arrays, 3, allow, size)
 
 
 def _attributes(learner: Any) -> dict[str, Any]:
@@ -289,22 +376,19 @@ def _attributes(learner: Any) -> dict[str, Any]:
 
 
 #: Format version → reader. A new format adds a reader and keeps the old ones.
-READERS = {1: _read_v1, 2: _read_v2}
+READERS = {1: _read_v1, 2: _read_v2, 3: _read_v3}
 
 
 # -- the random generator ----------------------------------------------------------------------
-def _jsonable_rng(rng: np.random.Generator) -> dict[str, Any]:
-    return rng.bit_generator.state
+def _jsonable_rng(rng: np.random.Generator, owner: str) -> dict[str, Any]:
+    from .loading import BIT_GENERATORS
 
-
-def _rng_from(state: dict[str, Any]) -> np.random.Generator:
-    name = state.get("bit_generator")
-    bitgen_cls = getattr(np.random, str(name), None)
-    if not (isinstance(bitgen_cls, type) and issubclass(bitgen_cls, np.random.BitGenerator)):
-        raise ValueError(f"the file's random generator {name!r} is not a numpy BitGenerator")
-    bitgen = bitgen_cls()
-    bitgen.state = state
-    return np.random.Generator(bitgen)
+    state = rng.bit_generator.state
+    if state.get("bit_generator") not in BIT_GENERATORS:
+        raise ValueError(f"{owner}: its random generator's {state.get('bit_generator')} cannot "
+                         f"be saved (one of {', '.join(BIT_GENERATORS)} can: "
+                         "numpy.random.default_rng makes a PCG64)")
+    return state
 
 
 # -- the decision bookkeeping ------------------------------------------------------------------
@@ -319,18 +403,6 @@ def _encode_rule(rule: Any, path: str, arrays: dict[str, np.ndarray], owner: str
                              "be saved without pickle")
         doc["state"] = _encode(rule.state, path, arrays, owner)
     return doc
-
-
-def _decode_rule(doc: dict[str, Any], template: Any, path: str,
-                 arrays: dict[str, np.ndarray]) -> Any:
-    from ..game.policies import GeneralRule, LinearThreshold
-
-    beta = from_jsonable(doc["beta"])
-    if "state" in doc:
-        return GeneralRule(state=_decode(doc["state"], template, path, arrays), beta=beta,
-                           threshold=doc["threshold"], probability=doc["probability"])
-    return LinearThreshold(beta=beta, threshold=doc["threshold"],
-                           probability=doc["probability"])
 
 
 def _encode_desk(learner: Any, arrays: dict[str, np.ndarray], owner: str) -> dict[str, Any]:
@@ -355,45 +427,3 @@ def _encode_desk(learner: Any, arrays: dict[str, np.ndarray], owner: str) -> dic
         "stale": learner._stale, "every_outcomes": learner._every_outcomes,
         "period": learner._period, "outcomes_since": learner._outcomes_since,
     }
-
-
-def _decode_desk(learner: Any, doc: dict[str, Any], template: Any,
-                 arrays: dict[str, np.ndarray], format_version: int) -> None:
-    from .decisions import PublishedRule, _Pending
-
-    params = learner.get_params()
-    learner._rules = {}
-    learner._snapshots = {}
-    for entry in doc["rules"]:
-        version = entry["version"]
-        rule = _decode_rule(entry["rule"], template, f"rule{version}", arrays)
-        learner._rules[version] = PublishedRule(version, rule, entry["effective"],
-                                                learner.name, params)
-        if entry["snapshot"]:
-            learner._snapshots[version] = {
-                f: _decode(node, getattr(template, f), f"snapshot{version}.{f}", arrays)
-                for f, node in entry["snapshot"].items()}
-    in_force = doc["in_force"]
-    learner._in_force = None if in_force is None else learner._rules[in_force]
-    learner._uses = {v: n for v, n in doc["uses"]}
-    learner._pending = {}
-    if format_version == 1:
-        for k, p in enumerate(doc["pending"]):
-            learner._pending[p["id"]] = _Pending(p["version"], arrays[f"pending{k}"],
-                                                 p["accepted"])
-    else:
-        p, xs = doc["pending"], arrays["pending"]
-        if xs.shape != (len(p["ids"]), learner._d):
-            raise ValueError(f"the file does not describe this learner: {len(p['ids'])} "
-                             f"pending decisions but an array of shape {xs.shape}")
-        for k, (id_, version, accepted) in enumerate(zip(p["ids"], p["versions"],
-                                                         p["accepted"], strict=True)):
-            learner._pending[id_] = _Pending(version, xs[k].copy(), accepted)
-    learner._reported = set(doc["reported"])
-    learner._version = doc["version"]
-    learner._next_id = doc["next_id"]
-    learner._clock = doc["clock"]
-    learner._stale = doc["stale"]
-    learner._every_outcomes = doc["every_outcomes"]
-    learner._period = doc["period"]
-    learner._outcomes_since = doc["outcomes_since"]

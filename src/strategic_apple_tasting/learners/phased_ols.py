@@ -29,6 +29,7 @@ import numpy as np
 from .._jit import njit
 from ..game.agents import clean_margin, reach
 from ..game.policies import clean_above, norm
+from ._invariants import cached, count, finite, fixed, flag, upper_triangular, within
 from .base import LearnerKernels
 from .least_squares import add_point, new_factor, solve
 
@@ -178,7 +179,41 @@ def _estimate(state, out):
     return state.counts[_N1] > 0
 
 
-KERNELS = LearnerKernels(PhasedOLSState, _policy, _update, _estimate)
+def check_state(state: PhasedOLSState, template: PhasedOLSState, where: str) -> None:
+    """The invariants the kernels rely on, for a state read from a saved file: the schedule
+    and the belief as the parameters make them, the phase index inside the schedule and the one
+    the round count is in, counts >= 0, the fits finite and triangular, θ̂ their fit when the
+    state says it is current."""
+    fixed(state.agents, template.agents, f"{where}.agents")
+    for name in ("phase_end", "phase_kind", "phase_start"):
+        fixed(getattr(state, name), getattr(template, name), f"{where}.{name}")
+    counts = state.counts
+    # No run comes near 2^61 rounds; a count beyond would reach the end of the schedule (the
+    # last phase ends after FOREVER more rounds) and index past it.
+    rounds = count(counts[_ROUNDS], f"{where}.counts[{_ROUNDS}] (rounds)", 0, FOREVER // 2)
+    ends = state.phase_end
+    # The kernels index the schedule by the phase and advance it while the round count has
+    # reached the phase's end: it must be the phase the count is in (the first one before any
+    # round, even one of no rounds).
+    phase = count(counts[_PHASE], f"{where}.counts[{_PHASE}] (the phase)", 0, len(ends) - 1)
+    expected = int(np.searchsorted(ends, rounds, side="right"))
+    if rounds >= ends[-1] or (phase != expected and (rounds, phase) != (0, 0)):
+        raise ValueError(f"{where}.counts[{_PHASE}] (the phase) must be {expected}, the phase "
+                         f"of round count {rounds}, got {phase}")
+    for k in (_N1, _N0, _K1, _K0):  # points learned since a clear: one a round at most
+        count(counts[k], f"{where}.counts[{k}] (points)", 0, rounds)
+    flag(counts[_STALE], f"{where}.counts[{_STALE}] (θ̂ stale)")
+    upper_triangular(state.fits, f"{where}.fits")
+    finite(state.theta, f"{where}.theta")
+    within(state.radius, f"{where}.radius", 0.0, np.inf)
+    if not counts[_STALE]:
+        theta = np.zeros_like(state.theta)
+        solve(state.fits[0], theta[0])
+        solve(state.fits[1], theta[1])
+        cached(state.theta, theta, f"{where}.theta", f"the fit of {where}.fits")
+
+
+KERNELS = LearnerKernels(PhasedOLSState, _policy, _update, _estimate, check=check_state)
 
 
 def phase_ends(phases: list[tuple[int, int, int]]) -> list[int]:

@@ -17,6 +17,7 @@ from .._jit import njit
 from ..game.agents import clean_margin, reach
 from ..game.game import check_number
 from ..game.policies import clean_above, norm
+from ._invariants import cached, finite, fixed, within
 from .base import Learner, LearnerKernels
 
 #: Weights are rescaled to a largest of 1 once it falls below this: p is unchanged, and no
@@ -195,7 +196,26 @@ def _estimate(state, out):
     return False
 
 
-KERNELS = LearnerKernels(SampledSAEState, _policy, _update, _estimate)
+def check_state(state: SampledSAEState, template: SampledSAEState, where: str) -> None:
+    """The invariants the kernels rely on, for a state read from a saved file: the belief as
+    the parameters make it, the experts finite, the weights finite and >= 0, the cached q
+    (when q_sum says it is current) what the weights give, the played expert one of the N and
+    its probability in [0, 1]."""
+    fixed(state.agents, template.agents, f"{where}.agents")
+    finite(state.experts, f"{where}.experts")
+    finite(state.w, f"{where}.w")
+    within(state.w, f"{where}.w", 0.0, np.inf)
+    n = state.w.shape[0]
+    within(state.played, f"{where}.played", 0, n - 1)
+    within(state.q_played, f"{where}.q_played", 0.0, 1.0)
+    if state.q_sum[0] >= 0.0:  # current (stale: _STALE, or NaN from an older release)
+        fresh = state._replace(q=np.empty(n), q_sum=np.full(1, _STALE))
+        _refresh(fresh)
+        cached(state.q, fresh.q, f"{where}.q", f"{where}.w")
+        cached(state.q_sum, fresh.q_sum, f"{where}.q_sum", f"{where}.w")
+
+
+KERNELS = LearnerKernels(SampledSAEState, _policy, _update, _estimate, check=check_state)
 
 
 def sample_ball(rng: np.random.Generator, n: int, d: int, bound: float) -> np.ndarray:
@@ -392,6 +412,18 @@ class SampledSAE(Learner):
         d (measuring the state, as the default does, would draw the experts)."""
         n = int(self.experts)
         return 8 * n * d + 17 * n + 8 * d + 256
+
+    def _check_state(self, state: Any, template: Any, where: str) -> None:
+        """The kernels' invariants (:func:`check_state`), and the experts inside the ball of
+        radius ``bound`` they were drawn from (one far outside overflows the agents' reach)."""
+        super()._check_state(state, template, where)
+        with np.errstate(over="ignore"):  # a norm past 1e154 is inf, and outside
+            norms = np.linalg.norm(state.experts, axis=1)
+        outside = norms > float(self.bound) * (1.0 + 1e-9)
+        if outside.any():
+            j = int(np.argmax(outside))
+            raise ValueError(f"{where}.experts[{j}] must lie in the ball of radius bound = "
+                             f"{self.bound!r}, has norm {float(norms[j])!r}")
 
     def _init_state(self, d: int) -> Any:
         lam, eta = self.learning_rates()

@@ -35,11 +35,15 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from numba import types
+from numba.extending import overload
 
 from .._jit import njit
+from ..game.agents import _is_mask
 from ..game.best_response import EXACT_MOVES, SCRATCH_ROWS, settle_move
 from ..game.game import check_number
 from ..game.optimistic import frobenius, invert_triangle, nearest_point
+from ._invariants import MOST_ROUNDS, cached, count, finite, flag, upper_triangular
 from .base import Learner, LearnerKernels
 from .least_squares import add_point, solve
 
@@ -185,12 +189,17 @@ def _linear(state):
     return state.kind != LINUCB or state.alpha == 0.0
 
 
-@njit(inline="always")
 def _reach_scale(metric, spare, d):
-    """The longest ‖v‖ of a move of unit cost: 1, or sqrt(λ_max(A⁻¹)) ≤ ‖A⁻¹‖_F^½."""
-    if metric is None:
-        return 1.0
-    return math.sqrt(frobenius(metric, d))
+    """The longest ‖v‖ of a move of unit cost: 1 (ℓ2, or subset gaming's mask of G), or
+    sqrt(λ_max(A⁻¹)) ≤ ‖A⁻¹‖_F^½ (compiled-only)."""
+    raise NotImplementedError("_reach_scale is compiled-only")
+
+
+@overload(_reach_scale, inline="always")
+def _reach_scale_overload(metric, spare, d):
+    if metric is None or isinstance(metric, types.NoneType) or _is_mask(metric):
+        return lambda metric, spare, d: 1.0
+    return lambda metric, spare, d: math.sqrt(frobenius(metric, d))
 
 
 @njit
@@ -249,8 +258,35 @@ def _estimate(state, out):
     return state.counts[_N1] > 0
 
 
+def check_state(state: RidgeBanditState, template: RidgeBanditState, where: str) -> None:
+    """The invariants the kernels rely on, for a state read from a saved file: counts >= 0 and
+    consistent, the factors finite and triangular with positive diagonals (the substitutions
+    divide by them; the ridge prior makes them so), θ̂ their fit when the state says it is
+    current."""
+    counts = state.counts
+    rounds = count(counts[_ROUNDS], f"{where}.counts[{_ROUNDS}] (rounds)", 0, MOST_ROUNDS)
+    n1 = count(counts[_N1], f"{where}.counts[{_N1}] (arm 1's points)")
+    count(counts[_N0], f"{where}.counts[{_N0}] (arm 0's points)", 0, rounds - n1)
+    flag(counts[_STALE], f"{where}.counts[{_STALE}] (θ̂ stale)")
+    fits = state.fits
+    upper_triangular(fits, f"{where}.fits")
+    d = state.theta.shape[1]
+    for arm in range(2):
+        diagonal = np.diagonal(fits[arm])[:d]
+        if not np.all(diagonal > 0.0):
+            k = int(np.argmin(diagonal > 0.0))
+            raise ValueError(f"{where}.fits[{arm}, {k}, {k}] must be > 0 (a ridge factor's "
+                             f"diagonal), got {float(diagonal[k])!r}")
+    finite(state.theta, f"{where}.theta")
+    if not counts[_STALE]:
+        theta = np.zeros_like(state.theta)
+        solve(fits[0], theta[0])
+        solve(fits[1], theta[1])
+        cached(state.theta, theta, f"{where}.theta", f"the fit of {where}.fits")
+
+
 KERNELS = LearnerKernels(RidgeBanditState, _policy, _update, _estimate, rule=_rule,
-                         linear=_linear)
+                         linear=_linear, check=check_state)
 EXACT_MOVES[RidgeBanditState] = _exact_move
 
 

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from matplotlib.figure import Figure
 
 from .. import theory
-from ..engine.simulate import RESULT_COLUMNS
+from ..engine.simulate import DATA_COLUMNS, RESULT_COLUMNS
 from ..learners import LEARNERS, Theorem, learner_class
 from ..metrics import Estimate, exponent_across, exponent_along, mean_ci, regret_curves
 
@@ -209,8 +209,9 @@ def outside_theorem(rows: pa.Table, label: str, names: Mapping[str, str] | None 
 
 
 def settings_columns(table: pa.Table) -> list[str]:
-    """The game-setting columns of a results table (horizon included), in table order."""
-    return [c for c in table.column_names if c not in RESULT_COLUMNS]
+    """The game-setting columns of a results table (horizon included), in table order: not
+    the results, nor a data game's benchmarks."""
+    return [c for c in table.column_names if c not in RESULT_COLUMNS and c not in DATA_COLUMNS]
 
 
 def swept_settings(table: pa.Table) -> list[str]:

@@ -151,6 +151,20 @@ def _summary_tables(table: pa.Table, fits: dict[str, F.ExponentFit], d: int | No
     return text, lower, dagger
 
 
+def _lender_section(table: pa.Table) -> str:
+    """A data game's money: the lender's table and which benchmark is which."""
+    from ..scenarios import compare_lending
+    from .lending import benchmark_text, lender_table, money_note, named_data
+
+    frame = table.to_pandas()
+    scale = float(frame["reward_scale"].iloc[0])
+    return ("<h3>Profit and regret against fixed rules (a data game)</h3>\n"
+            f"<p>{benchmark_text(named_data(frame), frame)} The regret below the lender's "
+            "table is against accepting exactly the applicants who repay: an upper bound on "
+            "regret against any rule.</p>\n"
+            f"<p>{money_note(scale)}</p>\n{lender_table(compare_lending(frame))}\n")
+
+
 def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | None = None,
                  learners: Mapping[str, str] | None = None, status: str | None = None
                  ) -> Path:
@@ -245,7 +259,9 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
             "Left: points each learner learned from (clean), mean with 95% band, against "
             "SA-OLS's expected number d + c1(d, δ/R)·(t − d) (<code>cor:c1</code>). Right: "
             f"estimation error ‖θ̂ − (θ1 − θ0)‖ over time. {_e(note)}")
-        sections.append(f'<h2 id="combo-{i}">{_e(name)}</h2>\n{summary}\n{regret}\n{learning}')
+        lender = _lender_section(sub) if "profit" in sub.column_names else ""
+        sections.append(f'<h2 id="combo-{i}">{_e(name)}</h2>\n{lender}{summary}\n{regret}\n'
+                        f"{learning}")
 
     more = ""
     if len(groups) > MAX_SECTIONS:
@@ -281,7 +297,10 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
     toc.append('<li><a href="#settings">Settings</a></li>')
 
     notes = []
-    if lower:
+    if lower and "profit" in table.column_names:
+        notes.append("* Stackelberg regret against the best linear rule found by a search over "
+                     "the rows, answered by the agents: a lower bound.")
+    elif lower:
         notes.append("* Stackelberg regret against the best of a searched set of fixed "
                      "policies: a lower bound (these agents do not induce every half-space).")
     if dagger:

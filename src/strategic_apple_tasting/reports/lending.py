@@ -1,25 +1,93 @@
-"""The lending scenario's report: a self-contained page of its comparison and regret curves."""
+"""The lending report: a self-contained page of a data game's comparison, in money.
+
+It says which benchmark is which (the best linear rule found by a search over the rows, with
+its method and how close it is to the bound; the least-squares rule; each answered by the
+gaming applicants and on their true features), shows the lender's table
+(:func:`~strategic_apple_tasting.scenarios.compare_lending`) and, per budget, each learner's
+cumulative profit and its regret against the best linear rule answered by the agents.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..scenarios import LendingData, compare_lending
-from ..scenarios.run import shown_mean
+from ..engine.hindsight import game_search
+from ..scenarios import BEST_RULE, DataSet, LendingData, compare_lending, data_game, from_lending
+from ..scenarios.run import TABLE_COLUMNS, shown_mean
 from .html import _e, _Figures, _table, _write_page
 from .plots import regret_figure
 
 
-def write_lending_report(runs: pd.DataFrame, data: LendingData, out_dir: str | os.PathLike,
-                         *, title: str | None = None) -> Path:
+def benchmark_text(data: DataSet | None, table: pd.DataFrame) -> str:
+    """Which benchmark is which, and how the best linear rule was found (one paragraph;
+    ``data`` None: a data set the page cannot reload, whose search is not described)."""
+    r0 = float(table["r0"].iloc[0]) if "r0" in table else 0.0
+    rewards = str(table["rewards"].iloc[0]) if "rewards" in table else "recorded"
+    how = "a search over the rows (engine/best_rule.py)"
+    if data is not None:
+        how = _e(game_search(data_game(data, r0=r0, rewards=rewards)).describe())
+    return (
+        "Regret is measured against two fixed linear rules, each in two versions: "
+        "<em>Stackelberg</em>, the rule published and answered by the same gaming applicants "
+        "(what a lender could have earned with that rule), and <em>true features</em>, the "
+        "rule applied to the applicants' features before gaming. The <strong>best linear "
+        f"rule</strong> is found by {how}. On each "
+        "seed its threshold is chosen in hindsight on the applicants drawn, for each of the "
+        "search's directions, so its regrets are lower bounds on regret against the best linear "
+        "rule. The <strong>least-squares rule</strong> θ* is fitted on every row's outcome (the "
+        "benchmark of this scenario before issue 21); it is not the best linear rule, and a "
+        "learner can earn more than it (a negative regret).")
+
+
+def lender_table(summary: pd.DataFrame) -> str:
+    """:func:`~strategic_apple_tasting.scenarios.compare_lending`'s summary as an HTML table."""
+    rows = []
+    for r in summary.to_dict("records"):
+        cells = [_e(r["learner"]), f"{r['delta']:g}", str(r["seeds"])]
+        for key, interval in TABLE_COLUMNS.values():
+            value = r.get(key, np.nan)
+            if value is None or (isinstance(value, float) and np.isnan(value)):
+                cells.append("-")
+            else:
+                cells.append(_e(shown_mean(value, r[f"{key}_ci"])) if interval
+                             else f"{value:.0f}")
+        rows.append(cells)
+    return _table(["learner", "δ", "seeds", *TABLE_COLUMNS], rows, text_columns=1)
+
+
+def money_note(scale: float) -> str:
+    """What the lender's table's numbers are."""
+    return ("Money is in the data's own units (one reward unit is "
+            f"{scale:g} of them); profit is per 1,000 applicants, regrets are totals over the "
+            "run. Means over seeds with 95% intervals; <em>gamed as clean</em> is the largest "
+            f"over seeds. The row <em>{_e(BEST_RULE)}</em> is that rule's own profit, answered "
+            "by the agents.")
+
+
+def named_data(table: pd.DataFrame) -> DataSet | None:
+    """The bundled data set a data game's table was played on, if it can be reloaded."""
+    from ..scenarios import DATASETS, load_dataset
+
+    title = str(table["data"].iloc[0]) if "data" in table else ""
+    if title not in DATASETS:
+        return None
+    try:
+        return load_dataset(title)
+    except ValueError:  # German credit's extra is not installed here
+        return None
+
+
+def write_lending_report(runs: pd.DataFrame, data: DataSet | LendingData,
+                         out_dir: str | os.PathLike, *, title: str | None = None) -> Path:
     """Write ``index.html`` (and each figure as PNG and PDF) for a lending comparison.
 
-    ``runs`` is :func:`~strategic_apple_tasting.scenarios.run_lending`'s table (recorded at
-    several rounds for the curves, at one δ or more). Returns the page's path.
+    ``runs`` is :func:`~strategic_apple_tasting.scenarios.run_lending`'s table (at one budget
+    or more, concatenated). Returns the page's path.
 
     Examples
     --------
@@ -29,49 +97,50 @@ def write_lending_report(runs: pd.DataFrame, data: LendingData, out_dir: str | o
     >>> _ = (tmp / "loans.csv").write_text("bad,income,cash\\n0,3,1\\n1,1,0\\n0,2,2\\n1,0,1\\n")
     >>> data = load_csv(tmp / "loans.csv", label="bad", default_value=1,
     ...                 features=["income", "cash"], gameable=["cash"])
-    >>> runs = run_lending(data, ["oracle", "accept-all"], horizon=40, seeds=2, delta=0.5,
-    ...                    record_at=[10, 20, 40])
+    >>> runs = run_lending(data, ["oracle", "accept-all"], horizon=40, seeds=2, delta=0.5)
     >>> write_lending_report(runs, data, tmp / "report").name
     'index.html'
     """
+    data = from_lending(data) if isinstance(data, LendingData) else data
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    summary = compare_lending(runs)
     horizon = int(runs["t"].max())
     seeds = int(runs["seed"].nunique())
-    deltas = list(dict.fromkeys(runs["delta"]))
-    summary = compare_lending(data, horizon=horizon, seeds=seeds, deltas=deltas, table=runs)
+    scale = float(runs["reward_scale"].iloc[0])
     figures = _Figures(out)
-    rows = [[_e(r.learner), f"{r.delta:g}", str(r.seeds), _e(shown_mean(r.regret, r.regret_ci)),
-             _e(shown_mean(r.stackelberg_regret, r.stackelberg_ci)), f"{r.accepted:.0f}",
-             f"{r.moved:.0f}", f"{r.clean:.0f}", str(r.gamed_as_clean)]
-            for r in summary.itertuples(index=False)]
     gameable = ", ".join(data.gameable_names()) or "none"
     delay = int(runs["delay"].iloc[0]) if "delay" in runs else 0
     period = int(runs["period"].iloc[0]) if "period" in runs else 1
-    title = title or "Lending scenario"
+    deltas = list(dict.fromkeys(runs["delta"]))
+    title = title or f"Lending: {data.title}"
     body = [
         f"<h1>{_e(title)}</h1>",
         f"<p>Applicants: {_e(data.source)} ({data.n} rows, d = {data.d} with the intercept). "
         f"Gameable features: {_e(gameable)}. Each round draws a row; the applicant moves the "
         "gameable features, within the budget δ (standardized units), to be accepted if it "
         "can; the learner sees the loan's real outcome only if it accepts (rejecting earns "
-        f"r0 = 0). T = {horizon}, {seeds} seeds, outcomes {delay} rounds late, a rule "
-        f"published every {period} round(s).</p>",
-        "<p>Regret is against the least-squares rule fitted on every row's label, scored on "
-        "the same sampled applicants (it can be negative: that rule is the best least-squares "
-        "rule, not the best rule); the Stackelberg regret is against that rule shifted by the "
-        "budget and answered by the same agents. Means over seeds with 95% intervals; "
-        "<em>gamed as clean</em> is the largest over seeds.</p>",
-        _table(["learner", "δ", "seeds", "regret", "Stackelberg regret", "accepted", "moved",
-                "clean", "gamed as clean"], rows, text_columns=1),
+        f"r0). T = {horizon:,}, {seeds} seeds, outcomes {delay} rounds late, a rule published "
+        f"every {period} round(s), on the compiled engine.</p>",
+        f"<p>{benchmark_text(data, runs)}</p>",
+        f"<p>{money_note(scale)}</p>",
+        lender_table(summary),
     ]
     for delta in deltas:
         at = runs[runs["delta"] == delta]
-        fig = regret_figure(
-            pa.Table.from_pandas(at[["learner", "seed", "t", "regret"]], preserve_index=False),
-            title=f"δ = {delta:g}: mean over {at['seed'].nunique()} seeds with 95% band",
-            ylabel="cumulative regret against the fitted rule", clip_band=False)
-        stem = f"regret-delta-{delta:g}".replace(".", "_")
-        body.append(figures.embed(fig, stem, f"regret curves at δ = {delta:g}",
-                                  f"Cumulative regret at δ = {delta:g}."))
+        stem = f"delta-{delta:g}".replace(".", "_")
+        money = at[["learner", "seed", "t"]].assign(regret=at["profit"] * scale)
+        fig = regret_figure(pa.Table.from_pandas(money, preserve_index=False),
+                            title=f"δ = {delta:g}: mean over {at['seed'].nunique()} seeds with "
+                            "95% band", ylabel="cumulative profit", clip_band=False)
+        body.append(figures.embed(fig, f"profit-{stem}", f"profit at δ = {delta:g}",
+                                  f"Cumulative profit at δ = {delta:g}, in the data's units."))
+        regret = at[["learner", "seed", "t"]].assign(regret=at["stackelberg_regret"] * scale)
+        fig = regret_figure(pa.Table.from_pandas(regret, preserve_index=False),
+                            title=f"δ = {delta:g}: mean over {at['seed'].nunique()} seeds with "
+                            "95% band", ylabel="regret vs best linear rule", clip_band=False)
+        body.append(figures.embed(
+            fig, f"regret-{stem}", f"regret at δ = {delta:g}",
+            f"Cumulative regret against the best linear rule answered by the agents "
+            f"(Stackelberg; a lower bound) at δ = {delta:g}, in the data's units."))
     return _write_page(out / "index.html", title, "\n".join(body))

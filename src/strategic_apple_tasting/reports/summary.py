@@ -65,10 +65,28 @@ def summary_text(table: pa.Table) -> str:
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
              for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    if estimated:
+    if estimated and "profit" in table.column_names:
+        lines.append("* Stackelberg regret against the best linear rule found by a search over "
+                     "the rows, answered by the agents: a lower bound.")
+    elif estimated:
         lines.append("* Stackelberg regret against the best of a searched set of fixed policies: a "
                      "lower bound (these agents do not induce every half-space).")
     lines.append("exponent: log–log slope of mean regret (t ≥ T/10 along the run; across "
                  "horizons for learners tuned to T), its interval bootstrapped over seeds.")
     lines.extend(caveats)
+    if "profit" in table.column_names:
+        lines.extend(_lender_lines(runs))
     return "\n".join(lines)
+
+
+def _lender_lines(runs: pa.Table) -> list[str]:
+    """A data game's money: profit and regret against fixed rules, in the data's units."""
+    from ..scenarios import compare_lending, format_table
+
+    frame = runs.to_pandas()
+    return ["", "A data game: regret above is against accepting exactly the applicants who "
+            "repay (an upper bound on regret against any rule). Against fixed rules, in the "
+            f"data's units ({float(frame['reward_scale'].iloc[0]):g} a reward unit; profit "
+            "per 1,000 applicants; the best linear rule is a search's, so regret against it "
+            "is a lower bound; the least-squares rule is not the best linear rule):",
+            format_table(compare_lending(frame))]

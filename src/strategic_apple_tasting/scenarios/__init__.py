@@ -1,13 +1,26 @@
-"""Scenarios on real data: the semi-synthetic lending scenario (issue 11, part 4).
+"""Scenarios on real data: lending data sets as games on the engine (issues 11 and 21).
 
 :func:`load_german_credit` and :func:`load_csv` give applicants and their real outcomes
-(:class:`LendingData`); :func:`run_lending` plays the strategic apple-tasting game on them and
-:func:`compare_lending` summarizes it per learner with intervals over seeds.
+(:class:`LendingData`); :func:`load_fico` the FICO TransRisk tables; :func:`load_dataset` the
+named data sets. :func:`data_game` makes any of them a game for the compiled engine;
+:func:`run_lending` plays learners on it and :func:`compare_lending` gives the table a lender
+reads (profit, regret against the best linear rule and against the least-squares rule).
 """
 
+from .datasets import DATASETS, DataSet, data_game, from_lending, load_dataset
+from .fico import load_fico
 from .lending import LendingData, german_credit_path, load_csv, load_german_credit
-from .run import LEARNERS, compare_lending, fitted_rule, format_table, run_lending, subset_agents
+from .run import (
+    BEST_RULE,
+    LEARNERS,
+    compare_lending,
+    fitted_rule,
+    format_table,
+    run_lending,
+    subset_agents,
+)
 
-__all__ = ["LEARNERS", "LendingData", "compare_lending", "fitted_rule", "format_table",
-           "german_credit_path", "load_csv", "load_german_credit", "run_lending",
+__all__ = ["BEST_RULE", "DATASETS", "LEARNERS", "DataSet", "LendingData", "compare_lending",
+           "data_game", "fitted_rule", "format_table", "from_lending", "german_credit_path",
+           "load_csv", "load_dataset", "load_fico", "load_german_credit", "run_lending",
            "subset_agents"]

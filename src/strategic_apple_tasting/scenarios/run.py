@@ -1,105 +1,70 @@
-"""The semi-synthetic lending scenario: real applicants, real outcomes, simulated gaming.
+"""The lending comparison on the engine: learners on a data game, and the table a lender reads.
 
-Each round an applicant (a row of a :class:`~.lending.LendingData`) arrives; the learner
-publishes its rule through the per-round API; the applicant games the *gameable* features
-within budget δ if that gets it accepted; the learner decides on what it sees and, under apple
-tasting, sees the row's real reward only if it accepted (rejecting gives r0).
+:func:`run_lending` plays a data set's game (:func:`~.datasets.data_game`) with the compiled
+engine (``simulate``: every learner meets the same applicants, agents and outcomes on a seed),
+and :func:`compare_lending` summarizes it per budget and learner in money, the data's own units
+(German credit: +1 a repaid loan, −5 a default):
 
-**Agents.** Gaming only a subset G of the features is the ellipsoidal cost of
-:class:`~strategic_apple_tasting.game.agents.EllipsoidalCost` with A⁻¹ = diag(1_G): a move v
-costs ‖v‖ if it stays in G and is impossible otherwise (infinite cost). The cheapest move that
-raises ⟨β, x⟩ by g is then v = g·β_G/‖β_G‖² (Cauchy–Schwarz on the coordinates in G), of
-cost g/‖β_G‖, so an agent moves iff c − ⟨β, x⟩ ≤ δ‖β_G‖, and a strategy-aware rule shifts by
-δ‖β_G‖. The package's model already does exactly this (its move A⁻¹β/βᵀA⁻¹β and reach
-δ·sqrt(βᵀA⁻¹β)), so both the agents and the learners' belief are that model; nothing new.
+* **profit** per 1,000 applicants: the sum of the real rewards the learner earned;
+* **regret against the best linear rule**: the rule found by a search over the rows
+  (:mod:`~strategic_apple_tasting.engine.best_rule`) with its threshold chosen in hindsight
+  on the seed's applicants, published and answered by the agents (the Stackelberg version,
+  what a lender could have earned with one fixed rule), and the same rule on the applicants'
+  true features. The search gives a lower bound on the best linear rule, so these regrets are
+  lower bounds;
+* **regret against the least-squares rule**: θ* fitted on every row's outcome, shifted by the
+  budget and answered by the agents, and on the true features (the benchmark of the scenario
+  before issue 21; a learner can beat it: it is not the best linear rule).
 
-**Benchmarks.** (a) ``regret``: against θ*, the least-squares fit of the reward on the features
-over all rows, accepting iff ⟨θ*, x⟩ ≥ r0 on the *true* row, scored on the same sampled rows
-as the learner. (b) ``stackelberg_regret``: against the fitted rule shifted by the budget,
-(θ*, r0 + δ‖θ*_G‖), published every round and answered by the same agents (the same truthful
-coins). When every agent games (``truthful = 0``), a mover lands exactly where θ* accepts, so
-(b) accepts the same rows as (a) and the two regrets are equal; with a truthful fraction,
-truthful rows in the band [r0, r0 + δ‖θ*_G‖) are rejected by (b), and the columns differ. The
-rows' rewards are the real outcomes, so each round's reward is exactly known: a regret here is
-realized on the sampled rows (it can be negative: θ* is the best *least-squares* rule, not the
-best rule).
+Beside the learners, each budget has a row for the best linear rule itself (its profit
+answered by the agents).
 """
 
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..game.agents import BUDGET_SLACK, RESPOND, EllipsoidalCost, compiled_agents
-from ..game.policies import LinearThreshold
+from ..engine import simulate
+from ..game import SubsetGaming
 from ..learners import Learner, make_learner
 from ..metrics import mean_ci
+from .datasets import DataSet, data_game, from_lending
 from .lending import LendingData
 
-#: The comparison of issue 11: SA-OLS, explore-then-commit, the oracle (θ* shifted: the
-#: Stackelberg benchmark itself, a control whose regret must be 0) and the non-strategy-aware
-#: learners of the registry that publish linear rules. LinUCB is left out: its optimistic rule
-#: is not linear, and the package's numerical best response needs a positive definite cost,
-#: which subset gaming (infinite cost off G) is not.
-LEARNERS = ("sa-ols", "etc", "oracle", "naive-greedy", "shifted-ols", "lin-ts",
+#: The comparison of issues 11 and 21: SA-OLS, offset OLS, explore-then-commit, the oracle
+#: (θ* shifted: the Stackelberg least-squares benchmark itself, a control whose regret
+#: against it must be 0) and the learners unaware of gaming, accept-all and reject-all.
+LEARNERS = ("sa-ols", "offset-ols", "etc", "oracle", "naive-greedy", "shifted-ols", "lin-ts",
             "epsilon-greedy", "accept-all", "reject-all")
 
-#: Columns of :func:`run_lending`'s table, after the learner, seed and setting columns.
-COUNTS = ("accepted", "moved", "clean", "learned", "gamed_as_clean")
+#: The row standing for the best linear rule found by the search (answered by the agents).
+BEST_RULE = "best linear rule (search)"
 
 
-@dataclass(frozen=True)
-class _Game:
-    """What :meth:`Learner.bind` reads from a game: the settings learners are bound to."""
-
-    delta: float
-    r0: float
-    feedback: str
-    agents: Any
-    sigma: float
-
-
-@dataclass(frozen=True)
-class _Instance:
-    """A bindable stand-in for a game instance (``Oracle.bind`` also reads θ)."""
-
-    game: _Game
-    theta1: np.ndarray
-    theta0: np.ndarray
-
-
-def subset_agents(gameable: np.ndarray, delta: float, truthful: float = 0.0) -> EllipsoidalCost:
+def subset_agents(gameable: np.ndarray, delta: float, truthful: float = 0.0) -> SubsetGaming:
     """Agents that game only the features where ``gameable`` is True, within budget ``delta``.
-
-    An :class:`~strategic_apple_tasting.game.agents.EllipsoidalCost` with A⁻¹ = diag(gameable)
-    (a move off those features has infinite cost). Built directly: ``from_cost`` needs A itself,
-    which is infinite here.
 
     Examples
     --------
-    >>> import numpy as np
     >>> agents = subset_agents(np.array([False, True]), delta=0.5)
     >>> x_obs, moved = agents.respond_once(np.array([1.0, 1.0]), 0.4, np.zeros(2))
     >>> moved, float(x_obs[0]), round(float(x_obs[1]), 12)
     (True, 0.0, 0.4)
     """
-    mask = np.asarray(gameable, dtype=bool)
-    if mask.ndim != 1:
-        raise ValueError(f"gameable must be a 1-d boolean mask, got shape {mask.shape}")
-    model = EllipsoidalCost(delta=delta, truthful=truthful, cost_inv=np.diag(mask.astype(float)))
+    model = SubsetGaming(delta=delta, truthful=truthful,
+                         gameable=np.asarray(gameable, dtype=bool))
     model.check()
     return model
 
 
-def fitted_rule(data: LendingData) -> tuple[np.ndarray, float]:
-    """θ*, the least-squares fit of the reward on the features over all rows, and the residual
-    standard deviation (the reward noise σ learners tuned to it are bound to).
+def fitted_rule(data: LendingData | DataSet) -> tuple[np.ndarray, float]:
+    """θ*, the least-squares fit of the reward on the features over all rows, and the spread
+    of the rewards about it (the noise level σ that learners tuned to σ are told).
 
     Examples
     --------
@@ -112,9 +77,8 @@ def fitted_rule(data: LendingData) -> tuple[np.ndarray, float]:
     >>> theta.round(3).tolist(), round(sigma, 3)
     ([0.0, 0.894], 0.447)
     """
-    theta, *_ = np.linalg.lstsq(data.features, data.reward, rcond=None)
-    resid = data.reward - data.features @ theta
-    return theta, float(np.sqrt(np.mean(resid * resid)))
+    data = from_lending(data) if isinstance(data, LendingData) else data
+    return data.contexts.fitted()
 
 
 def _resolve(given: Any) -> tuple[str, Learner]:
@@ -127,79 +91,38 @@ def _resolve(given: Any) -> tuple[str, Learner]:
     return (label or (spec if isinstance(spec, str) else learner.name)), learner
 
 
-def _check(delta: Any, r0: Any, truthful: Any, horizon: Any, seeds: Any) -> list[int]:
-    for name, value, low, high in (("delta", delta, 0.0, math.inf), ("r0", r0, -math.inf,
-                                   math.inf), ("truthful", truthful, 0.0, 1.0)):
-        if not (isinstance(value, int | float) and not isinstance(value, bool)
-                and math.isfinite(value) and low <= value <= high):
-            raise ValueError(f"{name} must be a finite number in [{low}, {high}], got {value!r}")
-    if not (isinstance(horizon, int | np.integer) and not isinstance(horizon, bool)
-            and horizon >= 1):
-        raise ValueError(f"horizon must be an integer >= 1, got {horizon!r}")
-    if isinstance(seeds, int | np.integer) and not isinstance(seeds, bool):
-        if seeds < 1:
-            raise ValueError(f"seeds must be a count >= 1 or a list of seed indices, got {seeds}")
-        return list(range(int(seeds)))
-    if not (isinstance(seeds, Sequence) and seeds and all(
-            isinstance(s, int | np.integer) and not isinstance(s, bool) and s >= 0
-            for s in seeds)):
-        raise ValueError(f"seeds must be a count >= 1 or a list of seed indices >= 0, "
-                         f"got {seeds!r}")
-    return [int(s) for s in seeds]
-
-
-def run_lending(data: LendingData, learners: Sequence[str | Learner] = LEARNERS, *,
+def run_lending(data: LendingData | DataSet, learners: Sequence[Any] = LEARNERS, *,
                 horizon: int, seeds: int | Sequence[int], delta: float, r0: float = 0.0,
-                truthful: float = 0.0, seed: int = 0,
-                record_at: Sequence[int] | None = None, delay: int = 0,
-                period: int = 1) -> pd.DataFrame:
-    """Play the lending scenario; one row per learner × seed × recorded round.
-
-    Seed index s uses the child s of ``SeedSequence(seed)``, which spawns three streams: the
-    applicants (rows drawn with replacement), the agents (who is truthful) and the learner.
-    Every learner meets the same applicants and agents on a seed, and a seed's results do not
-    depend on the other seeds run with it.
+                truthful: float = 0.0, rewards: str = "recorded", delay: int = 0,
+                period: int = 1, per_decade: int = 20, threads: int = 1,
+                progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """Play a data set's game with ``learners`` on the compiled engine.
 
     Parameters
     ----------
-    data : LendingData
-        The applicants (:func:`~.lending.load_german_credit`, :func:`~.lending.load_csv`).
+    data : LendingData or DataSet
+        The applicants (:func:`~.lending.load_german_credit`, :func:`~.lending.load_csv`,
+        :func:`~.datasets.load_dataset`, :func:`~.fico.load_fico`).
     learners : sequence of str, Learner or (str, str or Learner)
         Registry names, learner instances, or (label, learner) pairs to tell apart two
-        configurations of one learner (unset ``delta``, ``r0``, ``feedback``,
-        ``agents``, ``sigma`` and ``horizon`` are bound to this game; ``agents`` is the
-        subset-gaming model). Default :data:`LEARNERS`.
+        configurations of one learner. Default :data:`LEARNERS`.
     horizon : int
-        Rounds T.
+        Applicants per run.
     seeds : int or sequence of int
-        How many seeds (0, 1, ...), or which.
-    delta : float
-        Agents' budget, in the standardized features' units.
-    r0 : float
-        Reward of rejecting, in the scaled rewards' units.
-    truthful : float
-        Probability that an agent does not game.
-    seed : int
-        Entropy of the root ``SeedSequence``.
-    record_at : sequence of int, optional
-        Rounds after which totals are recorded (default: the last round only).
-    delay : int
-        Rounds after its decision that a loan's outcome reaches the learner (0: at the end of
-        its own round, the paper's game). Learners run through the decision API
-        (:mod:`strategic_apple_tasting.learners.decisions`): outcomes are reported by id.
-    period : int
-        Rounds a published rule stays in force (1: a rule each round).
+        How many seeds (0, 1, ...), or which: the engine's seeds (a seed's streams spawn
+        from ``SeedSequence(seed)``).
+    delta, r0, truthful, rewards, delay, period
+        The game's settings (:func:`~.datasets.data_game`).
+    per_decade, threads, progress
+        As for :func:`~strategic_apple_tasting.simulate`.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``learner, seed, t, delta, truthful, regret, stackelberg_regret,
-        stackelberg_exact, reward, accepted, moved, clean, learned, gamed_as_clean,
-        seconds``: cumulative regrets against the two benchmarks (module docstring), the
-        learner's total reward, and counts (``moved``: agents that gamed; ``clean``: accepted
-        points learned from; ``learned``: all points learned from; ``gamed_as_clean``: moved
-        points learned from). ``stackelberg_exact`` is True when every agent games, where the
-        two benchmarks coincide.
+        The engine's table (one row per learner × seed × recorded round, with a data game's
+        columns ``profit``, ``linear_regret``, ``stackelberg_regret``, ``ls_regret``,
+        ``ls_stackelberg_regret`` and ``best_rule_profit``, in reward units: multiply by
+        ``reward_scale`` for the data's), learners labelled as given.
 
     Examples
     --------
@@ -210,226 +133,126 @@ def run_lending(data: LendingData, learners: Sequence[str | Learner] = LEARNERS,
     >>> data = load_csv(csv, label="bad", default_value=1, features=["income", "cash"],
     ...                 gameable=["cash"])
     >>> table = run_lending(data, ["oracle", "accept-all"], horizon=50, seeds=2, delta=0.5)
-    >>> table.groupby("learner", sort=False)["regret"].max().round(9).tolist()
-    [0.0, 27.0]
+    >>> last = table[table.t == 50]
+    >>> last.groupby("learner", sort=False)["ls_regret"].max().abs().round(9).tolist()
+    [0.0, 25.0]
     """
-    seed_list = _check(delta, r0, truthful, horizon, seeds)
-    for name, value, low in (("delay", delay, 0), ("period", period, 1)):
-        if not (isinstance(value, int | np.integer) and not isinstance(value, bool)
-                and value >= low):
-            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    if not isinstance(data, LendingData):
-        raise ValueError(f"data must be a LendingData (load_german_credit, load_csv), "
-                         f"got {type(data).__name__}")
-    record = sorted({int(horizon)} if record_at is None else {int(t) for t in record_at})
-    if record[0] < 1 or record[-1] > horizon:
-        raise ValueError(f"record_at must be rounds in [1, {horizon}], got {list(record_at)!r}")
-    if not learners:
-        raise ValueError("learners must name at least one learner")
-    theta, sigma = fitted_rule(data)
-    agents = subset_agents(data.gameable, float(delta), float(truthful))
-    game = _Game(delta=float(delta), r0=float(r0), feedback="apple", agents=agents, sigma=sigma)
-    instance = _Instance(game=game, theta1=theta, theta0=np.zeros(data.d))
+    if isinstance(learners, str) or not learners:
+        raise ValueError(f"learners must be a non-empty list of learners (names, Learner "
+                         f"instances or (label, learner) pairs), got {learners!r}")
     specs = [_resolve(given) for given in learners]
     labels = [label for label, _ in specs]
     if len(set(labels)) != len(labels):
         raise ValueError(f"learners must have distinct labels (give (label, learner) pairs), "
                          f"got {labels!r}")
-    rows = []
-    root = np.random.SeedSequence(seed)
-    for s in seed_list:
-        streams = _Streams.make(root, s, data, agents, int(horizon), float(r0))
-        for label, spec in specs:
-            bound = spec.bind(instance, int(horizon))
-            rows += _play(data, bound, streams, agents, int(horizon), float(r0), record,
-                          int(delay), int(period), label=label, seed=s, delta=float(delta),
-                          truthful=float(truthful))
-    return pd.DataFrame(rows)
+    game = data_game(data, delta=delta, truthful=truthful, r0=r0, rewards=rewards,
+                     delay=delay, period=period)
+    table = simulate(game, [lr for _, lr in specs], horizon, seeds, threads=threads,
+                     per_decade=per_decade, progress=progress).to_pandas()
+    # The engine labels by name (numbered when a name repeats); the caller's labels replace
+    # them in the engine's order of learners.
+    engine_labels = list(dict.fromkeys(table["learner"]))
+    table["learner"] = table["learner"].map(dict(zip(engine_labels, labels, strict=True)))
+    return table
 
 
-@dataclass(frozen=True)
-class _Streams:
-    """One seed's draws, shared by every learner, and the benchmarks' rewards on them."""
-
-    rows: np.ndarray  # the applicant of each round
-    honest: np.ndarray  # whether the round's agent does not game
-    learner: np.random.SeedSequence
-    benchmark: np.ndarray  # (a)'s reward each round
-    stackelberg: np.ndarray  # (b)'s reward each round
-
-    @classmethod
-    def make(cls, root: np.random.SeedSequence, s: int, data: LendingData,
-             agents: EllipsoidalCost, horizon: int, r0: float) -> _Streams:
-        # SeedSequence(entropy, spawn_key=(s,)) is root.spawn(...)[s] without spawning s
-        # children first: seed s is the same whichever seeds run with it.
-        child = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, s))
-        rows_ss, agents_ss, learner_ss = child.spawn(3)
-        rows = np.random.default_rng(rows_ss).integers(0, data.n, size=horizon)
-        draws = np.random.default_rng(agents_ss).random(horizon)  # drawn whatever truthful is
-        honest = draws < agents.truthful if agents.delta > 0 else np.ones(horizon, bool)
-        theta, _ = fitted_rule(data)
-        x, y = data.features[rows], data.reward[rows]
-        scores = x @ theta
-        best = np.where(scores >= r0, y, r0)
-        # (b): the fitted rule shifted by the reach δ‖θ*_G‖; a gamer moves iff its gap to the
-        # threshold is within the reach (the agents' own test, ties to the agent).
-        reach_norm = float(np.linalg.norm(theta[data.gameable]))
-        threshold = r0 + agents.delta * reach_norm
-        gap = threshold - scores
-        accepted = (gap <= 0) | (~honest & _within(gap, reach_norm, agents.delta))
-        return cls(rows=rows, honest=honest, learner=learner_ss, benchmark=best,
-                   stackelberg=np.where(accepted, y, r0))
-
-
-def _within(gap: np.ndarray, reach_norm: float, delta: float) -> np.ndarray:
-    """Vectorized ``within_budget`` of the cost gap/‖β_G‖: the agents' own test, ties settled
-    for the agent (False everywhere when no gameable feature has weight)."""
-    if reach_norm == 0:
-        return np.zeros(gap.shape, bool)
-    return gap / reach_norm <= delta * (1.0 + BUDGET_SLACK)
-
-
-def _play(data: LendingData, learner: Learner, streams: _Streams, agents: EllipsoidalCost,
-          horizon: int, r0: float, record: list[int], delay: int, period: int,
-          **labels: Any) -> list[dict[str, Any]]:
-    start = time.perf_counter()
-    learner.reset(data.d, np.random.default_rng(streams.learner))
-    gamer = compiled_agents(agents._replace(truthful=0.0))  # the coin is drawn up front
-    respond = RESPOND[type(gamer)]  # (streams.honest)
-    scratch_rng = np.random.default_rng(0)  # respond draws nothing when truthful is 0
-    out = np.empty(data.d)
-    features, reward = data.features, data.reward
-    totals = dict.fromkeys(COUNTS, 0)
-    regret = stack = earned = 0.0
-    rows, k = [], 0
-    moved_at: dict[int, bool] = {}
-    for t in range(horizon):
-        i = streams.rows[t]
-        x = features[i]
-        if t % period == 0:
-            learner.publish()
-        rule = learner.rule_in_force().rule
-        if not isinstance(rule, LinearThreshold):
-            raise ValueError(f"learner {labels['label']!r} published a non-linear rule; the "
-                             "lending scenario's agents answer linear thresholds only")
-        beta = np.ascontiguousarray(rule.beta, dtype=float)
-        moved = False
-        if not streams.honest[t] and float(beta @ x) < rule.threshold:
-            moved = bool(respond(gamer, scratch_rng, beta, float(rule.threshold), x, out))
-        x_obs = out.copy() if moved else x
-        accepted = learner.decide(x_obs, id=t).accepted
-        got = float(reward[i]) if accepted else r0
-        if accepted:
-            moved_at[t] = moved
-        else:  # a rejection's (empty) feedback is learned by decide(), at once
-            _count(totals, learner._last_used, False, moved)
-        # The loan of round t − delay is repaid (or not) now: its outcome reaches the learner.
-        due = t - delay
-        if due in moved_at:
-            _count(totals, learner.report(due, float(reward[streams.rows[due]])), True,
-                   moved_at.pop(due))
-        earned += got
-        regret += streams.benchmark[t] - got
-        stack += streams.stackelberg[t] - got
-        totals["accepted"] += accepted
-        totals["moved"] += moved
-        if t + 1 == record[k]:
-            rows.append({"learner": labels["label"], "seed": labels["seed"], "t": t + 1,
-                         "delta": labels["delta"], "truthful": labels["truthful"],
-                         "delay": delay, "period": period,
-                         "regret": regret, "stackelberg_regret": stack,
-                         "stackelberg_exact": agents.truthful in (0.0, 1.0) or agents.delta == 0,
-                         "reward": earned, **totals,
-                         "seconds": time.perf_counter() - start})
-            k += 1
-    return rows
-
-
-def _count(totals: dict[str, int], used: bool, accepted: bool, moved: bool) -> None:
-    totals["clean"] += used and accepted
-    totals["learned"] += used
-    totals["gamed_as_clean"] += used and moved
-
-
-def compare_lending(data: LendingData, learners: Sequence[str | Learner] = LEARNERS, *,
-                    horizon: int, seeds: int | Sequence[int], deltas: Sequence[float],
-                    r0: float = 0.0, truthful: float = 0.0, seed: int = 0,
-                    table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Final regret per δ × learner: means over seeds with 95% Student-t intervals.
-
-    Runs :func:`run_lending` at each δ (or summarizes ``table``, one of its outputs).
+def compare_lending(table: pd.DataFrame) -> pd.DataFrame:
+    """The lender's summary of :func:`run_lending`'s tables (concatenated over budgets): per
+    budget and learner, means over seeds at the last round with 95% Student-t half-widths, in
+    the data's units, and a row for the best linear rule (:data:`BEST_RULE`).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``delta, learner, seeds, regret, regret_ci, stackelberg_regret,
-        stackelberg_ci, accepted, moved, clean, gamed_as_clean, seconds``: ``*_ci`` is the
-        half-width of the interval (NaN for one seed); counts are means over seeds, except
-        ``gamed_as_clean``, the largest over seeds; ``seconds`` is the mean time of a run.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> from strategic_apple_tasting.scenarios import load_csv
-    >>> csv = pathlib.Path(tempfile.mkdtemp()) / "loans.csv"
-    >>> _ = csv.write_text("bad,income,cash\\n0,3,1\\n1,1,0\\n0,2,2\\n1,0,1\\n")
-    >>> data = load_csv(csv, label="bad", default_value=1, features=["income", "cash"],
-    ...                 gameable=["cash"])
-    >>> summary = compare_lending(data, ["oracle", "reject-all"], horizon=40, seeds=3,
-    ...                           deltas=[0.5])
-    >>> summary[["learner", "seeds"]].values.tolist()
-    [['oracle', 3], ['reject-all', 3]]
+        Columns ``delta, learner, seeds, T, profit, profit_ci`` (per 1,000 applicants),
+        ``regret, regret_ci`` (against the best linear rule answered by the agents),
+        ``linear_regret, linear_regret_ci`` (that rule on true features), ``ls_regret,
+        ls_regret_ci`` (the least-squares rule answered by the agents), ``ls_true_regret,
+        ls_true_regret_ci`` (on true features), ``accepted, moved, clean, gamed_as_clean``
+        (counts: means, gamed as clean the largest over seeds). Money is rounded to 10⁻⁶ of
+        the data's unit; NaN where a row has no value (the best rule's regrets, its counts).
     """
-    if table is None:
-        if isinstance(deltas, int | float) or not deltas:
-            raise ValueError(f"deltas must be a non-empty list of budgets, got {deltas!r}")
-        table = pd.concat([run_lending(data, learners, horizon=horizon, seeds=seeds, delta=d,
-                                       r0=r0, truthful=truthful, seed=seed) for d in deltas],
-                          ignore_index=True)
-    last = table[table["t"] == table["t"].max()]
+    last = table[table["t"] == table.groupby(["delta", "learner", "seed"])["t"].transform("max")]
     out = []
-    for (delta, learner), group in last.groupby(["delta", "learner"], sort=False):
-        regret, regret_ci = mean_ci(group["regret"].to_numpy())
-        stack, stack_ci = mean_ci(group["stackelberg_regret"].to_numpy())
-        out.append({"delta": delta, "learner": learner, "seeds": len(group),
-                    "regret": regret, "regret_ci": regret_ci, "stackelberg_regret": stack,
-                    "stackelberg_ci": stack_ci, "accepted": group["accepted"].mean(),
-                    "moved": group["moved"].mean(), "clean": group["clean"].mean(),
-                    "gamed_as_clean": int(group["gamed_as_clean"].max()),
-                    "seconds": group["seconds"].mean()})
+    for delta, at in last.groupby("delta", sort=False):
+        scale = float(at["reward_scale"].iloc[0])
+        t = int(at["t"].max())
+        per = 1000.0 * scale / t
+
+        def money(values: pd.Series, unit: float) -> tuple[float, float]:
+            # To 10⁻⁶ of the data's unit: a regret against a rule the learner plays (the
+            # oracle's against the least-squares rule) is 0 up to the order of summation.
+            mean, half = mean_ci(np.round(values.to_numpy() * unit, 6))
+            return mean, half
+
+        for learner, group in at.groupby("learner", sort=False):
+            row: dict[str, Any] = {"delta": delta, "learner": learner,
+                                   "seeds": int(group["seed"].nunique()), "T": t}
+            row["profit"], row["profit_ci"] = money(group["profit"], per)
+            for key, column in (("regret", "stackelberg_regret"),
+                                ("linear_regret", "linear_regret"),
+                                ("ls_regret", "ls_stackelberg_regret"),
+                                ("ls_true_regret", "ls_regret")):
+                row[key], row[f"{key}_ci"] = money(group[column], scale)
+            row.update(accepted=group["accepted"].mean(), moved=group["moved"].mean(),
+                       clean=group["clean"].mean(),
+                       gamed_as_clean=int(group["gamed_as_clean"].max()))
+            out.append(row)
+        best = at.drop_duplicates("seed")
+        mean, half = money(best["best_rule_profit"], per)
+        out.append({"delta": delta, "learner": BEST_RULE, "seeds": int(best["seed"].nunique()),
+                    "T": t, "profit": mean, "profit_ci": half})
     return pd.DataFrame(out)
 
 
+def shown_mean(value: float, half: float, digits: int = 4) -> str:
+    """A mean with its interval's half-width; never "± 0", which would claim a precision:
+    a value that is the same on every seed says so, one seed has no interval."""
+    if isinstance(value, float) and math.isnan(value):
+        return "-"
+    if math.isnan(half):
+        return f"{value:.{digits}g} (one seed)"
+    if half == 0:
+        return f"{value:.{digits}g} (on every seed)"
+    return f"{value:.{digits}g} ± {half:.2g}"
+
+
+#: The lender's table's columns: header → (summary column, is it a mean with an interval).
+TABLE_COLUMNS = {
+    "profit per 1,000": ("profit", True),
+    "regret vs best linear rule (Stackelberg)": ("regret", True),
+    "vs best linear rule (true features)": ("linear_regret", True),
+    "vs least-squares rule (Stackelberg)": ("ls_regret", True),
+    "vs least-squares rule (true features)": ("ls_true_regret", True),
+    "accepted": ("accepted", False), "moved": ("moved", False),
+    "gamed as clean": ("gamed_as_clean", False),
+}
+
+
 def format_table(summary: pd.DataFrame | Mapping[str, Any]) -> str:
-    """:func:`compare_lending`'s summary as a Markdown table (regret as mean ± half-width).
+    """:func:`compare_lending`'s summary as a Markdown table (means ± 95% half-widths).
 
     Examples
     --------
-    >>> import pandas as pd
     >>> print(format_table(pd.DataFrame([{"delta": 0.5, "learner": "oracle", "seeds": 2,
-    ...     "regret": 0.0, "regret_ci": 0.0, "stackelberg_regret": 0.0, "stackelberg_ci": 0.0,
-    ...     "accepted": 10.0, "moved": 2.0, "clean": 0.0, "gamed_as_clean": 0,
-    ...     "seconds": 0.1}])).splitlines()[2])
-    | 0.5 | oracle | 2 | 0 (on every seed) | 0 (on every seed) | 10 | 2 | 0 | 0 |
+    ...     "T": 100, "profit": 12.0, "profit_ci": 1.0, "regret": 3.0, "regret_ci": 0.5,
+    ...     "linear_regret": 3.0, "linear_regret_ci": 0.5, "ls_regret": 0.0,
+    ...     "ls_regret_ci": 0.0, "ls_true_regret": 0.0, "ls_true_regret_ci": 0.0,
+    ...     "accepted": 10.0, "moved": 2.0, "gamed_as_clean": 0}])).splitlines()[2][:67])
+    | 0.5 | oracle | 2 | 12 ± 1 | 3 ± 0.5 | 3 ± 0.5 | 0 (on every seed)
     """
     frame = pd.DataFrame(summary)
-    head = ("| δ | learner | seeds | regret (95% CI) | Stackelberg regret (95% CI) | accepted "
-            "| moved | clean | gamed as clean |")
-    lines = [head, "|" + "---|" * 9]
-    for r in frame.itertuples(index=False):
-        lines.append(f"| {r.delta:g} | {r.learner} | {r.seeds} | "
-                     f"{shown_mean(r.regret, r.regret_ci)} | "
-                     f"{shown_mean(r.stackelberg_regret, r.stackelberg_ci)} "
-                     f"| {r.accepted:.0f} | {r.moved:.0f} | {r.clean:.0f} | "
-                     f"{r.gamed_as_clean} |")
+    head = "| δ | learner | seeds | " + " | ".join(TABLE_COLUMNS) + " |"
+    lines = [head, "|" + "---|" * (3 + len(TABLE_COLUMNS))]
+    for r in frame.to_dict("records"):
+        cells = [f"{r['delta']:g}", str(r["learner"]), str(r["seeds"])]
+        for key, interval in TABLE_COLUMNS.values():
+            value = r.get(key, math.nan)
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                cells.append("-")
+            elif interval:
+                cells.append(shown_mean(float(value), float(r[f"{key}_ci"])))
+            else:
+                cells.append(f"{value:.0f}")
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-def shown_mean(value: float, half: float) -> str:
-    """A mean with its interval's half-width; never "± 0", which would claim a precision:
-    a value that is the same on every seed says so, one seed has no interval."""
-    if math.isnan(half):
-        return f"{value:.4g} (one seed)"
-    if half == 0:
-        return f"{value:.4g} (on every seed)"
-    return f"{value:.4g} ± {half:.2g}"

@@ -182,7 +182,7 @@ def restore(engine: Engine, config: ServiceConfig, *, upto: int | None = None,
         if row is None:
             current = LogLearner(config)
         else:
-            learner = loads(row.state, f"the saved learner state at log position {row.seq}")
+            learner = _saved_learner(row, config)
             current = LogLearner(config, learner, row.seq, row.learned, row.clean, row.since)
             r = store.rules
             current.releases = [
@@ -205,6 +205,28 @@ def restore(engine: Engine, config: ServiceConfig, *, upto: int | None = None,
                 current.apply(entry)
             entries = []
     return current
+
+
+class SavedStateError(ValueError):
+    """A saved learner state in the database that cannot be loaded: bad input (the start and
+    ``sat serve check`` refuse it in one line, exit status 2), not a log that fails its check."""
+
+
+def _saved_learner(row: Any, config: ServiceConfig) -> Any:
+    """The learner saved in a state row: only the service's configured learner may be loaded
+    from the database (nothing else is imported), and it must be that learner."""
+    from ..learners import learner_class
+
+    source = f"the saved learner state at log position {row.seq}"
+    configured = learner_class(config.learner)
+    try:
+        learner = loads(row.state, source, allow=[configured])
+    except ValueError as exc:
+        raise SavedStateError(str(exc)) from None
+    if type(learner) is not configured:
+        raise SavedStateError(f"{source} is learner {type(learner).__name__}, but the service "
+                              f"runs {config.learner!r}")
+    return learner
 
 
 def _republish(current: LogLearner, row: Any) -> None:

@@ -9,14 +9,14 @@ is an ordinary sweep directory) and writes the table.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pyarrow as pa
 
 from ..sweep import load
 from . import agents, delays, efficient, horizons, peers, stochastic, unclean
-from .parts import NON_STRATEGIC, PARTS, SIZES, Size, parts
+from .parts import NON_STRATEGIC, PARTS, SIZES, Size, part_cost, parts
 from .rows import (
     INCONCLUSIVE,
     NO,
@@ -42,7 +42,9 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("adversarial-d1",), horizons.adversarial),
     (("adversarial-d2",), horizons.adversarial),
     (("adversarial-d2", "adversarial-d2-bandit"), horizons.adversarial_bandit),
-    (("adversarial-sampled",), efficient.sampled),
+    (("adversarial-orthogonal",), efficient.orthogonal),
+    (("adversarial-orthogonal",), efficient.sampled),
+    (("sampled-stochastic",), efficient.stochastic),
     (("trembling",), agents.trembling),
     (("ellipsoid",), agents.ellipsoid),
     (("mixture",), agents.mixture),
@@ -50,16 +52,18 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("lock-in",), stochastic.lock_in),
     (("stackelberg",), agents.stackelberg),
     (("peers",), peers.peers),
-    (("delays",), delays.delays),
-    (("periods",), delays.periods),
+    (("delays", "warm-ups"), delays.delays),
+    (("periods", "warm-ups"), delays.periods),
     (("unclean",), unclean.unclean),
     (("unclean", "unclean-mixture"), unclean.mixture),
 ]
 
 
-def check_claims(out: str | Path) -> tuple[list[Claim], list[Consistency]]:
+def check_claims(out: str | Path, parts: Iterable[str] | None = None
+                 ) -> tuple[list[Claim], list[Consistency]]:
     """Measure every claim from the part directories under ``out``: the claims, then the
-    consistency checks."""
+    consistency checks. With ``parts``, only the checks that read nothing else."""
+    chosen = None if parts is None else set(parts)
     tables: dict[str, pa.Table] = {}
 
     def table(part: str) -> pa.Table:
@@ -70,6 +74,8 @@ def check_claims(out: str | Path) -> tuple[list[Claim], list[Consistency]]:
     claims: list[Claim] = []
     consistency: list[Consistency] = []
     for names, check in CHECKS:
+        if chosen is not None and not set(names) <= chosen:
+            continue
         for row in check(*(table(n) for n in names)):
             (claims if isinstance(row, Claim) else consistency).append(row)
     return claims, consistency
@@ -77,4 +83,4 @@ def check_claims(out: str | Path) -> tuple[list[Claim], list[Consistency]]:
 
 __all__ = ["CHECKS", "INCONCLUSIVE", "NO", "NON_STRATEGIC", "NOT_DISCRIMINATING", "PARTS",
            "SIZES", "VERDICTS", "YES", "Check", "Claim", "Consistency", "Control", "Size",
-           "check_claims", "claims_markdown", "claims_text", "parts", "tally"]
+           "check_claims", "claims_markdown", "claims_text", "part_cost", "parts", "tally"]

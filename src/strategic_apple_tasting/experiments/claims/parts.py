@@ -20,6 +20,8 @@ NON_STRATEGIC = ("naive-greedy", "linucb", "lin-ts", "epsilon-greedy")
 STOCHASTIC = {"dimension": 3, "delta": 0.3, "sigma": 0.1}
 #: Where the explicit bounds are below accept-all's regret: small noise, small δ, d = 2.
 SHARP = {"dimension": 2, "delta": 0.1, "sigma": 0.01}
+#: Outcome delays D (and publication periods P, with 1 for 0) of the deciding parts.
+DELAYS = (0, 10, 100, 1000)
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,8 @@ class Size:
     unclean_deltas: tuple[float, ...]
     unclean_seeds: int  # ratios of means paired by seed are tight: fewer seeds than the rest
     sampled_horizons: tuple[int, ...]  # sampled-sae against EXP3-SAE at d = 2, 5, 10
+    # sampled-sae on stochastic contexts, whose slope (0.8) is far above the √T checked
+    stochastic_sampled_horizons: tuple[int, ...]
 
 
 SIZES = {
@@ -51,14 +55,16 @@ SIZES = {
                  adversarial_seeds=8, lock_seeds=4000, lock_horizon=2000,
                  peers_horizon=100_000, peers_seeds=6, unclean_dimensions=(2, 5, 10, 20),
                  unclean_deltas=(0.1, 0.3, 0.5), unclean_seeds=8,
-                 sampled_horizons=(10**4, 10**5, 10**6)),
+                 sampled_horizons=(10**4, 10**5, 10**6),
+                 stochastic_sampled_horizons=(10**4, 10**5, 10**6)),
     "quick": Size(main=50_000, seeds=8, etc_horizons=(30_000, 100_000, 300_000), etc_seeds=32,
                   adversarial_horizons=(10**4, 10**5, 10**6),
                   adversarial2_horizons=(10**4, 10**5, 10**6),
                   adversarial_seeds=4, lock_seeds=1000, lock_horizon=1000,
                   peers_horizon=600, peers_seeds=4, unclean_dimensions=(2, 10, 20),
                   unclean_deltas=(0.1, 0.5), unclean_seeds=8,
-                  sampled_horizons=(10**4, 10**5)),
+                  sampled_horizons=(10**4, 10**5),
+                  stochastic_sampled_horizons=(10**4, 3 * 10**4)),
 }
 
 
@@ -96,12 +102,20 @@ def parts(size: Size) -> dict[str, dict]:
                            "learners": _learners("exp3-sae", "sa-ols", "accept-all",
                                                  "reject-all")},
         # Beyond the paper (its second open problem): exponential weights over sampled
-        # strategy-aware experts, polynomial in d a round, on the same trap at d = 2, 5, 10.
-        "adversarial-sampled": {"horizon": list(size.sampled_horizons),
-                                "seeds": size.adversarial_seeds,
-                                "game": {**trap, "dimension": [2, 5, 10]},
-                                "learners": _learners("sampled-sae", "exp3-sae", "sa-ols",
-                                                      "accept-all")},
+        # strategy-aware experts, polynomial in d a round, against EXP3-SAE at d = 2, 5, 10 on
+        # a trap in every coordinate plane, where a 2^-d share of directions is right (on the
+        # greedy trap a quarter is, at every d; at d = 2 the two are the same but for w's side).
+        "adversarial-orthogonal": {"horizon": list(size.sampled_horizons),
+                                   "seeds": size.adversarial_seeds,
+                                   "game": {**trap, "contexts": "orthogonal-traps",
+                                            "dimension": [2, 5, 10]},
+                                   "learners": _learners("sampled-sae", "exp3-sae", "sa-ols",
+                                                         "accept-all", "reject-all")},
+        # …and on stochastic contexts, where no sampled expert is near θ at d = 10.
+        "sampled-stochastic": {"horizon": list(size.stochastic_sampled_horizons),
+                               "seeds": size.adversarial_seeds,
+                               "game": {"dimension": 10, "delta": 0.1, "sigma": 0.1},
+                               "learners": _learners("sampled-sae", "sa-ols", "accept-all")},
         # Bandit feedback against apple tasting, on the same seeds.
         "bandit": {"horizon": main, "seeds": seeds,
                    "game": {**STOCHASTIC, "feedback": ["apple", "bandit"]},
@@ -141,13 +155,18 @@ def parts(size: Size) -> dict[str, dict]:
                   "game": {"dimension": 2, "delta": 0.1, "sigma": 0.1, "truthful": [0.0, 1.0]},
                   "learners": _learners("sa-ols", *PEERS)},
         # Deciding in the real world: outcomes learned late and rules held for a period, on
-        # the paper's stochastic game; accept-all (which learns nothing) is the control.
+        # the paper's stochastic game (accept-all, which learns nothing, must be untouched)…
         "delays": {"horizon": main, "seeds": seeds,
-                   "game": {**STOCHASTIC, "delay": [0, 10, 100, 1000]},
+                   "game": {**STOCHASTIC, "delay": list(DELAYS)},
                    "learners": _learners("sa-ols", "accept-all")},
         "periods": {"horizon": main, "seeds": seeds,
-                    "game": {**STOCHASTIC, "period": [1, 10, 100, 1000]},
+                    "game": {**STOCHASTIC, "period": [1, *DELAYS[1:]]},
                     "learners": _learners("sa-ols", "accept-all")},
+        # …and SA-OLS with the warm-up each imposes (d + D rounds under a delay D, P rounds
+        # under a period P) and neither: what is left of the cost is staleness.
+        "warm-ups": {"horizon": main, "seeds": seeds, "game": STOCHASTIC,
+                     "learners": [{"name": "sa-ols", "warmup": sorted(
+                         {STOCHASTIC["dimension"] + v for v in DELAYS[1:]} | set(DELAYS[1:]))}]},
         # Beyond the paper (its first open problem): learning from gamed points, over a grid
         # where c1(d, δ) runs from 0.44 to 0.008. With r0 = 0 only the rule's direction
         # matters; r0 = 0.1 makes its scale matter too, where learning from gamed points
@@ -173,3 +192,21 @@ def parts(size: Size) -> dict[str, dict]:
 
 #: Size → part name → sweep spec.
 PARTS = {name: parts(size) for name, size in SIZES.items()}
+
+
+#: Wall time per agent-round of each part, in microseconds, measured on the quick run with a
+#: warm cache and 2 workers (on a shared machine: a rough weight, not a speed): how
+#: `sat reproduce` weighs the parts to estimate the time left. Agent-rounds alone would not do:
+#: the peers run on the Python reference path, ten thousand times slower a round than most.
+COST = {"stochastic": 5.1, "bounds": 0.2, "etc": 0.14, "adversarial-d1": 0.14,
+        "adversarial-d2": 0.17, "adversarial-orthogonal": 3.4, "sampled-stochastic": 11.0,
+        "bandit": 0.38, "adversarial-d2-bandit": 0.3, "trembling": 0.5, "ellipsoid": 0.38,
+        "mixture": 0.17, "overestimate": 0.19, "lock-in": 1.25, "peers": 4200.0,
+        "delays": 0.13, "periods": 0.09, "warm-ups": 0.13, "unclean": 0.49,
+        "unclean-mixture": 0.69, "stackelberg": 3.3}
+
+
+def part_cost(name: str, rounds: int) -> float:
+    """The estimated cost of a part of ``rounds`` agent-rounds, in seconds at the measured pace
+    (a part without a measurement counts as 1 µs a round)."""
+    return rounds * COST.get(name, 1.0) * 1e-6

@@ -39,9 +39,11 @@ class Check:
     """Where a statistic must lie for a claim to hold, judged on its 95% interval.
 
     ``within`` (the default): the interval must lie in [``low``, ``high``]; it fails when it
-    lies wholly outside and is unclear when it straddles an end. ``covers``: the interval must
-    contain ``target`` (an exact prediction); it fails otherwise. A statistic without an
-    interval (a count, the largest regret over seeds) is judged on its value.
+    lies wholly outside and is unclear when it straddles an end. With ``strict`` the ends are
+    excluded, as the words "> 1" or "< 1" say: the interval must lie in (``low``, ``high``),
+    and a value on an end fails. ``covers``: the interval must contain ``target`` (an exact
+    prediction); it fails otherwise. A statistic without an interval (a count, the largest
+    regret over seeds) is judged on its value.
 
     Examples
     --------
@@ -49,6 +51,8 @@ class Check:
     'pass'
     >>> Check("≤ 0.5", high=0.5).judge(Estimate(0.5, 0.45, 0.55, seeds=8))
     'unclear'
+    >>> Check("> 1", low=1.0, strict=True).judge(Estimate(1.0, seeds=8))
+    'fail'
     >>> Check("= 0", kind="covers", target=0.0).judge(Estimate(0.1, 0.05, 0.2, seeds=8))
     'fail'
     """
@@ -58,6 +62,7 @@ class Check:
     high: float = math.inf
     kind: Literal["within", "covers"] = "within"
     target: float = math.nan
+    strict: bool = False
 
     def judge(self, est: Estimate) -> Outcome:
         if not math.isfinite(est.value):
@@ -65,9 +70,15 @@ class Check:
         lo, hi = (est.low, est.high) if est.has_interval else (est.value, est.value)
         if self.kind == "covers":
             return "pass" if lo <= self.target <= hi else "fail"
-        if self.low <= lo and hi <= self.high:
+        if self.strict:
+            inside = self.low < lo and hi < self.high
+            outside = hi <= self.low or lo >= self.high
+        else:
+            inside = self.low <= lo and hi <= self.high
+            outside = hi < self.low or lo > self.high
+        if inside:
             return "pass"
-        if hi < self.low or lo > self.high:
+        if outside:
             return "fail"
         return "unclear"
 

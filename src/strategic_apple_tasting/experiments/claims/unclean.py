@@ -1,5 +1,9 @@
 """Beyond the paper: learning from unclean data (its Conclusion's first open problem).
 
+The open problem asks whether gamed points can *remove* SA-OLS's 1/c1 factor. OffsetOLS's
+unbiasedness is argued in its docstring (lazy agents, a density uncorrelated with where a mover
+lands), not proved, and the rows measure: its dependence on c1 is reduced, not removed.
+
 The ``unclean`` part runs SA-OLS, :class:`~strategic_apple_tasting.learners.OffsetOLS` (which
 also learns from gamed points, with one fitted offset) and ShiftedOLS (which learns from them
 as if they were clean) on the same seeds, over a grid of d and δ where c1(d, δ) runs from large
@@ -16,7 +20,7 @@ from ... import theory
 from .measures import at, paired, rows, slope_of
 from .rows import Check, Claim, Control, Row
 
-SOURCE = "Conclusion: unclean data"
+SOURCE = "open problem 1 (argued in OffsetOLS, not proved)"
 #: Where c1 is "tiny" (the goal: at least 2× lower regret there) and where it is "large".
 TINY, LARGE = 0.05, 0.05
 #: "No worse" allows a quarter: at these horizons SA-OLS's mean regret where c1 is large is a
@@ -79,8 +83,8 @@ def unclean(table: pa.Table) -> list[Row]:
     err_s, err_o = (_finals(table, n, tiny[-1:], 0.0, "theta_error")[0]
                     for n in ("sa-ols", "offset-ols"))
     out.append(Claim(
-        "learning from gamed points (offset-ols): ≥ 2× lower regret than SA-OLS wherever "
-        "c1 < 0.05 (r0 = 0)", SOURCE,
+        "learning from gamed points (offset-ols) reduces the cost of a small c1: ≥ 2× lower "
+        "regret than SA-OLS wherever c1 < 0.05 (r0 = 0)", SOURCE,
         f"smallest over those cells of SA-OLS's mean regret / offset-ols's at T = {horizon:,}",
         _ratio(saols, offset), Check("≥ 2 (the goal)", low=2.0),
         Control("the same ratio where c1 > 0.3 (few gamed points: nothing to gain)",
@@ -89,17 +93,27 @@ def unclean(table: pa.Table) -> list[Row]:
         detail=f"{_ratios_text(tiny, saols, offset)}; ‖θ̂ − θ‖ at c1 = {tiny[-1][2]:.3g}: "
                f"SA-OLS {err_s.mean():.4f}, offset-ols {err_o.mean():.4f}; regret ∝ c1^s at "
                f"d = {tiny[-1][0]} (δ varying): SA-OLS s = {_c1_slope(table, 'sa-ols', d_top)}, "
-               f"offset-ols s = {_c1_slope(table, 'offset-ols', d_top)}"))
-    saols_l, offset_l = (_finals(table, n, large, 0.0) for n in ("sa-ols", "offset-ols"))
+               f"offset-ols s = {_c1_slope(table, 'offset-ols', d_top)} (the dependence on c1 "
+               f"is reduced, not removed)"))
+    # At r0 = 0 shifted-ols passes this check too (its bias only shrinks θ̂, and the rule
+    # ignores θ̂'s length): the row is judged at r0 = 0.1, where the offset is what keeps the
+    # fit unbiased, and its control is shifted-ols in the same game and cells.
+    saols_l, offset_l, shifted_l = (_finals(table, n, large, 0.1)
+                                    for n in ("sa-ols", "offset-ols", "shifted-ols"))
+    saols_0 = _finals(table, "sa-ols", large, 0.0)
     out.append(Claim(
-        "…and no worse than SA-OLS where c1 ≥ 0.05 (r0 = 0)", SOURCE,
+        "…and no worse than SA-OLS where c1 ≥ 0.05 (r0 = 0.1)", SOURCE,
         "largest over those cells of offset-ols's mean regret / SA-OLS's",
         _ratio(offset_l, saols_l, np.max),
         Check(f"≤ {NO_WORSE} (no worse, up to a quarter)", high=NO_WORSE),
-        Control("shifted-ols (gamed points learned as if clean), r0 = 0.1, same cells",
-                _ratio(_finals(table, "shifted-ols", large, 0.1),
-                       _finals(table, "sa-ols", large, 0.1), np.max)),
-        detail="SA-OLS / offset-ols: " + _ratios_text(large, saols_l, offset_l)))
+        Control("shifted-ols (the same gamed points, no offset), same game and cells",
+                _ratio(shifted_l, saols_l, np.max)),
+        detail="SA-OLS / offset-ols: " + _ratios_text(large, saols_l, offset_l)
+               + "; at r0 = 0 the largest ratio is "
+               + _ratio(_finals(table, "offset-ols", large, 0.0), saols_0, np.max).shown()
+               + " for offset-ols and "
+               + _ratio(_finals(table, "shifted-ols", large, 0.0), saols_0, np.max).shown()
+               + " for shifted-ols: there the check cannot tell them apart"))
     # With r0 > 0 the rule's scale matters, and learning gamed points as if clean biases it.
     saols_r, offset_r, shifted_r = (_finals(table, n, tiny, 0.1)
                                     for n in ("sa-ols", "offset-ols", "shifted-ols"))

@@ -1,0 +1,231 @@
+"""A data set's rows as the game's contexts, with each row's own outcome (DESIGN §2, "Data").
+
+:class:`DataContexts` is what a user builds (``scenarios`` builds it from German credit, the
+FICO tables or a CSV): the rows, each row's chance of repaying and what accepting it earns
+either way, how often each row is drawn, an optional group per row (carried with the data,
+never shown to learners) and the names of the features and groups. Each game instance binds
+it to :class:`DataRows`, the compiled model drawn from: a row each round, uniformly or by
+the weights, or the rows of ``order`` in turn (to replay a given sequence). Under the game's
+``rewards = "recorded"`` the reward of accepting is the drawn row's outcome
+(:class:`~.rewards.RecordedRewards`); under ``"linear"`` it is the paper's
+⟨θ1, x⟩ + σ·ε, with θ1 the least-squares fit of the rows' mean rewards (:meth:`fitted`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .contexts import CONTEXTS, DATA, ContextsCore, _core
+from .rewards import RecordedRewards
+
+
+class DataRows(NamedTuple):
+    """:class:`DataContexts` bound to a game instance: what the engine draws rows from (compiled
+    code receives it as a :class:`~.contexts.ContextsCore`, :meth:`compiled`).
+
+    ``cumulative`` holds the cumulative draw probabilities (empty: uniform); ``order`` the
+    rows to play in turn (empty: draw).
+    """
+
+    rows: np.ndarray
+    cumulative: np.ndarray
+    order: np.ndarray
+
+    name = "data-rows"
+
+    def compiled(self) -> ContextsCore:
+        """These rows as compiled code receives them (drawn by the contexts' switch)."""
+        return _core(DATA, points=self.rows, cumulative=self.cumulative, order=self.order)
+
+
+def _fail(name: str, allowed: str, value: Any) -> ValueError:
+    return ValueError(f"{name} must be {allowed}, got {value}")
+
+
+def _shape(a: Any) -> str:
+    return f"{type(a).__name__} of shape {getattr(a, 'shape', None)}"
+
+
+class DataContexts(NamedTuple):
+    """A data set's rows as contexts, each with its own outcome.
+
+    Parameters
+    ----------
+    rows : numpy.ndarray
+        Shape (n, d), float64: the contexts, used as given (standardize them first).
+    repaid : numpy.ndarray
+        Shape (n,): the probability that row i repays, in [0, 1] (0 or 1 for a recorded
+        outcome).
+    if_repaid, if_defaulted : numpy.ndarray
+        Shape (n,): the reward of accepting row i if it repays, and if it defaults (rejecting
+        earns the game's r0).
+    weights : numpy.ndarray, optional
+        Shape (n,): how likely each row is to be drawn (non-negative, normalized here; default
+        uniform).
+    groups : numpy.ndarray, optional
+        Shape (n,), integers indexing ``group_names``: each row's group. Carried with the data
+        for reports by group; no learner sees it.
+    feature_names, group_names : tuple of str
+        Names of the d columns (results tables name gameable features by them) and of the
+        groups.
+    title : str
+        The data set's name in results tables (``"german-credit"``).
+    reward_scale : float
+        The data's own units per reward unit (profit in the data's units is
+        ``profit * reward_scale``).
+    order : numpy.ndarray, optional
+        Row indices played in turn, cycling, instead of drawing (to replay a given sequence).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> data = DataContexts(rows=np.array([[1.0, -1.0], [1.0, 1.0]]),
+    ...                     repaid=np.array([0.0, 1.0]), if_repaid=np.array([0.2, 0.2]),
+    ...                     if_defaulted=np.array([-1.0, -1.0]), feature_names=("one", "z"))
+    >>> data.dimension, data.settings()
+    (2, {'data': 'data', 'rows': 2, 'reward_scale': 1.0})
+    """
+
+    rows: np.ndarray
+    repaid: np.ndarray
+    if_repaid: np.ndarray
+    if_defaulted: np.ndarray
+    weights: np.ndarray | None = None
+    groups: np.ndarray | None = None
+    feature_names: tuple[str, ...] = ()
+    group_names: tuple[str, ...] = ()
+    title: str = "data"
+    reward_scale: float = 1.0
+    order: np.ndarray | None = None
+
+    name = "data"
+
+    @property
+    def dimension(self) -> int:
+        return int(self.rows.shape[1])
+
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return int(self.rows.shape[0])
+
+    def settings(self) -> dict[str, Any]:
+        return {"data": self.title, "rows": self.n, "reward_scale": float(self.reward_scale)}
+
+    def check(self) -> None:
+        rows = self.rows
+        if not (isinstance(rows, np.ndarray) and rows.ndim == 2 and rows.shape[0] >= 1
+                and rows.shape[1] >= 1 and rows.dtype == np.float64):
+            raise _fail("rows", "a 2-D float64 array with at least one row and column",
+                        _shape(rows))
+        if not np.all(np.isfinite(rows)):
+            raise ValueError("rows must be finite (no NaN or infinity)")
+        n = rows.shape[0]
+        for name in ("repaid", "if_repaid", "if_defaulted"):
+            a = getattr(self, name)
+            if not (isinstance(a, np.ndarray) and a.shape == (n,)
+                    and np.issubdtype(a.dtype, np.floating)):
+                raise _fail(name, f"a float array of shape ({n},), one value a row", _shape(a))
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"{name} must be finite (no NaN or infinity)")
+        bad = (self.repaid < 0) | (self.repaid > 1)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise _fail("repaid", "probabilities in [0, 1]",
+                        f"{float(self.repaid[i])!r} at row {i}")
+        if self.weights is not None:
+            w = self.weights
+            if not (isinstance(w, np.ndarray) and w.shape == (n,)
+                    and np.issubdtype(w.dtype, np.floating)):
+                raise _fail("weights", f"a float array of shape ({n},) or None", _shape(w))
+            if not (np.all(np.isfinite(w)) and np.all(w >= 0) and w.sum() > 0):
+                raise ValueError("weights must be finite, >= 0 and not all 0")
+        if self.groups is not None:
+            g = self.groups
+            k = len(self.group_names)
+            if not (isinstance(g, np.ndarray) and g.shape == (n,)
+                    and np.issubdtype(g.dtype, np.integer)):
+                raise _fail("groups", f"an integer array of shape ({n},) or None", _shape(g))
+            if len(g) and (g.min() < 0 or g.max() >= k):
+                raise _fail("groups", f"indices of group_names (0 to {k - 1})",
+                            f"values from {int(g.min())} to {int(g.max())}")
+        if self.feature_names and len(self.feature_names) != rows.shape[1]:
+            raise _fail("feature_names", f"{rows.shape[1]} names, one a column",
+                        f"{len(self.feature_names)}")
+        if not (isinstance(self.reward_scale, int | float) and math.isfinite(self.reward_scale)
+                and self.reward_scale > 0):
+            raise _fail("reward_scale", "a finite number > 0", repr(self.reward_scale))
+        if self.order is not None:
+            o = self.order
+            if not (isinstance(o, np.ndarray) and o.ndim == 1 and len(o) >= 1
+                    and np.issubdtype(o.dtype, np.integer)
+                    and o.min() >= 0 and o.max() < n):
+                raise _fail("order", f"a non-empty 1-D integer array of rows (0 to {n - 1}) "
+                            "or None", _shape(o))
+
+    def check_game(self, game: Any) -> None:
+        """Refuse what a data game cannot be (called by the game)."""
+        if game.feedback != "apple":
+            raise ValueError(f"feedback must be apple with data contexts (a loan's outcome is "
+                             f"seen only if it was granted), got {game.feedback!r}")
+        if game.agents.name == "heterogeneous":
+            raise ValueError("agents must share one budget in a data game (its benchmarks "
+                             "search the rules the agents answer), got 'heterogeneous'")
+
+    def probabilities(self) -> np.ndarray:
+        """How likely each row is to be drawn (``order`` aside)."""
+        if self.weights is None:
+            return np.full(self.n, 1.0 / self.n)
+        return self.weights / self.weights.sum()
+
+    def recorded(self) -> RecordedRewards:
+        """The rows' outcomes as the compiled reward model."""
+        return RecordedRewards.from_rows(self.repaid, self.if_repaid, self.if_defaulted)
+
+    def fitted(self) -> tuple[np.ndarray, float]:
+        """θ*, the least-squares fit of the rows' mean rewards on their features (weighted by
+        how often each row is drawn), and the spread of the rewards about it (the root mean
+        square of reward − ⟨θ*, x⟩ over draws and outcomes: what learners tuned to a noise
+        level σ are told).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> data = DataContexts(rows=np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]),
+        ...                     repaid=np.ones(3), if_repaid=np.array([0.0, 1.0, 2.0]),
+        ...                     if_defaulted=np.zeros(3))
+        >>> theta, sigma = data.fitted()
+        >>> (theta.round(12) + 0.0).tolist(), round(sigma, 12)
+        ([0.0, 1.0], 0.0)
+        """
+        mean = self.recorded().mean
+        spread = self.repaid * (1.0 - self.repaid) * (self.if_repaid - self.if_defaulted) ** 2
+        if self.weights is None:
+            # Unweighted: the arithmetic of the lending scenario's fit, so its θ* and σ carry
+            # over to the bit.
+            theta, *_ = np.linalg.lstsq(self.rows, mean, rcond=None)
+            resid = mean - self.rows @ theta
+            return theta, float(np.sqrt(np.mean(resid * resid + spread)))
+        p = self.probabilities()
+        root = np.sqrt(p)
+        theta, *_ = np.linalg.lstsq(self.rows * root[:, None], mean * root, rcond=None)
+        resid = mean - self.rows @ theta
+        return theta, float(np.sqrt(np.sum(p * (resid * resid + spread))))
+
+    def for_instance(self, instance: Any) -> DataRows:
+        """The compiled model of one game instance."""
+        if self.weights is None:
+            cumulative = np.empty(0)
+        else:
+            cumulative = np.cumsum(self.probabilities())
+            cumulative[-1] = 1.0  # rounding must not leave a u with no row
+        order = (np.empty(0, dtype=np.int64) if self.order is None
+                 else np.ascontiguousarray(self.order, dtype=np.int64))
+        return DataRows(rows=np.ascontiguousarray(self.rows), cumulative=cumulative,
+                        order=order)
+
+
+CONTEXTS[DataContexts.name] = DataContexts

@@ -1,0 +1,176 @@
+"""Lending data sets as games on the engine (issue 21): the named data sets, and the game of a
+data set (its rows, their real outcomes, agents that game the declared features).
+
+:func:`data_game` turns a :class:`DataSet` (or the :class:`~.lending.LendingData` of German
+credit or a CSV) into a :class:`~strategic_apple_tasting.game.Game`: contexts are the rows
+(:class:`~strategic_apple_tasting.game.DataContexts`), the reward of accepting is the row's
+recorded outcome (or, with ``rewards="linear"``, the least-squares fit of it plus noise),
+agents game the gameable features within δ
+(:class:`~strategic_apple_tasting.game.SubsetGaming`), θ1 is the least-squares rule and σ the
+rewards' spread about it (what learners tuned to a noise level are told). The game runs on
+the compiled engine like any other (``simulate``, ``sat run --data``, sweep specs).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..game import DataContexts, Game, SubsetGaming
+from .lending import LendingData
+
+#: How :func:`~.lending.load_german_credit` names its source.
+GERMAN_SOURCE = "UCI Statlog German credit"
+
+
+@dataclass(frozen=True, eq=False)
+class DataSet:
+    """A data set ready for :func:`data_game`.
+
+    Attributes
+    ----------
+    contexts : DataContexts
+        The rows, their outcomes, names and groups.
+    gameable : numpy.ndarray
+        (d,) bool: the features agents can move.
+    source : str
+        Where the rows came from.
+    notes : dict
+        How they were prepared (rewards, mix, ...).
+    """
+
+    contexts: DataContexts
+    gameable: np.ndarray
+    source: str
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return self.contexts.n
+
+    @property
+    def d(self) -> int:
+        """Number of features, the intercept included."""
+        return self.contexts.dimension
+
+    @property
+    def title(self) -> str:
+        return self.contexts.title
+
+    def gameable_names(self) -> tuple[str, ...]:
+        """Names of the features agents can move."""
+        names = self.contexts.feature_names
+        return tuple(names[i] for i in np.flatnonzero(self.gameable))
+
+
+def from_lending(data: LendingData, title: str | None = None) -> DataSet:
+    """A :class:`~.lending.LendingData` (German credit, a CSV) as a data set: each row repaid
+    or defaulted, with its recorded reward either way. ``title`` names it in results tables
+    (default ``german-credit`` for the shipped data, ``lending-csv`` for a CSV).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from strategic_apple_tasting.scenarios import load_csv
+    >>> csv = pathlib.Path(tempfile.mkdtemp()) / "loans.csv"
+    >>> _ = csv.write_text("bad,income,cash\\n0,3,1\\n1,1,0\\n0,2,2\\n1,0,1\\n")
+    >>> data = from_lending(load_csv(csv, label="bad", default_value=1,
+    ...                              features=["income", "cash"], gameable=["cash"]))
+    >>> data.gameable_names(), data.contexts.recorded().mean.tolist()
+    (('cash',), [1.0, -1.0, 1.0, -1.0])
+    """
+    if not isinstance(data, LendingData):
+        raise ValueError(f"data must be a LendingData (load_german_credit, load_csv), "
+                         f"got {type(data).__name__}")
+    if title is None:
+        title = "german-credit" if data.source.startswith(GERMAN_SOURCE) else "lending-csv"
+    reward = np.array(data.reward, dtype=float)
+    contexts = DataContexts(rows=np.array(data.features), repaid=(~data.defaulted).astype(float),
+                            if_repaid=reward, if_defaulted=reward.copy(),
+                            feature_names=tuple(data.feature_names), title=title,
+                            reward_scale=float(data.reward_scale))
+    return DataSet(contexts=contexts, gameable=np.array(data.gameable, dtype=bool),
+                   source=data.source, notes=dict(data.notes))
+
+
+def _german(gameable: tuple[str, ...] | None) -> DataSet:
+    from .lending import load_german_credit
+
+    kw = {} if gameable is None else {"gameable": list(gameable)}
+    try:
+        return from_lending(load_german_credit(**kw))
+    except ImportError as exc:  # the extra is missing: its one line says which
+        raise ValueError(str(exc)) from None
+
+
+def _fico(gameable: tuple[str, ...] | None) -> DataSet:
+    from .fico import load_fico
+
+    return load_fico() if gameable is None else load_fico(gameable=list(gameable))
+
+
+#: Named data sets (``sat run --data``, the ``data`` setting of specs) → loader(gameable).
+DATASETS: dict[str, Callable[[tuple[str, ...] | None], DataSet]] = {
+    "german-credit": _german, "fico": _fico}
+
+
+@functools.lru_cache(maxsize=16)
+def load_dataset(name: str, gameable: tuple[str, ...] | None = None) -> DataSet:
+    """A named data set (:data:`DATASETS`), loaded once per process for each ``gameable``.
+
+    ``gameable`` names the attributes agents can game (the data set's default if None).
+
+    Examples
+    --------
+    >>> load_dataset("fico").gameable_names()
+    ('score',)
+    """
+    if name not in DATASETS:
+        raise ValueError(f"data must be one of {', '.join(DATASETS)}, got {name!r}")
+    return DATASETS[name](gameable)
+
+
+def data_game(data: DataSet | LendingData, *, delta: float | None = None, truthful: float = 0.0,
+              r0: float = 0.0, rewards: str = "recorded", sigma: float | None = None,
+              delay: int = 0, delay_law: str = "fixed", period: int = 1) -> Game:
+    """The game on a data set's rows (module docstring).
+
+    Parameters
+    ----------
+    data : DataSet or LendingData
+        The rows (:func:`load_dataset`, :func:`~.fico.load_fico`, :func:`from_lending`, or a
+        :func:`~.lending.load_german_credit` / :func:`~.lending.load_csv` result).
+    delta : float, optional
+        Agents' budget in the features' (standardized) units; default the game's, 0.1.
+    truthful : float
+        Probability that an applicant does not game.
+    r0 : float
+        Reward of rejecting, in the scaled rewards' units.
+    rewards : {"recorded", "linear"}
+        Each row's own outcome, or the least-squares rule's prediction plus noise σ (where the
+        linear model is exactly right).
+    sigma : float, optional
+        The rewards' spread about the least-squares rule by default (:meth:`DataContexts.fitted`);
+        the noise under ``rewards="linear"``.
+    delay, delay_law, period
+        As for :class:`~strategic_apple_tasting.game.Game`.
+
+    Examples
+    --------
+    >>> game = data_game(load_dataset("fico"), delta=0.5)
+    >>> game.dimension, game.settings()["gameable"], game.settings()["rewards"]
+    (2, 'score', 'recorded')
+    """
+    if isinstance(data, LendingData):
+        data = from_lending(data)
+    if not isinstance(data, DataSet):
+        raise ValueError(f"data must be a DataSet or a LendingData, got {type(data).__name__}")
+    agents = SubsetGaming(gameable=data.gameable)
+    return Game(dimension=data.d, delta=delta, truthful=truthful, r0=r0, sigma=sigma,
+                contexts=data.contexts, agents=agents, rewards=rewards, delay=delay,
+                delay_law=delay_law, period=period)
