@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 from strategic_apple_tasting.engine import precompile
+from strategic_apple_tasting.game import Game
 from strategic_apple_tasting.game.agents import AGENTS, AgentsCore
 from strategic_apple_tasting.game.contexts import MODELS as CONTEXT_MODELS
 from strategic_apple_tasting.game.contexts import ContextsCore
@@ -19,7 +20,8 @@ from strategic_apple_tasting.learners import LEARNERS
 
 #: A run of every registered learner (each configuration its class gives) in every game shape
 #: the flags give (each agent model, each context model, both feedback modes, delays, truthful
-#: agents), on both engine paths; then the package's entries it saved into the cache.
+#: agents, a data game with recorded and with linear rewards), on both engine paths; then the
+#: package's entries it saved into the cache.
 REPRESENTATIVE = """
 import json, sys
 from strategic_apple_tasting import _jit
@@ -31,7 +33,7 @@ from strategic_apple_tasting.learners import LEARNERS
 shapes = [{"agents": a, "cost": [1.0, 2.0] if a == "ellipsoid" else None} for a in FLAG_AGENTS]
 shapes += [{"contexts": c} for c in FLAG_CONTEXTS]
 shapes += [{"feedback": "bandit"}, {"delay": 3, "delay_law": "uniform"}, {"period": 2},
-           {"truthful": 0.5}]
+           {"truthful": 0.5}, {"data": "fico"}, {"data": "fico", "rewards": "linear"}]
 for name in sys.argv[1:]:
     for learner in LEARNERS[name].check_configurations():
         for shape in shapes:
@@ -49,20 +51,39 @@ print(json.dumps(_jit.SAVED))
 
 
 def test_every_built_in_model_is_one_compiled_type():
-    """What makes one game shape stand for all: each agent and context model reaches compiled
-    code as the same type (so ``sat compile`` needs no list of models)."""
+    """What makes one game shape stand for all: each agent, context and reward model (subset
+    gaming, a data set's rows and its recorded outcomes among them) reaches compiled code as the
+    same numba type (so ``sat compile`` needs no list of models)."""
+    import numba
     import numpy as np
 
-    from strategic_apple_tasting.game import EllipsoidalCost
+    from strategic_apple_tasting.game import (
+        DataContexts,
+        EllipsoidalCost,
+        LinearRewards,
+        SubsetGaming,
+    )
 
-    for cls in AGENTS.values():
-        model = EllipsoidalCost.from_cost(np.eye(2)) if cls is EllipsoidalCost else cls()
-        assert type(model.compiled()) is AgentsCore, cls
+    def one_type(models):
+        found = {numba.typeof(model.compiled()) for model in models}
+        assert len(found) == 1, found
+        return found.pop()
+
+    special = {EllipsoidalCost: EllipsoidalCost.from_cost(np.eye(2)),
+               SubsetGaming: SubsetGaming(gameable=np.array([False, True]))}
+    agents = [special.get(cls) or cls() for cls in AGENTS.values()]
+    assert SubsetGaming in AGENTS.values()
+    assert one_type(agents).instance_class is AgentsCore
     rows = np.eye(2)
-    for cls in CONTEXT_MODELS:
-        model = cls(rows) if cls.name == "empirical" else cls(rows) if cls.name == "sequence" \
-            else cls()
-        assert type(model.compiled()) is ContextsCore, cls
+    data = DataContexts(rows=rows, repaid=np.ones(2), if_repaid=np.ones(2),
+                        if_defaulted=np.zeros(2))
+    weighted = data._replace(weights=np.array([1.0, 3.0]), order=np.array([1, 0]))
+    game = Game(dimension=2, contexts=data)
+    contexts = [cls(rows) if cls.name in ("empirical", "sequence") else cls()
+                for cls in CONTEXT_MODELS]
+    contexts += [data.for_instance(game.instance(0)), weighted.for_instance(game.instance(0))]
+    assert one_type(contexts).instance_class is ContextsCore
+    one_type([LinearRewards(), data.recorded()])
 
 
 def test_the_parts_are_the_registry_s_state_classes():

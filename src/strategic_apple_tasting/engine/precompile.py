@@ -3,18 +3,22 @@ worker processes, once (``sat compile``).
 
 What "every" is comes from the registry, not from a list kept here: compiled code is
 specialized on the class of a learner's state (its kernels and the engine's loop for it), while
-every built-in agent model and context model reaches compiled code as one type each
-(:class:`~strategic_apple_tasting.game.agents.AgentsCore`,
-:class:`~strategic_apple_tasting.game.contexts.ContextsCore`), and the feedback mode, the
-delays and the period are values, not types. So the parts are:
+every built-in agent model, context model and reward model reaches compiled code as one type
+each (:class:`~strategic_apple_tasting.game.agents.AgentsCore`,
+:class:`~strategic_apple_tasting.game.contexts.ContextsCore`,
+:class:`~strategic_apple_tasting.game.rewards.RewardsCore`: subset gaming, a data set's rows and
+its recorded outcomes among them), and the feedback mode, the delays and the period are values,
+not types. So the parts are:
 
 * one per state class of the registered learners (the registry and the entry points, a
   user's compiled learner among them): the engine's loop and the learner's kernels, reached by
   short runs of a learner of that class on both of the engine's paths and in both feedback
   modes, with outcomes delayed and with truthful agents (the Stackelberg search);
 * the game's Python side: what plain-Python learners meet (the agents' responses to linear
-  rules and to rules given as Python functions, the batched draws) and the public functions
-  that call compiled code from Python;
+  rules and to rules given as Python functions, the batched draws), a data game's benchmarks
+  (its rows, subset gaming and recorded rewards are the same compiled types as every game's,
+  so the learners' loops need no data game of their own) and the public functions that call
+  compiled code from Python;
 * the plain-Python learners of the entry points (the peer adapters), whose rules agents answer
   with compiled code.
 
@@ -111,6 +115,13 @@ def _games() -> list[Any]:
             Game(dimension=2, delay=2), Game(dimension=2, truthful=0.5)]
 
 
+def _data_game() -> Any:
+    """The smallest bundled data game (the FICO tables, d = 2), as ``sat run --data`` builds it."""
+    from ..experiments.settings import game_from_settings
+
+    return game_from_settings({"dimension": 2, "data": "fico"})
+
+
 def _run_learner(name: str) -> None:
     from ..learners import learner_class
     from .simulate import ENGINES, compiled_path_refusal, simulate
@@ -170,6 +181,9 @@ def _run_game_side() -> None:
 
     for game in _games():
         simulate(game, [_PlainLinear(), _PlainGeneral()], HORIZON, seeds=1)
+    # A data game: its agents, rows and rewards are the same compiled types as every game's,
+    # but its benchmarks replay each seed (:mod:`.hindsight`) instead of the Stackelberg search.
+    simulate(_data_game(), [_PlainLinear()], HORIZON, seeds=1)
     rng = np.random.default_rng(0)
     x = np.array([0.1, 0.2])
     LazyBestResponse().respond_once(np.ones(2), 0.5, x, rng)

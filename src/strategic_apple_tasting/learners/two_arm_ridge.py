@@ -202,12 +202,33 @@ def _reach_scale_overload(metric, spare, d):
     return lambda metric, spare, d: math.sqrt(frobenius(metric, d))
 
 
+def _euclidean(metric):
+    """Whether the cost is ‖v‖: no metric, or subset gaming's mask with every feature gameable
+    (diag(1_G) is then the identity) (compiled-only)."""
+    raise NotImplementedError("_euclidean is compiled-only")
+
+
+@overload(_euclidean, inline="always")
+def _euclidean_overload(metric):
+    if metric is None or isinstance(metric, types.NoneType):
+        return lambda metric: True
+    if _is_mask(metric):
+        def every(metric):
+            for i in range(metric.shape[0]):
+                if not metric[i]:
+                    return False
+            return True
+        return every
+    return lambda metric: False
+
+
 @njit
 def _exact_move(state, metric, budget, x, gx, out, work):
     """LinUCB's rule answered without the search: a bound rules out every agent that cannot
-    reach {g ≥ 0}, and under apple tasting with an ℓ2 cost the move is the closed form of
-    :mod:`..game.optimistic`; an agent of a bandit rule (two widths: not convex) or with an
-    ellipsoidal cost that the bound does not rule out is left to the search."""
+    reach {g ≥ 0}, and under apple tasting with an ℓ2 cost (subset gaming's too when every
+    feature is gameable) the move is the closed form of :mod:`..game.optimistic`; an agent of a
+    bandit rule (two widths: not convex), with an ellipsoidal cost or gaming some features only
+    that the bound does not rule out is left to the search."""
     d = x.shape[0]
     spare = work[SCRATCH_ROWS:]
     inv = spare[0:d]
@@ -225,7 +246,7 @@ def _exact_move(state, metric, budget, x, gx, out, work):
     reach = budget * _reach_scale(metric, spare, d)
     if gx + reach * lip * (1.0 + 1e-9) < 0.0:
         return math.inf
-    if state.bandit or metric is not None or not state.alpha > 0.0:
+    if state.bandit or not _euclidean(metric) or not state.alpha > 0.0:
         return math.nan
     diff = spare[3 * d + 2]
     for i in range(d):
