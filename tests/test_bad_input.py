@@ -585,7 +585,7 @@ API: list[tuple[str, object, str]] = [
      "the file: written_by must be a release, got 3"),
     ("load-params-list", lambda: _load("sa-ols", params=[1, 2]),
      "the file: params must be an object with keys delta, r0, feedback, agents, "
-     "accept_when_locked, got [1, 2]"),
+     "accept_when_locked, warmup, got [1, 2]"),
     ("load-params-extra", lambda: _load_meta("sa-ols", lambda m: m["params"].update(bogus=1)),
      "the file: params has an unknown key 'bogus'"),
     ("load-params-missing", lambda: _load_meta("sa-ols", lambda m: m["params"].pop("r0")),
