@@ -68,14 +68,20 @@ def _outside_functions(tree: ast.AST) -> Iterator[ast.AST]:
                                        | ast.Lambda))
 
 
-def _imports(path: Path) -> set[Path]:
-    """The package's files that ``path`` imports, read from its import statements.
+_IMPORTS: dict[Path, frozenset[Path]] = {}
+
+
+def _imports(path: Path) -> frozenset[Path]:
+    """The package's files that ``path`` imports, read from its import statements (parsed once
+    a process: every stamp's walk meets the same modules).
 
     Imports inside functions do not count (:func:`_outside_functions`). A module imported
     from a package counts, not the package's ``__init__`` (importing
     ``learners.base`` runs ``learners/__init__.py``, but the code reached is ``base``'s);
     ``from pkg import name`` counts ``pkg/name.py`` when ``name`` is a module, else ``pkg``.
     """
+    if path in _IMPORTS:
+        return _IMPORTS[path]
     parts = path.relative_to(_PACKAGE_DIR.parent).with_suffix("").parts
     package = parts[:-1]  # a module's package; ``pkg/__init__``'s is ``pkg`` too
     found: set[Path] = set()
@@ -92,7 +98,8 @@ def _imports(path: Path) -> set[Path]:
                 if file is not None:
                     found.add(file)
     found.discard(path)
-    return found
+    _IMPORTS[path] = frozenset(found)
+    return _IMPORTS[path]
 
 
 _CLOSURE_STAMPS: dict[Path, str] = {}
