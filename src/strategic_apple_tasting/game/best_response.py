@@ -613,6 +613,7 @@ def respond_to_rule(model: Any, policy: GeneralRule, x: np.ndarray,
     0.4 moves radially onto it.
 
     >>> import numpy as np
+    >>> from strategic_apple_tasting.game import LazyBestResponse
     >>> from strategic_apple_tasting.learners import LinUCB
     >>> learner = LinUCB(r0=0.5, feedback="apple").reset(2)
     >>> x_obs, moved = respond_to_rule(LazyBestResponse(delta=0.2), learner.policy(),

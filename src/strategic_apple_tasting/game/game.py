@@ -393,7 +393,7 @@ class GameInstance:
         >>> a, b = Game(dimension=2).instance(3), Game(dimension=2).instance(3)
         >>> xs, outs = a.next_rounds(2)
         >>> x = b.next_context()
-        >>> bool((xs[0] == x).all()), outs[0, 2] == b.next_rewards(x)[0]
+        >>> bool((xs[0] == x).all()), bool(outs[0, 2] == b.next_rewards(x)[0])
         (True, True)
         """
         game = self.game
