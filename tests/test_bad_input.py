@@ -307,6 +307,9 @@ CLI: list[tuple[list[str], str]] = [
      "--out 'a-file' is a file: give a folder"),
     (["serve", "export", "--out", "x", "--since", "soon", "--database", "sqlite:///m.db"],
      "--since must be an ISO 8601 time"),
+    # issue 23: sat compile
+    (["compile", "--workers", "0"], "--workers must be an integer >= 1, got '0'"),
+    (["compile", "--workers", "two"], "--workers must be an integer >= 1, got 'two'"),
 ]
 
 

@@ -18,13 +18,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._jit import njit
-from .contexts import CONTEXTS, DRAW_CONTEXT
+from .contexts import CONTEXTS, DATA, ContextsCore, _core
 from .rewards import RecordedRewards
 
 
 class DataRows(NamedTuple):
-    """The compiled form of :class:`DataContexts`: what the engine draws rows from.
+    """:class:`DataContexts` bound to a game instance: what the engine draws rows from (compiled
+    code receives it as a :class:`~.contexts.ContextsCore`, :meth:`compiled`).
 
     ``cumulative`` holds the cumulative draw probabilities (empty: uniform); ``order`` the
     rows to play in turn (empty: draw).
@@ -36,29 +36,9 @@ class DataRows(NamedTuple):
 
     name = "data-rows"
 
-
-@njit(inline="always")
-def _draw_rows(model, rng, t, out):
-    n = model.rows.shape[0]
-    m = model.order.shape[0]
-    if m > 0:
-        i = model.order[(t - 1) % m]
-    elif model.cumulative.shape[0] == 0:
-        i = min(int(rng.random() * n), n - 1)  # one uniform a round, as EmpiricalContexts
-    else:
-        # The first row whose cumulative probability exceeds u: a binary search.
-        u = rng.random()
-        lo, hi = 0, n - 1
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if model.cumulative[mid] > u:
-                hi = mid
-            else:
-                lo = mid + 1
-        i = lo
-    for j in range(out.shape[0]):
-        out[j] = model.rows[i, j]
-    return i
+    def compiled(self) -> ContextsCore:
+        """These rows as compiled code receives them (drawn by the contexts' switch)."""
+        return _core(DATA, points=self.rows, cumulative=self.cumulative, order=self.order)
 
 
 def _fail(name: str, allowed: str, value: Any) -> ValueError:
@@ -266,5 +246,4 @@ class DataContexts(NamedTuple):
                         order=order)
 
 
-DRAW_CONTEXT[DataRows] = _draw_rows
 CONTEXTS[DataContexts.name] = DataContexts

@@ -51,12 +51,12 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from .._jit import dispatch_on_class, njit, note_kernels
-from ..game.agents import RESPOND, LazyBestResponse
+from ..game.agents import LazyBestResponse, compiled_agents, is_agent_model
 from ..game.best_response import check_supported
 from ..game.game import FEEDBACK, check_number
 from ..game.policies import RULES, GeneralRule, LinearThreshold
 from .decisions import DecisionDesk, serialized
-from .inputs import check_bound, check_vector
+from .inputs import all_finite, check_bound, check_vector
 from .theorem import Theorem
 
 
@@ -108,6 +108,21 @@ learner_estimate = dispatch_on_class(
 learner_linear = dispatch_on_class(
     "learner_linear", ("state",), _LINEAR,
     "Compiled-only: whether a general-rule learner's rule this round is its linear part.")
+
+
+_PARAM_NAMES: dict[tuple[type, Any], tuple[str, ...]] = {}
+
+
+def _param_names(cls: type) -> tuple[str, ...]:
+    """The names of ``cls.__init__``'s parameters: read once per class (the per-round and
+    decision API ask for them every round, and ``inspect.signature`` took a third of a
+    plain-Python learner's round)."""
+    key = (cls, cls.__init__)
+    names = _PARAM_NAMES.get(key)
+    if names is None:
+        sig = inspect.signature(cls.__init__)
+        names = _PARAM_NAMES[key] = tuple(p for p in sig.parameters if p != "self")
+    return names
 
 
 def _nbytes(state: Any) -> int:
@@ -199,12 +214,11 @@ class Learner(DecisionDesk):
     # -- hyperparameters -------------------------------------------------------------------
     @classmethod
     def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [p for p in sig.parameters if p != "self"]
+        return list(_param_names(cls))
 
     def get_params(self) -> dict[str, Any]:
         """The hyperparameters, as given to the constructor."""
-        return {p: getattr(self, p) for p in self._param_names()}
+        return {p: getattr(self, p) for p in _param_names(type(self))}
 
     def clone(self, **overrides: Any) -> Learner:
         """A fresh, unreset learner with the same hyperparameters (some overridden)."""
@@ -240,7 +254,7 @@ class Learner(DecisionDesk):
         params = self.get_params()
         model = params.get("agents")
         model = LazyBestResponse() if model is None else model
-        if type(model) not in RESPOND:
+        if not is_agent_model(model):
             raise ValueError(f"agents must be an agent model, got {model!r}")
         if params.get("delta") is not None:
             model = model._replace(delta=params["delta"])
@@ -248,6 +262,11 @@ class Learner(DecisionDesk):
         if "tremble" in model._fields:  # a length its clean band is shifted by, as by delta
             check_bound("agents.tremble", float(model.tremble), type(self).input_bound)
         return model
+
+    def _compiled_belief(self) -> Any:
+        """:meth:`_belief` as compiled code receives it (a learner's state holds it): one type
+        for every built-in agent model, so the learner's kernels compile once for all."""
+        return compiled_agents(self._belief())
 
     def _check_params(self) -> None:
         params = self.get_params()
@@ -358,7 +377,8 @@ class Learner(DecisionDesk):
             raise ValueError(f"{who} returned a GeneralRule but {type(self).__name__} does "
                              "not set nonlinear = True")
         beta = np.asarray(rule.beta)
-        if beta.shape != (self._d,) or not np.all(np.isfinite(beta)):
+        if beta.shape != (self._d,) or not (beta.dtype.kind in "biuf"
+                                             and all_finite(beta.astype(float, copy=False))):
             raise ValueError(f"{who} must give a finite beta of shape ({self._d},), got "
                              f"{rule.beta!r}")
         if not (isinstance(rule.threshold, int | float) and math.isfinite(rule.threshold)):
@@ -410,7 +430,7 @@ class Learner(DecisionDesk):
             reward = check_bound("reward", check_number(
                 "reward", float(reward) if isinstance(reward, np.floating) else reward),
                 self.input_bound)
-            if not accepted and self.get_params().get("feedback") == "apple":
+            if not accepted and self._feedback() == "apple":
                 # Apple tasting: a rejected applicant's outcome is never seen, so learning
                 # from one would use information the principal cannot have.
                 raise ValueError(f"reward must be None when accepted is False under apple "

@@ -394,8 +394,12 @@ class DecisionDesk:
         if not self._uses[version] and version != self._version_in_force():
             self._forget(version)
 
+    def _feedback(self) -> str | None:
+        """The learner's ``feedback`` parameter (None if it has none)."""
+        return getattr(self, "feedback", None) if "feedback" in self._param_names() else None
+
     def _bandit(self) -> bool:
-        return self.get_params().get("feedback") == "bandit"
+        return self._feedback() == "bandit"
 
     @serialized
     def pending(self) -> list[int | str]:

@@ -39,7 +39,7 @@ class Size:
     adversarial_seeds: int
     lock_seeds: int
     lock_horizon: int
-    peers_horizon: int  # the peer libraries' policies run on the Python reference path
+    peers_horizon: int  # the peer libraries' policies run on the Python reference path (VW: ~200/s)
     peers_seeds: int
     unclean_dimensions: tuple[int, ...]  # learning from gamed points: c1 from large to tiny
     unclean_deltas: tuple[float, ...]
@@ -57,7 +57,7 @@ SIZES = {
                  adversarial_horizons=(10**4, 10**5, 10**6, 10**7, 10**8),
                  adversarial2_horizons=(10**4, 10**5, 10**6, 10**7, 10**8),
                  adversarial_seeds=8, lock_seeds=4000, lock_horizon=2000,
-                 peers_horizon=3000, peers_seeds=6, unclean_dimensions=(2, 5, 10, 20),
+                 peers_horizon=100_000, peers_seeds=6, unclean_dimensions=(2, 5, 10, 20),
                  unclean_deltas=(0.1, 0.3, 0.5), unclean_seeds=8,
                  sampled_horizons=(10**4, 10**5, 10**6),
                  stochastic_sampled_horizons=(10**4, 10**5, 10**6),
