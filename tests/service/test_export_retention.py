@@ -5,6 +5,9 @@ drops old log entries while ``sat serve check`` stays exact for what is kept."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import time
 
 import pandas as pd
@@ -155,3 +158,35 @@ def test_kill_9_while_pruning_loses_nothing_that_must_stay(serve):
         assert c.post("/publish").status_code == 200
     server.stop()
     assert main(["serve", "check", "--database", server.database]) == 0
+
+
+def test_kill_9_during_export_leaves_no_partial_file_under_a_final_name(serve, tmp_path):
+    server = serve("--publish", "manual")
+    for k in range(10):
+        _fill(server, f"b{k}", 500)
+    server.stop()
+    database = server.database.removeprefix("sqlite:///")
+    before = os.stat(database).st_mtime_ns
+
+    def export(out):
+        return subprocess.Popen([sys.executable, "-m", "strategic_apple_tasting", "serve",
+                                 "export", "--database", server.database, "--out", str(out),
+                                 "--format", "csv"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+
+    start = time.monotonic()
+    assert export(tmp_path / "whole").wait(120) == 0
+    took = time.monotonic() - start
+    whole = {p.name: pd.read_csv(p) for p in (tmp_path / "whole").glob("*.csv")}
+    assert set(whole) == {"decisions.csv", "outcomes.csv", "rules.csv"}
+    assert len(whole["decisions.csv"]) == 5000
+    # Kills spread over a whole export's time (fixed moments: every run the same).
+    for k, share in enumerate((0.3, 0.5, 0.65, 0.8, 0.9, 0.97)):
+        out = tmp_path / f"killed-{k}"
+        process = export(out)
+        time.sleep(share * took)
+        process.send_signal(signal.SIGKILL)
+        process.wait(30)
+        for path in out.glob("*.csv") if out.exists() else []:
+            assert pd.read_csv(path).equals(whole[path.name]), (share, path.name)
+    assert os.stat(database).st_mtime_ns == before  # the database untouched throughout
