@@ -46,7 +46,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from strategic_apple_tasting.game.agents import BUDGET_SLACK, RESPOND, EllipsoidalCost
+from strategic_apple_tasting.game.agents import (
+    BUDGET_SLACK,
+    RESPOND,
+    EllipsoidalCost,
+    compiled_agents,
+)
 from strategic_apple_tasting.game.policies import LinearThreshold
 from strategic_apple_tasting.learners import Learner, make_learner
 from strategic_apple_tasting.metrics import mean_ci
@@ -304,8 +309,8 @@ def _play(data: LendingData, learner: Learner, streams: _Streams, agents: Ellips
           **labels: Any) -> list[dict[str, Any]]:
     start = time.perf_counter()
     learner.reset(data.d, np.random.default_rng(streams.learner))
-    respond = RESPOND[EllipsoidalCost]
-    gamer = agents._replace(truthful=0.0)  # the coin is drawn up front (streams.honest)
+    gamer = compiled_agents(agents._replace(truthful=0.0))  # the coin is drawn up front
+    respond = RESPOND[type(gamer)]  # (streams.honest)
     scratch_rng = np.random.default_rng(0)  # respond draws nothing when truthful is 0
     out = np.empty(data.d)
     features, reward = data.features, data.reward

@@ -139,7 +139,9 @@ def free_port() -> int:
 class Server:
     """One ``sat serve`` process on a loopback port (stopped by :meth:`stop`, always)."""
 
-    def __init__(self, database: str, dimension: int, log: Path) -> None:
+    def __init__(self, database: str, dimension: int, log: Path,
+                 extra: list[str] | None = None) -> None:
+        self.extra = extra or []
         self.database = database
         self.dimension = dimension
         self.log = log
@@ -152,7 +154,7 @@ class Server:
         command = [sys.executable, "-m", "strategic_apple_tasting", "serve",
                    "--learner", "sa-ols", "--param", "delta=0.3", "--param", "r0=0",
                    "--dimension", str(self.dimension), "--publish", "outcomes:1000",
-                   "--database", self.database, "--port", str(self.port)]
+                   "--database", self.database, "--port", str(self.port), *self.extra]
         with open(self.log, "ab") as out:
             self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
                                             stdin=subprocess.DEVNULL)
@@ -405,7 +407,7 @@ def measure(backend: str, database: str, mode: str, clients: int, kind: str,
     batch = 1 if mode == "single" else args.batch
     requests = args.requests if mode == "single" else args.batch_requests
     log = workdir / f"server-{backend}-{mode}-{clients}-{kind}.log"
-    server = Server(database, args.dimension, log)
+    server = Server(database, args.dimension, log, args.serve_args.split())
     try:
         server.start()
         # Warm-up, untimed: the first decisions import and touch what later ones use.
@@ -522,6 +524,10 @@ def main() -> int:
                         "extra: far cheaper a request, to tell httpx's own cost)")
     parser.add_argument("--pg-fsync", action="store_true",
                         help="run the throwaway PostgreSQL with fsync on (default off)")
+    parser.add_argument("--serve-args", default="", metavar="FLAGS",
+                        help="more flags for every server, as one string (e.g. \"--shadow "
+                        "sa-ols --shadow-param delta=0.1 --shadow-param r0=0\"); running the "
+                        "old code's server: PYTHONPATH=<its src>")
     parser.add_argument("--keep", action="store_true",
                         help="keep the temporary directory (databases, server logs)")
     args = parser.parse_args()

@@ -1,7 +1,9 @@
-"""Test-wide settings: property tests are derandomized so every run checks the same cases; a
-headless browser for the pages' tests."""
+"""Test-wide settings: property tests are derandomized so every run checks the same cases; the
+package compiled before the test workers start; a headless browser for the pages' tests."""
 
+import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -11,6 +13,50 @@ from hypothesis import settings
 
 settings.register_profile("deterministic", derandomize=True, deadline=None)
 settings.load_profile("deterministic")
+
+#: Where the controller keeps a copy of the cache as ``sat compile`` left it (for
+#: tests/engine/test_precompile.py), in the environment the test workers inherit.
+SNAPSHOT = "SAT_COMPILED_SNAPSHOT"
+
+
+def _compiled_entries(root: Path) -> set[str]:
+    """The package's compiled entries in a cache (data files; a user's classes keep theirs in
+    files of their own, ``-x<hash>``, left out)."""
+    return {str(p.relative_to(root)) for p in root.rglob("*.nbc") if "-x" not in p.name}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Before the test workers start (pytest-xdist's controller), compile the package into the
+    cache with ``sat compile``'s parallel workers, so that no two test workers compile the same
+    loop; keep a copy of the cache as it left it. ``SAT_NO_PRECOMPILE=1`` skips it."""
+    config = session.config
+    if hasattr(config, "workerinput") or not config.getoption("numprocesses", None) \
+            or os.environ.get("SAT_NO_PRECOMPILE") == "1":
+        return
+    from strategic_apple_tasting._jit import cache_root
+    from strategic_apple_tasting.engine.precompile import compile_all
+
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    compile_all(say=lambda line: reporter.write_line(line) if reporter else print(line))
+    snapshot = Path(tempfile.mkdtemp(prefix="sat-compiled-"))
+    if (cache_root() / "numba").is_dir():
+        shutil.copytree(cache_root() / "numba", snapshot / "numba")
+    os.environ[SNAPSHOT] = str(snapshot)
+    config._sat_compiled = (cache_root() / "numba", _compiled_entries(snapshot / "numba"))
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Say how many entries the tests compiled beyond ``sat compile``'s (a user's classes,
+    defined in tests, excepted): each was compiled by a test worker, possibly by both."""
+    compiled = getattr(config, "_sat_compiled", None)
+    if compiled is None:
+        return
+    root, before = compiled
+    extra = sorted(_compiled_entries(root) - before) if root.is_dir() else []
+    terminalreporter.write_line(f"sat compile: the tests compiled {len(extra)} package entries "
+                                "beyond it" + (": " + ", ".join(extra[:20]) if extra else ""))
+    shutil.rmtree(os.environ.get(SNAPSHOT, ""), ignore_errors=True)
 
 
 class Visit(NamedTuple):

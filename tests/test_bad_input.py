@@ -42,6 +42,10 @@ RUN = ["run", "-l", "sa-ols", "-d", "2", "-T", "50", "--seeds", "1"]
 OUT = ["-o", "out"]
 
 
+#: ``sat serve`` with a learner that can start (issue 24's rows add one bad flag each).
+SERVE = ["serve", "-d", "2", "--param", "delta=0.1", "--param", "r0=0"]
+
+
 def _run(*flags: str) -> list[str]:
     return [*RUN, *OUT, *flags]
 
@@ -264,6 +268,48 @@ CLI: list[tuple[list[str], str]] = [
      "argument --rewards: invalid choice: 'both'"),
     (["lending", "--data", "fico", "-l", "nope", "-T", "5"],
      "--learner/-l: learner must be one of"),
+    # issue 21: logistic learners (the rewards of the two outcomes, the prior)
+    (["serve", "-l", "sa-logistic", "-d", "2", "--param", "delta=0.1", "--param", "r0=0",
+      "--param", "repaid=-2", "--database", "sqlite:///a-dir/x.db"],
+     "repaid must be larger than defaulted (the reward of a repaid loan above a defaulted "
+     "one's), got repaid=-2 and defaulted=-1.0"),
+    (["serve", "-l", "offset-logistic", "-d", "2", "--param", "delta=0.1", "--param", "r0=0",
+      "--param", "ridge=-1", "--database", "sqlite:///a-dir/x.db"],
+     "ridge must be a finite number >= 0, got -1"),
+    # issue 24: the service as a lender runs it (nothing is written: no database is made)
+    ([*SERVE, "--min-interval", "-1"], "min_interval must be a number from 0 to 1e9, got -1.0"),
+    ([*SERVE, "--warm-cap", "-1"], "--warm-cap must be an integer >= 0"),
+    ([*SERVE, "--retain-days", "0"],
+     "retain_days must be a number from 0 (excluded) to 1e9, got 0.0"),
+    ([*SERVE, "--publish", "outcomes:5,outcomes:6"],
+     "publish joins at most one outcomes:K and one period:SECONDS with a comma"),
+    ([*SERVE, "--publish", "manual,period:5"], "publish joins at most one outcomes:K"),
+    ([*SERVE, "--publish", "period:0"], "SECONDS > 0), got 'period:0'"),
+    ([*SERVE, "--shadow", "nope"], "--shadow: learner must be one of"),
+    ([*SERVE, "--shadow-param", "delta=0.1"], "shadow_params given without a shadow learner"),
+    ([*SERVE, "--shadow", "sa-ols"], "shadow_params.delta of shadow learner 'sa-ols' must be "
+     "given"),
+    ([*SERVE, "--start-rule", "missing.json"], "--start-rule 'missing.json' is not a file"),
+    ([*SERVE, "--start-rule", "a-file"], "--start-rule 'a-file' is not JSON"),
+    ([*SERVE, "--start-rule", "rule-3.json"], "beta must be a list of 2 finite numbers"),
+    ([*SERVE, "--start-rule", "a-file", "--start-log", "a-file"],
+     "argument --start-log: not allowed with argument --start-rule"),
+    ([*SERVE, "--start-learner", "a-file"], "--start-learner 'a-file'"),
+    ([*SERVE, "--start-log", "a-file"], "--start-log 'a-file' must end in .csv or .parquet"),
+    ([*SERVE, "--start-log", "history.csv"], "has no column 'x2'"),
+    (["serve", "check", "--database", "sqlite:///missing.db"],
+     "file 'missing.db' does not exist (start `sat serve` on it first)"),
+    (["serve", "keys", "list", "--database", "sqlite:///missing.db"],
+     "file 'missing.db' does not exist"),
+    (["serve", "export", "--out", "x", "--database", "sqlite:///missing.db"],
+     "file 'missing.db' does not exist"),
+    (["serve", "export", "--out", "a-file", "--database", "sqlite:///missing.db"],
+     "--out 'a-file' is a file: give a folder"),
+    (["serve", "export", "--out", "x", "--since", "soon", "--database", "sqlite:///m.db"],
+     "--since must be an ISO 8601 time"),
+    # issue 23: sat compile
+    (["compile", "--workers", "0"], "--workers must be an integer >= 1, got '0'"),
+    (["compile", "--workers", "two"], "--workers must be an integer >= 1, got 'two'"),
 ]
 
 
@@ -285,6 +331,8 @@ def fixtures(tmp_path, monkeypatch):
         'horizon = 50\n[game]\ndimension = 2\ndelta = [0.1, -1.0]\n'
         '[[learners]]\nname = "sa-ols"\n')
     (tmp_path / "huge.csv").write_text("bad,income\n0,1e308\n1,40\n")
+    (tmp_path / "rule-3.json").write_text('{"beta": [1, 2, 3], "threshold": 0}')
+    (tmp_path / "history.csv").write_text("x1,accepted,outcome\n0.1,true,1.0\n")
     (tmp_path / "one-class.csv").write_text("bad,income\n0,50\n0,40\n")
     (tmp_path / "twice.csv").write_text("bad,income,income\n0,50,3\n1,40,2\n")
     (tmp_path / "huge.toml").write_text(  # 2,000,000 cells
@@ -419,6 +467,14 @@ SPECS: list[tuple[dict, str]] = [
     (_game(rewards="recorded"), "game.rewards: rewards applies only to a data set's game"),
     (_game(gameable="cash"), "game.gameable: gameable applies only to a data set's game"),
     ({**BASE, "game": {"delta": 0.1}}, "game.dimension must be given (or game.data)"),
+    # issue 21: logistic learners (the rewards of the two outcomes, the prior)
+    (_spec(learners=[{"name": "sa-logistic", "repaid": -2.0}]),
+     "learners[0] (sa-logistic): repaid must be larger than defaulted (the reward of a repaid "
+     "loan above a defaulted one's), got repaid=-2.0 and defaulted=-1.0"),
+    (_spec(learners=[{"name": "naive-logistic", "defaulted": "low"}]),
+     "learners[0] (naive-logistic): defaulted must be a finite number, got 'low'"),
+    (_spec(learners=[{"name": "offset-logistic", "ridge": -1.0}]),
+     "learners[0] (offset-logistic): ridge must be a finite number >= 0, got -1.0"),
 ]
 
 
@@ -582,7 +638,7 @@ API: list[tuple[str, object, str]] = [
      "the file: written_by must be a release, got 3"),
     ("load-params-list", lambda: _load("sa-ols", params=[1, 2]),
      "the file: params must be an object with keys delta, r0, feedback, agents, "
-     "accept_when_locked, got [1, 2]"),
+     "accept_when_locked, warmup, got [1, 2]"),
     ("load-params-extra", lambda: _load_meta("sa-ols", lambda m: m["params"].update(bogus=1)),
      "the file: params has an unknown key 'bogus'"),
     ("load-params-missing", lambda: _load_meta("sa-ols", lambda m: m["params"].pop("r0")),
@@ -879,6 +935,79 @@ API: list[tuple[str, object, str]] = [
     ("run-lending-delta", lambda: run_lending(load_dataset("fico"), ["sa-ols"], horizon=5,
                                               seeds=1, delta=math.nan),
      "delta must be a finite number >= 0, got nan"),
+    # issue 21: logistic learners (the rewards of the two outcomes, the prior)
+    ("logistic-repaid-nan", lambda: _logistic(repaid=math.nan),
+     "repaid must be a finite number, got nan"),
+    ("logistic-repaid-str", lambda: _logistic(repaid="0.2"),
+     "repaid must be a finite number, got '0.2'"),
+    ("logistic-repaid-bool", lambda: _logistic(repaid=True),
+     "repaid must be a finite number, got True"),
+    ("logistic-defaulted-inf", lambda: _logistic(defaulted=-math.inf),
+     "defaulted must be a finite number, got -inf"),
+    ("logistic-repaid-below", lambda: _logistic(repaid=-1.0, defaulted=0.2),
+     "repaid must be larger than defaulted (the reward of a repaid loan above a defaulted "
+     "one's), got repaid=-1.0 and defaulted=0.2"),
+    ("logistic-repaid-equal", lambda: _logistic(repaid=0.5, defaulted=0.5),
+     "repaid must be larger than defaulted"),
+    ("logistic-repaid-default", lambda: _logistic(repaid=-1.0),
+     "got repaid=-1.0 and defaulted=-1.0"),
+    ("logistic-defaulted-big", lambda: _logistic(defaulted=-1e10),
+     "defaulted must be at most 1e+09 in magnitude (the learner's input bound), got "
+     "-10000000000.0"),
+    ("logistic-ridge-neg", lambda: _logistic(ridge=-0.5),
+     "ridge must be a finite number >= 0, got -0.5"),
+    ("logistic-ridge-nan", lambda: _logistic(ridge=math.nan),
+     "ridge must be a finite number >= 0, got nan"),
+    ("logistic-ridge-big", lambda: _logistic(ridge=1e10),
+     "ridge must be at most 1e+09 in magnitude (the learner's input bound), got "
+     "10000000000.0"),
+    ("logistic-ridge-none", lambda: _logistic(ridge=None),
+     "ridge must be a finite number >= 0, got None"),
+    ("offset-logistic-r0-none", lambda: make_learner(
+        "offset-logistic", delta=0.1, feedback="apple").reset(2, 0),
+     "r0 must be a finite number, got None"),
+    ("naive-logistic-repaid-list", lambda: make_learner(
+        "naive-logistic", delta=0.1, r0=0.0, feedback="apple", repaid=[1.0]).reset(2, 0),
+     "repaid must be a finite number, got [1.0]"),
+    ("logistic-batch-negative", lambda: _logistic(batch_points=-1),
+     "batch_points must be an integer from 0 to 100,000 or None (5·d), got -1"),
+    ("logistic-batch-bool", lambda: _logistic(batch_points=True),
+     "batch_points must be an integer from 0 to 100,000 or None (5·d), got True"),
+    ("logistic-batch-float", lambda: _logistic(batch_points=2.5),
+     "batch_points must be an integer from 0 to 100,000 or None (5·d), got 2.5"),
+    ("logistic-batch-big", lambda: _logistic(batch_points=10**6),
+     "batch_points must be an integer from 0 to 100,000 or None (5·d), got 1000000"),
+    # issue 21: logistic learners, saved (the kernels index the kept points by counts[5])
+    ("load-logistic-kept", lambda: _load_arrays("sa-logistic", counts=_set(5, 10**6)),
+     "the file: state.counts[5] (points kept) must be 4, got 1000000"),
+    ("load-logistic-learned", lambda: _load_arrays("sa-logistic", counts=_set(6, 2)),
+     "the file: state.counts[6] (points learned) must be"),
+    ("load-logistic-next", lambda: _load_arrays("sa-logistic", counts=_set(7, -4)),
+     "the file: state.counts[7] (next refit) must be in [2, 4611686018427387904], got -4"),
+    ("load-logistic-label", lambda: _load_arrays("sa-logistic", kept=_set((1, 2), 3.0)),
+     "the file: state.kept[:, -1] (labels)[1] must be in [0, 1], got 3.0"),
+    ("load-logistic-fit", lambda: _load_arrays("sa-logistic", fit=_set((1, 0), 0.5)),
+     "the file: state.fit[1, 0] must be 0 (below the diagonal of a triangular factor)"),
+    # issue 24: the service's declared features, cadences and a rule to adopt
+    ("service-feature-scale", lambda: _service(features=[{"name": "a", "scale": 0.0}, "b"]),
+     "features[0].scale ('a') must be a finite number > 0"),
+    ("service-feature-mean", lambda: _service(features=[{"name": "a", "mean": math.inf}, "b"]),
+     "features[0].mean ('a') must be a finite number"),
+    ("service-feature-key", lambda: _service(features=[{"name": "a", "units": "USD"}, "b"]),
+     "features[0]: unknown key 'units'; allowed: name, unit, definition, mean, scale"),
+    ("service-feature-name", lambda: _service(features=[{"unit": "USD"}, "b"]),
+     "features[0].name must be text (a name: not empty)"),
+    ("service-feature-twice", lambda: _service(features=["a", {"name": "a"}]),
+     "features names 'a' twice"),
+    ("service-feature-kind", lambda: _service(features=[3, "b"]),
+     "features[0] must be a name or a table, got 3"),
+    ("service-two-starts", lambda: _service(start_rule="r.json", start_log="h.csv"),
+     "give one warm start, not start_rule and start_log"),
+    ("service-warm-cap", lambda: _service(warm_cap=1.5),
+     "warm_cap must be an integer >= 0, got 1.5"),
+    ("desk-adopt-general", lambda: _adopt(lambda: 0.0), "a rule to adopt must be linear"),
+    ("desk-adopt-nan", lambda: _adopt(_linear([np.nan, 0.0], 0.0)),
+     "rule.beta"),
     # issue 22: the budget estimated from the applicants
     ("learner-delta-estimate", lambda: _budget_learner("estimat"),
      "delta must be a number >= 0, 'estimate' or 'estimate:<cap>' with a cap in (0, 1e6], "
@@ -895,6 +1024,24 @@ API: list[tuple[str, object, str]] = [
     ("probe-unreachable", lambda: _probe_rule(Game(dimension=2), np.zeros(2), 0.0, 10),
      "beta must reach a gameable feature"),
 ]
+
+
+def _service(**given):
+    from strategic_apple_tasting.service.config import ServiceConfig
+
+    return ServiceConfig(dimension=2, params={"delta": 0.1, "r0": 0}, **given).check()
+
+
+def _linear(beta, threshold):
+    from strategic_apple_tasting.game.policies import LinearThreshold
+
+    return LinearThreshold(np.array(beta), threshold)
+
+
+def _adopt(rule):
+    learner = make_learner("sa-ols", delta=0.1, r0=0.0, feedback="apple").reset(
+        2, np.random.default_rng(0))
+    return learner.adopt(rule)
 
 
 def _budget_learner(delta):
@@ -1017,6 +1164,11 @@ def _rounds_near_the_end(counts):
 
 def _flip_first_accepted(desk):
     desk["pending"]["accepted"][0] = not desk["pending"]["accepted"][0]
+
+
+def _logistic(**params):
+    return make_learner("sa-logistic", delta=0.1, r0=0.0, feedback="apple",
+                        **params).reset(2, 0)
 
 
 @pytest.mark.parametrize("what, call, expected", API, ids=[a[0] for a in API])

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import fcntl
 import hashlib
 import marshal
 import os
@@ -67,14 +68,20 @@ def _outside_functions(tree: ast.AST) -> Iterator[ast.AST]:
                                        | ast.Lambda))
 
 
-def _imports(path: Path) -> set[Path]:
-    """The package's files that ``path`` imports, read from its import statements.
+_IMPORTS: dict[Path, frozenset[Path]] = {}
+
+
+def _imports(path: Path) -> frozenset[Path]:
+    """The package's files that ``path`` imports, read from its import statements (parsed once
+    a process: every stamp's walk meets the same modules).
 
     Imports inside functions do not count (:func:`_outside_functions`). A module imported
     from a package counts, not the package's ``__init__`` (importing
     ``learners.base`` runs ``learners/__init__.py``, but the code reached is ``base``'s);
     ``from pkg import name`` counts ``pkg/name.py`` when ``name`` is a module, else ``pkg``.
     """
+    if path in _IMPORTS:
+        return _IMPORTS[path]
     parts = path.relative_to(_PACKAGE_DIR.parent).with_suffix("").parts
     package = parts[:-1]  # a module's package; ``pkg/__init__``'s is ``pkg`` too
     found: set[Path] = set()
@@ -91,7 +98,8 @@ def _imports(path: Path) -> set[Path]:
                 if file is not None:
                     found.add(file)
     found.discard(path)
-    return found
+    _IMPORTS[path] = frozenset(found)
+    return _IMPORTS[path]
 
 
 _CLOSURE_STAMPS: dict[Path, str] = {}
@@ -348,20 +356,52 @@ class _StampedCache(caching.FunctionCache):
             self._cache_file = own
 
     def load_overload(self, sig: Any, target_context: Any) -> Any:
-        with self._file_for(sig):
+        with self._file_for(sig), _locked(self._cache_path):
             try:
                 return super().load_overload(sig, target_context)
             except Exception:  # an unreadable index (a class gone...): compile instead
                 return None
 
     def save_overload(self, sig: Any, data: Any) -> None:
-        with self._file_for(sig):
+        with self._file_for(sig), _locked(self._cache_path):
             try:
                 super().save_overload(sig, data)
             except Exception:  # the index could not be read: start it afresh
                 with contextlib.suppress(Exception):
                     self._cache_file.flush()
                     super().save_overload(sig, data)
+        SAVED.append(describe(self._py_func, sig))
+
+
+def describe(py_func: Callable, sig: Any) -> str:
+    """``module.function(argument types)``, a NamedTuple argument named by its class."""
+    args = sig.args if hasattr(sig, "args") else sig
+    names = ", ".join(typ.instance_class.__name__ if isinstance(typ, types.BaseNamedTuple)
+                      else str(typ) for typ in args)
+    return f"{py_func.__module__}.{py_func.__qualname__}({names})"
+
+
+#: What this process compiled and saved into the cache: "module.function(argument types)" per
+#: entry (``sat compile`` reports it; a test asserts that a run after ``sat compile`` adds none).
+SAVED: list[str] = []
+
+
+@contextlib.contextmanager
+def _locked(directory: str) -> Iterator[None]:
+    """Hold an exclusive lock on a cache directory (``flock`` on its ``.lock``) while an index
+    is read or written. numba names a new entry's data file after the entries its index already
+    holds: two processes saving into one index at once (``sat compile``'s workers, the test
+    suite's) would take the same name, and one would load the other's machine code."""
+    try:
+        fd = os.open(os.path.join(directory, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:  # a cache we cannot lock (read-only): numba's own behaviour
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 #: Compile without numba's reference counting (its NRT): ``njit(**NO_NRT)``. Not public API
@@ -409,12 +449,37 @@ def njit(func: Callable | None = None, **overrides: Any) -> Any:
     return dispatcher
 
 
+def compiled_for(dispatcher: Any, *args: Any) -> Callable:
+    """The compiled implementation of ``dispatcher`` for the types of ``args`` (compiled, or
+    loaded from the cache, if it is not yet): called directly, it skips numba's dispatch, whose
+    typing of a ``NamedTuple`` argument (an agent or context model) costs more than a small
+    kernel's run.
+
+    The implementation takes arguments of exactly these types: a caller keeps one per types it
+    passes (arrays it makes itself, C-contiguous float64, and the same model), as the Python
+    side of the game does per instance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> add = njit(lambda a, b: a + b)
+    >>> fast = compiled_for(add, 1.0, 2.0)
+    >>> fast(3.0, 4.0)
+    7.0
+    """
+    from numba.core.typing.typeof import Purpose, typeof
+
+    signature = tuple(typeof(a, Purpose.argument) for a in args)
+    return dispatcher.compile(signature)
+
+
 def dispatch_on_class(name: str, params: tuple[str, ...], table: dict[type, Callable],
-                      doc: str) -> Callable:
+                      doc: str, default: Callable | None = None) -> Callable:
     """A compiled-only function ``name(*params)`` that calls ``table[C]``, where C is the class
     of its first argument (a namedtuple: a learner's state, an agent or context model),
-    chosen at compile time and inlined. The one dispatch mechanism of the package: modules
-    fill ``table`` and compiled code calls the function, never naming an implementation.
+    chosen at compile time and inlined (``default`` for a class not in the table, if given).
+    The one dispatch mechanism of the package: modules fill ``table`` and compiled code calls
+    the function, never naming an implementation.
 
     numba matches an overload to its stub by parameter names, so both are made for ``params``.
     Called from Python, the function raises ``NotImplementedError``.
@@ -433,13 +498,13 @@ def dispatch_on_class(name: str, params: tuple[str, ...], table: dict[type, Call
     args = ", ".join(params)
     stub_code = (f"def {name}({args}):\n"
                  f"    raise NotImplementedError({name!r} ' is compiled-only')\n")
-    scope: dict[str, Any] = {"table": table, "state_class": state_class}
+    scope: dict[str, Any] = {"table": table, "state_class": state_class, "default": default}
     exec(stub_code, scope)  # the stub's parameters must be these names
     stub = scope[name]
     stub.__doc__ = doc
     stub.__module__ = sys._getframe(1).f_globals.get("__name__", __name__)
     exec(f"def typer({args}):\n"
-         f"    impl = table.get(state_class({params[0]}))\n"
+         f"    impl = table.get(state_class({params[0]}), default)\n"
          f"    if impl is None:\n"
          f"        return None\n"
          f"    return lambda {args}: impl({args})\n", scope)

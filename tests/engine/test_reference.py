@@ -11,7 +11,12 @@ import pytest
 
 from strategic_apple_tasting import Game, simulate
 from strategic_apple_tasting.checks import check_learner, tables_identical
-from strategic_apple_tasting.game import GeneralRule, LazyBestResponse, LinearThreshold
+from strategic_apple_tasting.game import (
+    EllipsoidalCost,
+    GeneralRule,
+    LazyBestResponse,
+    LinearThreshold,
+)
 from strategic_apple_tasting.game.best_response import respond_to_rule
 from strategic_apple_tasting.game.policies import _FUNCTIONS
 from strategic_apple_tasting.learners import Learner, LinUCB
@@ -68,8 +73,14 @@ class FunctionLinUCB(LinUCB):
 @pytest.mark.parametrize("feedback", ["apple", "bandit"])
 def test_a_function_rule_is_answered_by_the_same_search(feedback):
     """Agents answer a rule given as a Python function with the compiled search itself: LinUCB
-    with its rules handed over as functions gives the compiled LinUCB's table bit for bit."""
-    game = Game(dimension=3, delta=0.3, feedback=feedback, r0=0.2 if feedback == "apple" else 0)
+    with its rules handed over as functions gives the compiled LinUCB's table bit for bit.
+    Under apple tasting the agents have an ellipsoidal cost: with an ℓ2 cost the compiled
+    LinUCB's rule is answered in closed form instead of by the search (issue 23; checked
+    against the search in tests/game/test_best_response.py)."""
+    agents = (EllipsoidalCost.from_cost(np.diag([1.0, 2.0, 0.5])) if feedback == "apple"
+              else LazyBestResponse())
+    game = Game(dimension=3, delta=0.3, feedback=feedback, r0=0.2 if feedback == "apple" else 0,
+                agents=agents)
     compiled = simulate(game, [LinUCB()], 300, seeds=[1, 2], engine="compiled")
     wrapped = simulate(game, [FunctionLinUCB()], 300, seeds=[1, 2], engine="reference")
     assert np.asarray(compiled.column("moved"))[-1] > 0

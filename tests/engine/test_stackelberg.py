@@ -57,11 +57,12 @@ def _brute_shortfalls(game, seed, horizon):
     inst = game.instance(seed)
     d = game.dimension
     xs = draw_contexts(inst.contexts, d, horizon, inst.rngs["contexts"])
-    budget = BUDGET[type(game.agents)]
-    b = np.array([budget(game.agents, inst.rngs["agents"]) for _ in range(horizon)])
+    agents = game.agents.compiled()
+    budget = BUDGET[type(agents)]
+    b = np.array([budget(agents, inst.rngs["agents"]) for _ in range(horizon)])
     gain = xs @ inst.theta1 - (xs @ inst.theta0 if game.feedback == "bandit" else game.r0)
     directions = search_directions(inst.target, inst.rngs["benchmark"])
-    unit = game.agents._replace(delta=1.0)
+    unit = game.agents._replace(delta=1.0).compiled()
     reach_unit = np.array([REACH[type(unit)](unit, u) for u in directions])
     low = -np.sqrt((inst.contexts.rows ** 2).sum(axis=1)).max() if hasattr(
         inst.contexts, "rows") else -inst.contexts.radius

@@ -156,8 +156,9 @@ def test_heterogeneous_budgets_span_the_range():
 ], ids=lambda m: f"{m.name}-{getattr(m, 'adversarial', '')}")
 def test_agent_budget_replays_the_responses(model):
     """``BUDGET`` draws what ``respond`` draws: replayed budgets predict exactly who moves."""
-    respond, budget = RESPOND[type(model)], BUDGET[type(model)]
-    reach_unit = REACH[type(model)]
+    core, unit = model.compiled(), model._replace(delta=1.0).compiled()
+    respond, budget = RESPOND[type(core)], BUDGET[type(core)]
+    reach_unit = REACH[type(core)]
     rng_respond, rng_budget = np.random.default_rng(11), np.random.default_rng(11)
     draw = np.random.default_rng(12)
     out = np.empty(3)
@@ -165,10 +166,10 @@ def test_agent_budget_replays_the_responses(model):
     for _ in range(2000):
         beta, x = draw.standard_normal(3), draw.uniform(-1, 1, 3)
         c = score(beta, x) + draw.uniform(-0.2, 0.6) * norm(beta)
-        moved = respond(model, rng_respond, beta, c, x, out)
-        b = budget(model, rng_budget)
+        moved = respond(core, rng_respond, beta, c, x, out)
+        b = budget(core, rng_budget)
         need = c - score(beta, x)
-        can = need > 0 and need <= b * reach_unit(model._replace(delta=1.0), beta)
+        can = need > 0 and need <= b * reach_unit(unit, beta)
         assert bool(moved) == can
         movers += bool(moved)
     assert rng_respond.random() == rng_budget.random()  # the streams stayed in step
@@ -185,5 +186,5 @@ def test_a_move_of_exactly_the_budget_is_made():
     assert lazy_move(beta, 0.82, 0.01, x, out) and score(beta, out) >= 0.82
     rng = np.random.default_rng(0)
     ellipse = EllipsoidalCost.from_cost(np.eye(1), delta=0.01)
-    assert RESPOND[EllipsoidalCost](ellipse, rng, beta, 0.82, x, out)
+    assert RESPOND[type(ellipse.compiled())](ellipse.compiled(), rng, beta, 0.82, x, out)
     assert not lazy_move(beta, 0.82, 0.01, np.array([0.82 - 0.0100001]), out)

@@ -2,6 +2,8 @@
 budget respected, a mover accepted, the move minimal, a non-mover unable to reach; the same
 random numbers as the closed-form responses; the closed form on linear rules."""
 
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
@@ -16,12 +18,11 @@ from strategic_apple_tasting.game import (
     LazyBestResponse,
     TremblingHand,
 )
-from strategic_apple_tasting.game.agents import lazy_move
+from strategic_apple_tasting.game.agents import RESPOND, lazy_move
 from strategic_apple_tasting.game.best_response import (
-    RESPOND_RULE,
-    SCRATCH_ROWS,
     minimal_move,
     respond_to_rule,
+    scratch_rows,
 )
 from strategic_apple_tasting.game.policies import GeneralRule, norm, score
 from strategic_apple_tasting.learners import LinUCB
@@ -116,7 +117,7 @@ def test_minimal_move_against_brute_force(feedback):
             m = rng.uniform(-1, 1, (d, d))
             cost = m @ m.T + 0.3 * np.eye(d)
             metric = EllipsoidalCost.from_cost(cost).cost_inv
-        out, work = np.empty(d), np.empty((SCRATCH_ROWS, d))
+        out, work = np.empty(d), np.empty((scratch_rows(d), d))
         ours = minimal_move(rule.state, metric, budget, rule.beta, x, out, work)
         brute = brute_min_cost(g, x, budget, cost)
         if ours < np.inf:  # a mover: accepted, within budget, at the cost reported
@@ -155,7 +156,7 @@ def test_numerical_response_to_a_linear_rule_is_the_closed_form(beta_x, threshol
     assume(abs(need - budget) > 1e-9 * budget)  # not on the edge of the budget
     lazy = np.empty_like(x)
     moved = lazy_move(beta, threshold, budget, x, lazy)
-    out, work = np.empty_like(x), np.empty((SCRATCH_ROWS, len(x)))
+    out, work = np.empty_like(x), np.empty((scratch_rows(len(x)), len(x)))
     cost = minimal_move(_linear_rule(beta, threshold), None, budget, beta, x, out, work)
     assert (cost < np.inf) == moved
     if moved:
@@ -179,7 +180,7 @@ def test_numerical_ellipsoidal_response_to_a_linear_rule_is_the_closed_form(data
     need = (threshold - score(beta, x)) / np.sqrt(beta @ model.cost_inv @ beta)
     assume(abs(need - budget) > 1e-9 * budget)
     closed, moved = model.respond_once(beta, threshold, x)
-    out, work = np.empty_like(x), np.empty((SCRATCH_ROWS, len(x)))
+    out, work = np.empty_like(x), np.empty((scratch_rows(len(x)), len(x)))
     cost = minimal_move(_linear_rule(beta, threshold), model.cost_inv, budget, beta, x, out, work)
     assert (cost < np.inf) == moved
     if moved:
@@ -239,14 +240,97 @@ def test_trembling_and_heterogeneous_responses(feedback):
     assert n_moved > 10  # the checks above were exercised
 
 
+class _Stubborn(NamedTuple):
+    """A user's agent model with a response to linear thresholds only (registered in RESPOND
+    under its own class, not in RESPOND_RULE)."""
+
+    delta: float = 0.1
+    truthful: float = 1.0
+
+    name = "stubborn"
+
+    def check(self) -> None:
+        pass
+
+
 def test_an_agent_model_without_a_numerical_response_is_refused(monkeypatch):
-    monkeypatch.delitem(RESPOND_RULE, LazyBestResponse)
-    game = Game(dimension=2)
-    with pytest.raises(ValueError, match="agents 'lazy' have no numerical best response to the "
-                       "non-linear rules of linucb; allowed agents: trembling, heterogeneous, "
-                       "ellipsoid"):
+    monkeypatch.setitem(RESPOND, _Stubborn, None)
+    game = Game(dimension=2, agents=_Stubborn())
+    with pytest.raises(ValueError, match="agents 'stubborn' have no numerical best response to "
+                       "the non-linear rules of linucb; allowed agents: lazy, trembling, "
+                       "heterogeneous, ellipsoid"):
         LinUCB().bind(game.instance(0))
     rule = LinUCB(r0=0.5, feedback="apple").reset(2).policy()
     assert isinstance(rule, GeneralRule)
     with pytest.raises(ValueError, match="no numerical best response"):
-        respond_to_rule(LazyBestResponse(), rule, np.zeros(2))
+        respond_to_rule(_Stubborn(), rule, np.zeros(2))
+
+
+# -- issue 23: LinUCB's rule under apple tasting answered in closed form ---------------------
+
+def _numerical(rule):
+    """The same rule given as a Python function: agents answer it by the numerical search
+    alone (a function rule has no closed form)."""
+    return GeneralRule.from_function(rule.value, rule.beta, rule.threshold,
+                                     gradient=rule.gradient)
+
+
+def _move(rule, x, budget):
+    d = len(x)
+    out, work = np.empty(d), np.empty((scratch_rows(d), d))
+    cost = minimal_move(rule.state, None, budget, np.asarray(rule.beta, float), x, out, work)
+    return cost, out
+
+
+def test_the_closed_form_is_the_numerical_search_s_move_or_cheaper():
+    """On 400 random LinUCB rules under apple tasting (d = 2..6, after 0..40 points), agents
+    it rejects, some within reach: the closed form (the secular equation of game/optimistic.py)
+    moves exactly when the numerical search does, lands where the rule accepts, within budget,
+    and costs no more than the search's move, and less by at most the search's tolerance (1e-6
+    relative: the search stops there)."""
+    from strategic_apple_tasting.game.optimistic import nearest_point
+
+    rng = np.random.default_rng(23)
+    movers = 0
+    for case in range(400):
+        d = int(rng.integers(2, 7))
+        learner = LinUCB(alpha=float(rng.uniform(0.1, 3.0)), r0=float(rng.uniform(-0.3, 0.8)),
+                         feedback="apple").reset(d, rng)
+        for _ in range(int(rng.integers(0, 40))):
+            x = rng.uniform(-1, 1, d) / np.sqrt(d)
+            learner.update(x, True, float(x.sum() / d + 0.1 * rng.standard_normal()))
+        rule = learner.policy()
+        if not isinstance(rule, GeneralRule):
+            continue
+        x = rng.uniform(-1, 1, d) / np.sqrt(d)
+        if rule.accepts(x):
+            continue
+        state = rule.state
+        z, work = np.empty(d), np.empty((3 * d + 2, d))
+        dist = nearest_point(state.theta[0] - state.theta[1], state.r0, state.alpha,
+                             state.fits[0], x, z, work)
+        assert np.isfinite(dist), "the closed form applies to every such rule at d >= 2"
+        assert abs(rule.value(z)) <= 1e-12 * (1 + abs(state.r0)), "z is on the boundary"
+        budget = float(rng.uniform(0.5, 1.5)) * dist  # some reach it, some do not
+        cost, out = _move(rule, x, budget)
+        search, _ = _move(_numerical(rule), x, budget)
+        assert (cost < np.inf) == (search < np.inf), (case, cost, search)
+        if cost < np.inf:
+            movers += 1
+            assert rule.accepts(out) and np.linalg.norm(out - x) <= budget * (1 + 1e-12)
+            assert cost <= search * (1 + 1e-12) and cost >= search * (1 - 1e-6), (cost, search)
+            assert abs(cost - dist) <= 1e-12 * dist
+    assert movers > 30
+
+
+def test_the_closed_form_is_the_brute_force_minimum():
+    """The move of the closed form is the cheapest a dense search of directions refined by
+    SLSQP finds, to a relative 1e-9 (the numerical search's own tolerance is 1e-6)."""
+    for seed in range(6):
+        d = 2 + seed % 3
+        rule, g, x, _, _ = linucb_case(500 + seed, d, "apple")
+        cost, _ = _move(rule, x, 10.0)  # a budget that reaches the boundary
+        assert cost < np.inf
+        brute = brute_min_cost(g, x, 10.0 / 3, np.eye(d))  # its grid reaches 3·budget
+        assert cost <= brute * (1 + 1e-9), (cost, brute)
+        assert cost >= brute * (1 - 1e-6), (cost, brute)

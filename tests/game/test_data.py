@@ -44,15 +44,15 @@ def test_subset_gaming_is_the_masked_ellipsoid_to_the_bit(case, threshold, delta
     A⁻¹ = diag(1_G) (the lending scenario's model before issue 21): the same move, the same
     reach, bit for bit."""
     beta, x, mask = case
-    subset = SubsetGaming(delta=delta, gameable=mask)
-    ellipsoid = EllipsoidalCost(delta=delta, cost_inv=np.diag(mask.astype(float)))
+    subset = SubsetGaming(delta=delta, gameable=mask).compiled()
+    ellipsoid = EllipsoidalCost(delta=delta, cost_inv=np.diag(mask.astype(float))).compiled()
     rng = np.random.default_rng(0)
     out_s, out_e = np.empty_like(x), np.empty_like(x)
-    moved_s = RESPOND[SubsetGaming](subset, rng, beta, threshold, x, out_s)
-    moved_e = RESPOND[EllipsoidalCost](ellipsoid, rng, beta, threshold, x, out_e)
+    moved_s = RESPOND[type(subset)](subset, rng, beta, threshold, x, out_s)
+    moved_e = RESPOND[type(ellipsoid)](ellipsoid, rng, beta, threshold, x, out_e)
     assert moved_s == moved_e
     assert np.array_equal(out_s, out_e, equal_nan=True)
-    assert REACH[SubsetGaming](subset, beta) == REACH[EllipsoidalCost](ellipsoid, beta)
+    assert REACH[type(subset)](subset, beta) == REACH[type(ellipsoid)](ellipsoid, beta)
     if moved_s:  # a mover is accepted and moved only its gameable features
         assert score(beta, out_s) >= threshold
         assert np.array_equal(out_s[~mask], x[~mask])

@@ -269,3 +269,26 @@ def test_a_held_rule_outlives_its_successors_until_released():
         learner.release(first.version)
     with pytest.raises(ValueError, match="cannot be kept"):
         learner.hold(first.version)
+
+
+def test_an_adopted_rule_decides_and_its_outcomes_are_learned_against_it():
+    """Issue 24: ``adopt`` publishes a given linear rule (a lender's scorecard) as the next
+    version; decisions follow it and outcomes are learned; the learner then publishes its own
+    next rule. A learner whose update reads what its own rule drew refuses."""
+    from strategic_apple_tasting.game.policies import LinearThreshold
+
+    desk = _saols()
+    given = LinearThreshold(np.array([1.0, 0.0]), 0.25)
+    adopted = desk.adopt(given)
+    assert adopted.version == 1 and desk.rule_in_force().rule == given
+    rng = np.random.default_rng(4)
+    for x in rng.uniform(-1, 1, size=(60, 2)):
+        d = desk.decide(x)
+        assert d.accepted == (x[0] >= 0.25)
+        if d.accepted:
+            desk.report(d.id, float(x[0] - 0.5 * x[1]))
+    learned = desk.publish()
+    assert learned.version == 2 and learned.rule != given  # its own rule, from the outcomes
+    with pytest.raises(ValueError, match="learns from what its own rule drew"):
+        Exp3SAE(delta=0.1, r0=0.0, horizon=10, sigma=0.1, feedback="apple").reset(
+            2, rng=0).adopt(given)

@@ -8,7 +8,6 @@ import threading
 import time
 
 import numpy as np
-import pytest
 import sqlalchemy as sa
 
 from strategic_apple_tasting.cli.main import main
@@ -172,8 +171,15 @@ def test_replay_equals_the_saved_learner_and_a_changed_log_does_not(serve, capsy
 
 def test_one_learner_per_database_and_deciders_beside_it(serve):
     learner = serve("--publish", "manual")
-    with pytest.raises(AssertionError, match="already has a learner running"):
-        serve("--publish", "manual", database=learner.database)
+    # issue 24: a second learner stands by (it decides, and learns once the first stops)
+    standby = serve("--publish", "manual", database=learner.database)
+    standby.key = learner.key
+    assert "already has a learner running" in standby.log.read_text()
+    with standby.client() as c:
+        assert c.get("/health").json()["standby"] is True
+        refused = c.post("/publish")
+        assert refused.status_code == 409 and "stands by" in refused.json()["error"]
+    standby.kill()
     decider = serve("--role", "decide", database=learner.database)
     decider.key = learner.key
     with decider.client() as c:

@@ -132,7 +132,7 @@ def unknown(client, id_: str) -> bool:
 
 # -- the public endpoints --------------------------------------------------------------------
 def test_health_policy_history_and_metrics(client):
-    assert client.get("/health").json() == {"status": "ok", "role": "all",
+    assert client.get("/health").json() == {"status": "ok", "role": "all", "standby": False,
                                             "learner_error": None, "database_error": None}
     policy = client.get("/policy")
     assert policy.status_code == 200 and policy.headers["content-type"] == "application/json"

@@ -57,3 +57,64 @@ def test_page_renders_in_headless_chromium(browser, serve, tmp_path):
     assert changes == version  # one row per published rule
     assert overflow <= 0
     assert (tmp_path / "page.png").stat().st_size > 10_000
+
+
+def test_the_applicant_section_and_the_shadow_learner_in_headless_chromium(browser, serve,
+                                                                           tmp_path):
+    """Issue 24: declared features (definition, unit, average, spread) in plain words for
+    applicants, and a shadow learner's decisions compared with the live rule's."""
+    settings = tmp_path / "service.toml"
+    settings.write_text("\n".join(
+        f'[[features]]\nname = "{n}"\nunit = "{u}"\ndefinition = "{d}"\nmean = {m}\n'
+        f"scale = {s}\n" for n, u, d, m, s in (
+            ("income", "kUSD/year", "yearly income before tax", 50, 20),
+            ("debt", "kUSD", "outstanding debt", 10, 5),
+            ("tenure", "years", "years at the current job", 4, 3))))
+    server = serve("--config", str(settings), "--publish", "manual", "--learner", "sa-ols",
+                   "--param", "delta=0.3", "--param", "r0=0", "--param", 'feedback="apple"',
+                   "--shadow", "shifted-ols", "--shadow-param", "delta=0.3",
+                   "--shadow-param", "r0=0")
+    rng = random.Random(5)
+    with server.client() as c:
+        for round_ in range(3):
+            xs = [[rng.uniform(10, 90), rng.uniform(0, 20), rng.uniform(0, 10)]
+                  for _ in range(20)]
+            done = c.post("/decisions", json={"applicants": [
+                {"id": f"s-{round_}-{k}", "x": x} for k, x in enumerate(xs)]}).json()
+            answered = [{"id": d["id"], "outcome": (x[0] - 50) / 20 - (x[1] - 10) / 5}
+                        for d, x in zip(done["decisions"], xs, strict=True) if d["accepted"]]
+            if answered:
+                c.post("/outcomes", json={"outcomes": answered}).raise_for_status()
+            c.post("/publish").raise_for_status()
+        time.sleep(0.5)
+        policy = c.get("/policy").json()
+
+    def inspect(page):
+        return (page.inner_text("#applicants"), page.locator("#applicants + p").inner_text(),
+                page.locator("table").nth(2).inner_text(), page.inner_text("#shadow"),
+                page.locator("table").nth(3).inner_text(),
+                page.evaluate("document.documentElement.scrollWidth"
+                              " - document.documentElement.clientWidth"))
+
+    seen, errors, _ = browser(f"{server.url}/", inspect, tmp_path / "page.png")
+    heading, how, features, shadow, compared, overflow = seen
+    assert errors == [] and overflow <= 0
+    assert "For applicants" in heading and "average applicant" in how
+    for word in ("yearly income before tax", "kUSD/year", "years at the current job", "50",
+                 "per kUSD"):
+        assert word in features, features
+    # One unit more of income moves the score by its weight over its spread.
+    assert f"{policy['beta'][0] / 20:+.4g} per kUSD/year" in features
+    assert "shifted-ols" in shadow and "never answers" in shadow
+    rows = [r.split("\t") for r in compared.splitlines()[1:]]
+    assert [r[0] for r in rows] == ["live rule", "shadow rule", "agreed"]
+    assert int(rows[0][1].replace(",", "")) > 0  # the shadow saw decisions after its first rule
+    # The shadow never answered: every decision the clients got is the live rule's.
+    engine = __import__("strategic_apple_tasting.service.store", fromlist=["store"])
+    db = engine.connect(server.database)
+    import sqlalchemy as sa
+    with db.connect() as conn:
+        shadow_rules = conn.execute(sa.select(sa.func.count()).select_from(
+            engine.shadow_rules)).scalar_one()
+    db.dispose()
+    assert shadow_rules == 4  # one beside each live publication (the start's and three)

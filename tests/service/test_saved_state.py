@@ -78,9 +78,10 @@ def test_the_saved_state_may_name_only_the_configured_learner(database, capsys):
 
 def test_the_saved_state_must_be_the_configured_learner(database, capsys):
     url, config, tamper, _ = database
-    def other(meta):  # shifted OLS: SA-OLS's parameters but one, its state but one flag
+    def other(meta):  # shifted OLS: SA-OLS's parameters but two, its state but one flag
         meta["learner"] = "shifted-ols"
         del meta["params"]["accept_when_locked"]
+        del meta["params"]["warmup"]
         meta["state"]["fields"]["clean_only"]["value"] = False
     tamper(meta=other)
     _refused(url, config, capsys, "the saved learner state at log position 0 is learner "

@@ -412,6 +412,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "they arrive, the rule in force is public. Also: 'keys' (API keys), "
                    "'check' (the log replays to the saved learner), 'play' (the strategic "
                    "game against a running service). Needs the 'serve' extra.")
+    sub.add_parser("compile", fill=_fill_compile,
+                   help="compile every kernel and engine loop into the cache (after install)",
+                   description="Compile the package's compiled code (every learner's kernels "
+                   "and engine loop, the game's parts) into the on-disk cache in parallel "
+                   "worker processes, so that no run compiles. Quick when the cache is up "
+                   "to date; run it after installing or upgrading.")
     sub.add_parser("report", fill=_fill_report,
                    help="write a sweep's HTML report with its figures",
                    description="Write a self-contained HTML page (index.html) of a "
@@ -961,9 +967,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _fill_compile(p: argparse.ArgumentParser) -> None:
+    from .compile import fill_compile
+
+    fill_compile(p)
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from .compile import cmd_compile as run
+
+    return run(args)
+
+
 COMMANDS = {"run": cmd_run, "demo": cmd_demo, "sweep": cmd_sweep, "results": cmd_results,
             "report": cmd_report, "reproduce": cmd_reproduce, "lending": cmd_lending,
-            "serve": cmd_serve}
+            "serve": cmd_serve, "compile": cmd_compile}
 
 
 class _PipeSafe:

@@ -5,6 +5,8 @@ against it.
 * ``sat serve keys create --name NAME`` / ``keys revoke ID`` / ``keys list``;
 * ``sat serve check``: replay the log from nothing and compare with the saved learner, and
   learn the log after it (exit status 1 naming the first entry that cannot be learned);
+* ``sat serve export --out FOLDER [--since T] [--until T] [--format csv|parquet]``: the
+  decisions, outcomes and rules written in a time range, one file each (it changes nothing);
 * ``sat serve play --url URL [--key-file FILE] [game flags]``: the strategic game over the
   wire, with ``--compare`` to check it against the engine in process. The API key comes from
   the environment (``SAT_KEY``) or a file, never from the command line, where ``ps`` shows it
@@ -61,7 +63,31 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
                    help="the features' names, in order")
     p.add_argument("--seed", type=_int_in("--seed", 0), help="the learner's seed (default 0)")
     p.add_argument("--publish", metavar="CADENCE",
-                   help="manual, outcomes:K or period:SECONDS (default outcomes:100)")
+                   help="manual, outcomes:K or period:SECONDS, or both joined by a comma "
+                   "(outcomes:100,period:3600: whichever comes first; default outcomes:100)")
+    p.add_argument("--min-interval", type=_number("--min-interval"), metavar="SECONDS",
+                   help="seconds at least between two publications by the cadence (default 0)")
+    p.add_argument("--warm-cap", type=_int_in("--warm-cap", 0), metavar="N",
+                   help="acceptances allowed in all under rules published before any outcome "
+                   "was learned (default: no cap)")
+    p.add_argument("--retain-days", type=_number("--retain-days"), metavar="DAYS",
+                   help="drop log entries this old once a saved learner holds them (default: "
+                   "keep for ever)")
+    p.add_argument("--shadow", type=_learner, metavar="LEARNER",
+                   help="a candidate learner fed the same log, never answering (compared on "
+                   "the page)")
+    p.add_argument("--shadow-param", type=_param, action="append", metavar="NAME=VALUE",
+                   help="a parameter of the shadow learner (repeat)")
+    start = p.add_mutually_exclusive_group()
+    start.add_argument("--start-rule", metavar="FILE",
+                       help="a new database's first rule: JSON {beta, threshold} (GET /policy "
+                       "of another service is one)")
+    start.add_argument("--start-learner", metavar="FILE",
+                       help="a new database's learner: a saved learner of the same kind and "
+                       "parameters (sat's learners.persistence)")
+    start.add_argument("--start-log", metavar="FILE",
+                       help="a new database's history: CSV or Parquet of past decisions and "
+                       "outcomes (a column per feature, accepted, outcome), learned first")
     p.add_argument("--max-batch", type=_positive_int("--max-batch"),
                    help="applicants or outcomes per request (default 10000)")
     p.add_argument("--max-body", type=_int_in("--max-body", 1024),
@@ -91,6 +117,16 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
     check = sub.add_parser("check", help="replay the log from nothing; compare with the "
                            "saved learner; learn the rest of the log")
     _database_flags(check, sub=True)
+    export = sub.add_parser("export", help="write decisions, outcomes and rules (by time "
+                            "range) to CSV or Parquet files in a folder")
+    export.add_argument("--out", required=True, metavar="FOLDER",
+                        help="the folder to write decisions, outcomes and rules into")
+    export.add_argument("--since", metavar="TIME", help="rows written at or after TIME "
+                        "(ISO 8601, UTC unless it says; or unix seconds)")
+    export.add_argument("--until", metavar="TIME", help="rows written before TIME")
+    export.add_argument("--format", choices=("csv", "parquet"), default="csv",
+                        help="csv (default) or parquet")
+    _database_flags(export, sub=True)
     play = sub.add_parser("play", help="play the strategic game against a running service")
     play.add_argument("--url", required=True, help="the service, e.g. http://127.0.0.1:8000")
     play.add_argument("--key-file", metavar="FILE",
@@ -117,12 +153,18 @@ def _config(args: argparse.Namespace) -> Any:
              "max_body": getattr(args, "max_body", None),
              "body_timeout": getattr(args, "body_timeout", None),
              "snapshot_every": getattr(args, "snapshot_every", None)}
+    for name in ("min_interval", "warm_cap", "retain_days", "shadow", "start_rule",
+                 "start_learner", "start_log"):
+        given[name] = getattr(args, name, None)
     params = dict(getattr(args, "param", None) or [])
+    shadow_params = dict(getattr(args, "shadow_param", None) or [])
     if args.config:
         config = ServiceConfig.from_file(args.config, **given)
         config.params.update(params)
+        config.shadow_params.update(shadow_params)
         return config
-    return ServiceConfig(**{k: v for k, v in given.items() if v is not None}, params=params)
+    return ServiceConfig(**{k: v for k, v in given.items() if v is not None}, params=params,
+                         shadow_params=shadow_params)
 
 
 @contextmanager
@@ -141,14 +183,20 @@ def _database_errors(url: str) -> Any:
                          f"{reason(exc, url)}") from None
 
 
-def _engine(args: argparse.Namespace) -> Any:
+def _engine(args: argparse.Namespace, write: bool = True) -> Any:
+    """The database's engine: migrated to the newest schema (a command that writes), or, for
+    one that only reads (``write=False``), a database that must exist already at the newest
+    schema: nothing is created or upgraded by a read."""
     from ..service import store
 
     url = _config(args).database
-    engine = store.connect(url)
+    engine = store.connect(url, create=write)
     try:
         with _database_errors(url):
-            store.migrate(engine)
+            if write:
+                store.migrate(engine)
+            else:
+                store.require_head(engine, url)
     except BaseException:
         engine.dispose()
         raise
@@ -162,9 +210,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ImportError:
         raise ValueError(EXTRA) from None
     action = args.action
-    if action in ("keys", "check"):
+    if action in ("keys", "check", "export"):
         with _database_errors(_config(args).database):
-            return _keys(args) if action == "keys" else _check(args)
+            return {"keys": _keys, "check": _check, "export": _export}[action](args)
     if action == "play":
         return _play(args)
     from ..service.server import serve
@@ -176,7 +224,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def _keys(args: argparse.Namespace) -> int:
     from ..service import keys
 
-    engine = _engine(args)
+    engine = _engine(args, write=args.keys_action != "list")
     try:
         if args.keys_action == "create":
             key = keys.create_key(engine, args.name)
@@ -201,7 +249,7 @@ def _check(args: argparse.Namespace) -> int:
     from ..service.config import ServiceConfig
     from ..service.redact import shown
 
-    engine = _engine(args)
+    engine = _engine(args, write=False)
     try:
         with engine.connect() as conn:
             fixed = store.read_setting(conn, "fixed")
@@ -209,15 +257,14 @@ def _check(args: argparse.Namespace) -> int:
         if fixed is None or saved is None:
             raise ValueError(f"database {shown(_config(args).database)!r} has no service's "
                              "log (start `sat serve` on it first)")
-        from ..learners.persistence import from_jsonable
-
-        config = ServiceConfig(learner=fixed["learner"], params=from_jsonable(fixed["params"]),
-                               dimension=fixed["dimension"], seed=fixed["seed"],
-                               database=_config(args).database)
+        config = ServiceConfig.from_fixed(fixed, _config(args).database)
         try:
             from_saved = learning.restore(engine, config, upto=saved)
             replayed = learning.restore(engine, config, upto=saved, saved=False)
             differences = learning.state_differences(from_saved.learner, replayed.learner)
+            if from_saved.shadow is not None and replayed.shadow is not None:
+                differences += [f"the shadow learner's {d}" for d in
+                                learning.state_differences(from_saved.shadow, replayed.shadow)]
             # The log past the saved learner (what the learner has yet to learn, or could not
             # learn) must be learnable too: a learner started on it would stop there.
             with engine.connect() as conn:
@@ -237,6 +284,42 @@ def _check(args: argparse.Namespace) -> int:
     print(f"the log replayed from nothing gives the saved learner at position {saved}, bit "
           f"for bit ({replayed.learned} outcomes learned, rule version {replayed.version}), "
           f"and the log after it, to position {max(saved, end or 0)}, can be learned")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..service import export, store
+    from ..service.redact import shown
+
+    since = None if args.since is None else export.parse_time("--since", args.since)
+    until = None if args.until is None else export.parse_time("--until", args.until)
+    if since is not None and until is not None and until <= since:
+        raise ValueError(f"--until {args.until!r} must come after --since {args.since!r}")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {args.out!r} is a file: give a folder")
+    engine = _engine(args, write=False)
+    try:
+        with engine.connect() as conn:
+            fixed = store.read_setting(conn, "fixed")
+        if fixed is None:
+            raise ValueError(f"database {shown(args.database)!r} has no service's log (start "
+                             "`sat serve` on it first)")
+        given = _config(args)
+        names = (given.names() if given.features is not None
+                 and len(given.features) == fixed["dimension"]
+                 else [f"x{i + 1}" for i in range(fixed["dimension"])])
+        tables = export.frames(engine, names, since, until)
+    finally:
+        engine.dispose()
+    try:
+        written = export.write(tables, out, args.format)
+    except OSError as exc:
+        raise ValueError(f"--out {args.out!r} cannot be written ({exc.strerror})") from None
+    for path in written:
+        print(f"{path}\t{len(tables[path.stem]):,} rows")
     return 0
 
 

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._jit import njit
-from ..game.agents import reach
+from ..game.agents import compiled_agents, reach
 from ..game.policies import score
 from ..learners.budget import EstimatedBudget
 
@@ -94,20 +94,22 @@ def new_tally(game: Any) -> GroupTally:
 
 
 def shift_model(game: Any, bound: Any) -> Any:
-    """The agent model whose reach is the shift of ``bound`` (a bound, reset learner): its own
-    belief if it is strategy-aware and has a budget (the live one if it estimates the budget),
-    else the game's agents with budget 0 (no shift, no band)."""
+    """The agent model, as compiled code receives it, whose reach is the shift of ``bound`` (a
+    bound, reset learner): its own belief if it is strategy-aware and has a budget (the live
+    one if it estimates the budget), else the game's agents with budget 0 (no shift, no
+    band). Every built-in model is one compiled type (:class:`~..game.agents.AgentsCore`),
+    so the loop is compiled once for all of them."""
     live = getattr(getattr(bound, "_state", None), "agents", None)
     if isinstance(live, EstimatedBudget):
         # A learner estimating its budget: the δ in force as it changes (the learner's own
         # belief, whose arrays the learner updates).
         return live
     if type(bound).strategy_aware and "delta" in bound.get_params():
-        belief = bound._belief()
-        if type(belief) is type(game.agents):
+        belief = bound._compiled_belief()
+        if type(belief) is type(compiled_agents(game.agents)):
             return belief
-        return game.agents._replace(delta=float(belief.delta))
-    return game.agents._replace(delta=0.0)
+        return compiled_agents(game.agents._replace(delta=float(belief.delta)))
+    return compiled_agents(game.agents._replace(delta=0.0))
 
 
 def group_names(game: Any) -> tuple[str, ...]:

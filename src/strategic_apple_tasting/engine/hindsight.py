@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import njit
-from ..game.agents import REACH, agent_budget, within_budget
+from ..game.agents import REACH, agent_budget, compiled_agents, within_budget
 from ..game.contexts import draw_context
 from ..game.game import Game
 from ..game.policies import score
@@ -150,8 +150,8 @@ def plan(game: Game, search: RuleSearch | None = None) -> Plan:
     agents = game.agents
     rows = game.contexts.rows
     directions = search.directions
-    unit = agents._replace(delta=1.0)
-    reach = np.array([REACH[type(agents)](unit, u) for u in directions])
+    unit = compiled_agents(agents._replace(delta=1.0))
+    reach = np.array([REACH[type(unit)](unit, u) for u in directions])
     n_dir, n = len(directions), rows.shape[0]
     rank_true = np.empty((n_dir, n), dtype=np.int64)
     rank_calm = np.empty((n_dir, n), dtype=np.int64)
@@ -165,7 +165,7 @@ def plan(game: Game, search: RuleSearch | None = None) -> Plan:
         both, width_game[j] = _ranks(np.concatenate([scores, scores + agents.delta * reach[j]]))
         rank_calm[j], rank_game[j] = both[:n], both[n:]
     ls = np.ascontiguousarray(game.instance(0).theta1)
-    ls_reach = float(REACH[type(agents)](unit, ls))
+    ls_reach = float(REACH[type(unit)](unit, ls))
     return Plan(rank_true, width_true, rank_calm, rank_game, width_game, ls,
                 float(game.r0) + agents.delta * ls_reach, ls_reach)
 
@@ -191,8 +191,9 @@ def hindsight(game: Game, seed: int, record_at: np.ndarray, search: RuleSearch |
     inst = game.instance(seed)
     record_at = np.asarray(record_at, dtype=np.int64)
     out = np.empty((len(record_at), len(BENCHMARKS)))
-    _replay(inst.contexts, game.agents, inst.rewards, inst.theta1, float(game.r0),
-            float(game.sigma), inst.rngs["contexts"], inst.rngs["agents"], inst.rngs["noise"],
+    _replay(inst.compiled_contexts, inst.compiled_agents, inst.compiled_rewards, inst.theta1,
+            float(game.r0), float(game.sigma), inst.rngs["contexts"], inst.rngs["agents"],
+            inst.rngs["noise"],
             p.rank_true, p.width_true, p.rank_calm, p.rank_game, p.width_game, p.ls,
             p.ls_threshold, p.ls_reach, record_at, out)
     return Hindsight(*(out[:, i].copy() for i in range(len(BENCHMARKS))))

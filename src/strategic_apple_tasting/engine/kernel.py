@@ -20,7 +20,7 @@ from numba.extending import overload
 
 from .._jit import NO_NRT, njit, state_class
 from ..game.agents import reach, respond
-from ..game.best_response import SCRATCH_ROWS, respond_rule, rule_accepts
+from ..game.best_response import respond_rule, rule_accepts, scratch_rows
 from ..game.contexts import draw_context
 from ..game.policies import accepts, score
 from ..game.rewards import reward_draw, reward_mean
@@ -81,7 +81,7 @@ def run_rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sig
     empty: nothing is counted), with the learner's shift read from ``shift_agents``.
     """
     d = theta1.shape[0]
-    scratch = np.empty((_ROWS + SCRATCH_ROWS, d))
+    scratch = np.empty((_ROWS + scratch_rows(d), d))
     # Decisions awaiting their outcomes: slot t mod K holds round t's, for K = longest delay
     # + 1 (it is learned before the slot is reused), chained per arrival round in decision
     # order (bucket[0, b] and bucket[1, b]: first and last of arrival round ≡ b mod K).

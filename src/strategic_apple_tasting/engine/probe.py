@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
-from ..game.agents import REACH, respond
+from ..game.agents import REACH, compiled_agents, respond
 from ..game.contexts import draw_context
 from ..game.game import Game
 from ..game.policies import score
@@ -32,7 +32,7 @@ def _probe(contexts, agents, beta, threshold, unit, context_rng, agent_rng, out)
 
 def reach_unit(agents, beta: np.ndarray) -> float:
     """The score one unit of budget buys against β under ``agents``' cost (‖β‖, ‖β_G‖, ...)."""
-    unit = agents._replace(delta=1.0)
+    unit = compiled_agents(agents._replace(delta=1.0))
     return float(REACH[type(unit)](unit, np.ascontiguousarray(beta, dtype=np.float64)))
 
 
@@ -58,6 +58,6 @@ def probe_rule(game: Game, beta: np.ndarray, threshold: float, horizon: int,
                          "move against it, and the probe measures nothing)")
     inst = game.instance(seed)
     out = np.empty(horizon)
-    _probe(inst.contexts, game.agents, beta, float(threshold), unit, inst.rngs["contexts"],
-           inst.rngs["agents"], out)
+    _probe(inst.compiled_contexts, inst.compiled_agents, beta, float(threshold), unit,
+           inst.rngs["contexts"], inst.rngs["agents"], out)
     return out

@@ -29,7 +29,6 @@ from typing import NamedTuple
 import numpy as np
 
 from ..game.game import Game, GameInstance
-from ..game.policies import score
 from ..learners import Learner
 from .groups import GroupTally, count_round, round_shift, shift_model
 from .kernel import FLOAT_COLUMNS, INT_COLUMNS
@@ -50,6 +49,27 @@ class Round(NamedTuple):
     learned: tuple[tuple[bool, bool, bool], ...] = ()
 
 
+#: Rounds of contexts and rewards the reference loops draw at once (neither depends on any
+#: decision, and each has its own stream, so drawing ahead changes no number).
+BATCH = 1024
+
+
+def _rounds(inst: GameInstance, horizon: int
+            ) -> Iterator[tuple[np.ndarray, int, list[float]]]:
+    """Each of the next ``horizon`` rounds' true context, the row it came from (a data game's;
+    :meth:`~..game.game.GameInstance.next_rounds`) and (E[r(1)], E[r(0)], r(1), r(0)), drawn
+    in batches, never past ``horizon``: the streams end where round-by-round draws leave
+    them."""
+    done = 0
+    while done < horizon:
+        n = min(BATCH, horizon - done)
+        rows = np.empty(n, dtype=np.int64)
+        xs, outcomes = inst.next_rounds(n, rows)
+        inst.draw_agents_ahead(n)
+        yield from zip(xs, rows.tolist(), outcomes.tolist(), strict=True)
+        done += n
+
+
 def play(inst: GameInstance, learner: Learner, horizon: int) -> Iterator[Round]:
     """Play ``horizon`` rounds of ``inst`` with ``learner`` (bound and reset on ``inst``'s
     learner stream), through its per-round API, as a user's loop would: the paper's game, in
@@ -59,14 +79,10 @@ def play(inst: GameInstance, learner: Learner, horizon: int) -> Iterator[Round]:
         raise ValueError(f"the per-round API plays the paper's game only (delay 0, period 1), "
                          f"got delay={game.delay}, period={game.period}: use play_published")
     bandit = game.feedback == "bandit"
-    for _ in range(horizon):
-        x = inst.next_context()
+    for x, _, (mean1, mean0, r1, rew0) in _rounds(inst, horizon):
         rule = learner.policy()
         x_obs, moved = inst.next_response(rule, x)
         a = learner.act(x_obs)
-        r1, rew0 = inst.next_rewards(x)
-        mean1 = inst.mean_reward(x)
-        mean0 = score(inst.theta0, x) if bandit else game.r0
         best = mean1 >= mean0
         observed = a or bandit
         used = learner.update(x_obs, a, (r1 if a else rew0) if observed else None)
@@ -87,22 +103,20 @@ def play_published(inst: GameInstance, learner: Learner, horizon: int,
     bandit = game.feedback == "bandit"
     arriving: defaultdict[int, list[tuple[int, float, bool]]] = defaultdict(list)
     moved_at: dict[int, bool] = {}
-    for t in range(1, horizon + 1):
-        x = inst.next_context()
-        if t == 1 or (t - 1) % game.period == 0:
-            learner.publish()
-        rule = learner.rule_in_force().rule
+    period = game.period
+    published = None
+    for t, (x, row, (mean1, mean0, r1, rew0)) in enumerate(_rounds(inst, horizon), start=1):
+        if t == 1 or (t - 1) % period == 0:
+            published = learner.publish()
+        rule = (published if period == 1 else learner.rule_in_force()).rule
         x_obs, moved = inst.next_response(rule, x)
         # The watcher reads the rule before the decision: deciding a rejection learns from it
         # at once, which may change what the learner believes.
-        done = None if watch is None else watch(inst._row, rule, x, x_obs, moved)
+        done = None if watch is None else watch(row, rule, x, x_obs, moved)
         decision = learner.decide(x_obs, id=t)
         a = decision.accepted
         if done is not None:
             done(a)
-        r1, rew0 = inst.next_rewards(x)
-        mean1 = inst.mean_reward(x)
-        mean0 = score(inst.theta0, x) if bandit else game.r0
         best = mean1 >= mean0
         observed = a or bandit
         learned = []

@@ -87,7 +87,8 @@ def run_one(game: Game, learner: Learner, seed: int, record_at: np.ndarray,
     shift_agents = shift_model(game, bound) if tally.active else game.agents
     out_float = np.empty((len(record_at), len(FLOAT_COLUMNS)))
     out_int = np.empty((len(record_at), len(INT_COLUMNS)), dtype=np.int64)
-    run_rounds(bound.state, inst.contexts, game.agents, inst.rewards, inst.theta1, inst.theta0,
+    run_rounds(bound.state, inst.compiled_contexts, inst.compiled_agents, inst.compiled_rewards,
+               inst.theta1, inst.theta0,
                game.feedback == "bandit", float(game.r0), float(game.sigma),
                inst.rngs["contexts"], inst.rngs["agents"], inst.rngs["noise"],
                inst.rngs["learner"], record_at, out_float, out_int, game.period, game.delay,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
-from ..game.agents import REACH, agent_budget, induces_every_halfspace
+from ..game.agents import REACH, agent_budget, compiled_agents, induces_every_halfspace
 from ..game.contexts import draw_context
 from ..game.game import Game
 from ..game.policies import score
@@ -124,13 +124,14 @@ def stackelberg_shortfall(game: Game, seed: int, record_at: np.ndarray, *,
         return None
     inst = game.instance(seed)
     directions = search_directions(inst.target, inst.rngs["benchmark"])
-    unit = agents._replace(delta=1.0)
-    reach_unit = np.array([REACH[type(agents)](unit, u) for u in directions])
+    unit = compiled_agents(agents._replace(delta=1.0))
+    reach_unit = np.array([REACH[type(unit)](unit, u) for u in directions])
     bound = _context_bound(inst.contexts)
     low = -bound
     high = bound + agents.delta * float(reach_unit.max())
     out = np.empty(len(record_at))
-    _shortfall(inst.contexts, agents, inst.theta1, inst.theta0, game.feedback == "bandit",
-               float(game.r0), inst.rngs["contexts"], inst.rngs["agents"], directions,
-               reach_unit, low, (high - low) / SEARCH_THRESHOLDS, np.asarray(record_at), out)
+    _shortfall(inst.compiled_contexts, compiled_agents(agents), inst.theta1, inst.theta0,
+               game.feedback == "bandit", float(game.r0), inst.rngs["contexts"],
+               inst.rngs["agents"], directions, reach_unit, low,
+               (high - low) / SEARCH_THRESHOLDS, np.asarray(record_at), out)
     return out

@@ -1,7 +1,7 @@
 """Agent models: how an agent with true context x answers a published policy (`def:br`).
 
-Like context models, an agent model is an immutable ``NamedTuple`` that compiled code receives.
-Compiled code reaches a model's behaviour through three functions dispatched on its class:
+Like context models, an agent model is an immutable ``NamedTuple`` of its parameters. Compiled
+code reaches a model's behaviour through functions dispatched on the class of its compiled form:
 
 * :func:`respond` (the environment): the agent's reported context and whether it moved,
 * :func:`reach` (a learner's belief): the most score ⟨β, x'⟩ − ⟨β, x⟩ an agent can gain, the
@@ -10,6 +10,12 @@ Compiled code reaches a model's behaviour through three functions dispatched on 
   certainly unmoved (0 for lazy agents, γ‖β‖ under a γ-trembling hand, `cond:clean-app`).
 
 Every model has ``delta`` (the budget) and ``truthful`` (the chance an agent does not game).
+
+Compiled code receives every built-in model as one type, :class:`AgentsCore` (its
+``compiled()``), whose ``kind`` chooses the model's arithmetic at run time: the engine's loop and
+a learner's kernels (whose state holds the agent model it believes in) are then compiled once
+for all five models, not once for each. The branch costs nothing measurable in the loop
+(`benchmarks/RESULTS.md`), and each model's arithmetic is the same as when it was its own type.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from .._jit import dispatch_on_class, njit
+from .._jit import NO_NRT, dispatch_on_class, njit
 from .policies import norm, score
 
 _EPS = 2.220446049250313e-16
@@ -92,9 +98,49 @@ def _respond_once(model, beta, threshold, x, rng=None):
     """The response of one agent, from Python; returns (x_observed, moved)."""
     rng = np.random.default_rng() if rng is None else rng
     out = np.empty(len(x))
-    moved = RESPOND[type(model)](model, rng, np.asarray(beta, float), float(threshold),
-                                 np.asarray(x, float), out)
+    core = compiled_agents(model)
+    moved = RESPOND[type(core)](core, rng, np.ascontiguousarray(beta, dtype=float),
+                                float(threshold), np.ascontiguousarray(x, dtype=float), out)
     return out, bool(moved)
+
+#: ``AgentsCore.kind`` of each built-in model.
+LAZY, TREMBLING, HETEROGENEOUS, ELLIPSOID, SUBSET = 0, 1, 2, 3, 4
+
+
+class AgentsCore(NamedTuple):
+    """An agent model as compiled code receives it (``model.compiled()``): one type for the five
+    built-in models, ``kind`` choosing the arithmetic. Fields a model does not have are 0
+    (``cost_inv`` an empty matrix, ``gameable`` an empty mask).
+
+    It is a function of the model's parameters only: a saved learner's state is rebuilt with
+    the one its parameters give (:mod:`..learners.persistence`).
+
+    Examples
+    --------
+    >>> core = TremblingHand(delta=0.2, tremble=0.05).compiled()
+    >>> core.kind == TREMBLING, core.delta, core.cost_inv.shape
+    (True, 0.2, (0, 0))
+    """
+
+    kind: int
+    delta: float
+    truthful: float
+    tremble: float
+    adversarial: bool
+    low: float
+    cost_inv: np.ndarray  # A⁻¹ of an ellipsoidal cost, (d, d); (0, 0) for the other models
+    gameable: np.ndarray  # subset gaming's mask of G, (d,) booleans; (0,) for the other models
+
+    from_parameters = True  # rebuilt from the learner's parameters when a learner is loaded
+
+
+def _core(model, kind: int, tremble: float = 0.0, adversarial: bool = False, low: float = 0.0,
+          cost_inv=None, gameable=None) -> AgentsCore:
+    matrix = np.zeros((0, 0)) if cost_inv is None else np.array(cost_inv, dtype=float, order="C")
+    mask = (np.zeros(0, dtype=np.bool_) if gameable is None
+            else np.array(gameable, dtype=np.bool_, order="C"))
+    return AgentsCore(kind, float(model.delta), float(model.truthful), float(tremble),
+                      bool(adversarial), float(low), matrix, mask)
 
 
 class LazyBestResponse(NamedTuple):
@@ -119,6 +165,10 @@ class LazyBestResponse(NamedTuple):
     check = _check_common
     settings = _settings
     respond_once = _respond_once
+
+    def compiled(self) -> AgentsCore:
+        """This model as compiled code receives it."""
+        return _core(self, LAZY)
 
 
 class TremblingHand(NamedTuple):
@@ -146,6 +196,10 @@ class TremblingHand(NamedTuple):
     settings = _settings
     respond_once = _respond_once
 
+    def compiled(self) -> AgentsCore:
+        """This model as compiled code receives it."""
+        return _core(self, TREMBLING, tremble=self.tremble, adversarial=self.adversarial)
+
     def check(self) -> None:
         _check_common(self)
         if not (isinstance(self.tremble, int | float) and math.isfinite(self.tremble)
@@ -171,6 +225,10 @@ class HeterogeneousBudgets(NamedTuple):
     name = "heterogeneous"
     settings = _settings
     respond_once = _respond_once
+
+    def compiled(self) -> AgentsCore:
+        """This model as compiled code receives it."""
+        return _core(self, HETEROGENEOUS, low=self.low)
 
     def check(self) -> None:
         _check_common(self)
@@ -200,6 +258,10 @@ class EllipsoidalCost(NamedTuple):
 
     name = "ellipsoid"
     respond_once = _respond_once
+
+    def compiled(self) -> AgentsCore:
+        """This model as compiled code receives it."""
+        return _core(self, ELLIPSOID, cost_inv=self.cost_inv)
 
     def settings(self) -> dict:
         """The cost A for results tables, as text: ``"diag(4, 1)"`` or its rows."""
@@ -257,6 +319,10 @@ class SubsetGaming(NamedTuple):
     name = "subset"
     respond_once = _respond_once
 
+    def compiled(self) -> AgentsCore:
+        """This model as compiled code receives it."""
+        return _core(self, SUBSET, gameable=self.gameable)
+
     def settings(self) -> dict:
         """The gameable features by index (``"x1, x3"``), or ``"none"``."""
         return self.named_settings(())
@@ -284,11 +350,52 @@ class SubsetGaming(NamedTuple):
                              f"{self.gameable.shape[0]}")
 
 
+class Uniforms(NamedTuple):
+    """Uniform draws of an agents' stream made ahead of time, which compiled code takes in
+    order where it would call the stream's ``random()`` (:func:`uniform`): the Python side of
+    the game passes them instead of the Generator, whose every crossing into compiled code
+    costs microseconds (numba looks up its C functions each time). The values are the
+    stream's, in its order, so the agents are the same."""
+
+    values: np.ndarray  # float64
+    taken: np.ndarray  # int64 (1,): how many have been used
+
+
+def uniform(source):
+    """The next uniform double of ``source``: a Generator's ``random()`` or the next of a
+    :class:`Uniforms` (compiled-only)."""
+    raise NotImplementedError("uniform is compiled-only")
+
+
+@overload(uniform, inline="always")
+def _uniform_overload(source):
+    if isinstance(source, types.NumPyRandomGeneratorType):
+        return lambda source: source.random()
+    if isinstance(source, types.BaseNamedTuple) and source.instance_class is Uniforms:
+        def take(source):
+            i = source.taken[0]
+            source.taken[0] = i + 1
+            return source.values[i]
+        return take
+    return None
+
+
+def draws_per_round(model) -> int:
+    """How many uniforms an agent of ``model`` (compiled form) draws each round, whatever the
+    rule: the truthful coin, the trembling overshoot, the heterogeneous budget."""
+    if type(model) is not AgentsCore:
+        raise ValueError(f"draws_per_round needs a built-in agent model, got {model!r}")
+    coin = 1 if 0.0 < model.truthful < 1.0 else 0
+    if model.kind == TREMBLING:
+        return coin + (0 if model.adversarial else 1)
+    return coin + (1 if model.kind == HETEROGENEOUS else 0)
+
+
 @njit(inline="always")
 def _honest(model, rng):
     # The coin is drawn every round whatever the policy, so every learner meets the same agents.
     if 0.0 < model.truthful < 1.0:
-        return rng.random() < model.truthful
+        return uniform(rng) < model.truthful
     return model.truthful >= 1.0
 
 
@@ -299,6 +406,13 @@ def _stay(x, out):
     return False
 
 
+# The lazy response (the paper's, and the common case) is inlined into the engine's loop; the
+# other models' are compiled once each, as functions of their own, and called from the switch:
+# all four inlined (with the five context models' draws) made numba's inliner, which retypes
+# the loop at each site, take ten times as long to compile it for the same machine code.
+_OUTLINED = {"inline": "never", **NO_NRT}
+
+
 @njit(inline="always")
 def _respond_lazy(model, rng, beta, threshold, x, out):
     if _honest(model, rng):
@@ -306,10 +420,10 @@ def _respond_lazy(model, rng, beta, threshold, x, out):
     return lazy_move(beta, threshold, model.delta, x, out)
 
 
-@njit(inline="always")
+@njit(**_OUTLINED)
 def _respond_trembling(model, rng, beta, threshold, x, out):
     honest = _honest(model, rng)
-    u = 1.0 if model.adversarial else rng.random()
+    u = 1.0 if model.adversarial else uniform(rng)
     if honest:
         return _stay(x, out)
     if not lazy_move(beta, threshold, model.delta, x, out):
@@ -325,10 +439,10 @@ def _respond_trembling(model, rng, beta, threshold, x, out):
     return True
 
 
-@njit(inline="always")
+@njit(**_OUTLINED)
 def _respond_heterogeneous(model, rng, beta, threshold, x, out):
     honest = _honest(model, rng)
-    budget = model.low + (model.delta - model.low) * rng.random()
+    budget = model.low + (model.delta - model.low) * uniform(rng)
     if honest:
         return _stay(x, out)
     return lazy_move(beta, threshold, budget, x, out)
@@ -412,86 +526,91 @@ def _metric_move(metric, budget, beta, threshold, x, out):
     return _stay(x, out)
 
 
-@njit(inline="always")
+@njit(**_OUTLINED)
 def _respond_ellipsoid(model, rng, beta, threshold, x, out):
     if _honest(model, rng):
         return _stay(x, out)
     return _metric_move(model.cost_inv, model.delta, beta, threshold, x, out)
 
 
-@njit(inline="always")
+@njit(**_OUTLINED)
 def _respond_subset(model, rng, beta, threshold, x, out):
     if _honest(model, rng):
         return _stay(x, out)
     return _metric_move(model.gameable, model.delta, beta, threshold, x, out)
 
 
+@njit(inline="always")
+def _respond(model, rng, beta, threshold, x, out):
+    kind = model.kind
+    if kind == LAZY:
+        return _respond_lazy(model, rng, beta, threshold, x, out)
+    if kind == TREMBLING:
+        return _respond_trembling(model, rng, beta, threshold, x, out)
+    if kind == HETEROGENEOUS:
+        return _respond_heterogeneous(model, rng, beta, threshold, x, out)
+    if kind == ELLIPSOID:
+        return _respond_ellipsoid(model, rng, beta, threshold, x, out)
+    return _respond_subset(model, rng, beta, threshold, x, out)
+
+
 @njit
-def _reach_norm(model, beta):
+def _reach(model, beta):
+    if model.kind == ELLIPSOID:
+        return model.delta * math.sqrt(metric_quadratic(model.cost_inv, beta))
+    if model.kind == SUBSET:
+        return model.delta * math.sqrt(metric_quadratic(model.gameable, beta))
     return model.delta * norm(beta)
 
 
-@njit
-def _reach_ellipsoid(model, beta):
-    return model.delta * math.sqrt(metric_quadratic(model.cost_inv, beta))
-
-
-@njit
-def _reach_subset(model, beta):
-    return model.delta * math.sqrt(metric_quadratic(model.gameable, beta))
-
-
 @njit(inline="always")
-def _no_margin(model, beta):
+def _clean_margin(model, beta):
+    if model.kind == TREMBLING:
+        return model.tremble * norm(beta)
     return 0.0
 
 
 @njit(inline="always")
-def _tremble_margin(model, beta):
-    return model.tremble * norm(beta)
-
-
-#: Agent model class → compiled respond(model, rng, beta, threshold, x, out) -> moved.
-RESPOND = {LazyBestResponse: _respond_lazy, TremblingHand: _respond_trembling,
-           HeterogeneousBudgets: _respond_heterogeneous, EllipsoidalCost: _respond_ellipsoid,
-           SubsetGaming: _respond_subset}
-#: Agent model class → compiled reach(model, beta): the largest score gain from gaming.
-REACH = {LazyBestResponse: _reach_norm, TremblingHand: _reach_norm,
-         HeterogeneousBudgets: _reach_norm, EllipsoidalCost: _reach_ellipsoid,
-         SubsetGaming: _reach_subset}
-#: Agent model class → compiled clean_margin(model, beta).
-CLEAN_MARGIN = {LazyBestResponse: _no_margin, TremblingHand: _tremble_margin,
-                HeterogeneousBudgets: _no_margin, EllipsoidalCost: _no_margin,
-                SubsetGaming: _no_margin}
-
-@njit(inline="always")
-def _budget_plain(model, rng):
-    return 0.0 if _honest(model, rng) else model.delta
-
-
-@njit(inline="always")
-def _budget_trembling(model, rng):
+def _budget(model, rng):
     honest = _honest(model, rng)
-    if not model.adversarial:
-        rng.random()  # the overshoot draw of _respond_trembling
-    return 0.0 if honest else model.delta
-
-
-@njit(inline="always")
-def _budget_heterogeneous(model, rng):
-    honest = _honest(model, rng)
-    budget = model.low + (model.delta - model.low) * rng.random()
+    budget = model.delta
+    if model.kind == TREMBLING:
+        if not model.adversarial:
+            uniform(rng)  # the overshoot draw of _respond_trembling
+    elif model.kind == HETEROGENEOUS:
+        budget = model.low + (model.delta - model.low) * uniform(rng)
     return 0.0 if honest else budget
 
 
-#: Agent model class → compiled budget(model, rng): this agent's budget (0 if truthful),
-#: drawing exactly what ``respond`` draws, so a replay meets the same agents as every learner.
-BUDGET = {LazyBestResponse: _budget_plain, TremblingHand: _budget_trembling,
-          HeterogeneousBudgets: _budget_heterogeneous, EllipsoidalCost: _budget_plain,
-          SubsetGaming: _budget_plain}
+#: The built-in agent models.
+MODELS = (LazyBestResponse, TremblingHand, HeterogeneousBudgets, EllipsoidalCost,
+          SubsetGaming)
+#: Compiled agent-model class → compiled respond(model, rng, beta, threshold, x, out) -> moved.
+#: Every built-in model reaches compiled code as an :class:`AgentsCore`.
+RESPOND = {AgentsCore: _respond}
+#: Compiled agent-model class → compiled reach(model, beta): the largest gain from gaming.
+REACH = {AgentsCore: _reach}
+#: Compiled agent-model class → compiled clean_margin(model, beta).
+CLEAN_MARGIN = {AgentsCore: _clean_margin}
+#: Compiled agent-model class → compiled budget(model, rng): this agent's budget (0 if
+#: truthful), drawing exactly what ``respond`` draws, so a replay meets the same agents as
+#: every learner.
+BUDGET = {AgentsCore: _budget}
 
 #: Name (as on the command line) → agent model class.
-AGENTS = {cls.name: cls for cls in RESPOND}
+AGENTS = {cls.name: cls for cls in MODELS}
+
+
+def compiled_agents(model):
+    """``model`` as compiled code receives it: a built-in model's :class:`AgentsCore`, or the
+    model itself (one registered in the tables above under its own class)."""
+    compiled = getattr(model, "compiled", None)
+    return model if compiled is None else compiled()
+
+
+def is_agent_model(model) -> bool:
+    """Whether ``model`` is an agent model: a built-in one or one registered in :data:`RESPOND`."""
+    return type(model) in MODELS or type(model) in RESPOND
 
 
 def induces_every_halfspace(model) -> bool:

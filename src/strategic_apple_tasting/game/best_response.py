@@ -55,14 +55,18 @@ from numba.extending import overload
 
 from .._jit import NO_NRT, dispatch_on_class, njit
 from .agents import (
-    EllipsoidalCost,
-    HeterogeneousBudgets,
-    LazyBestResponse,
-    SubsetGaming,
-    TremblingHand,
+    _EPS,
+    ELLIPSOID,
+    HETEROGENEOUS,
+    MODELS,
+    SUBSET,
+    TREMBLING,
+    AgentsCore,
     _honest,
     _is_mask,
     _stay,
+    compiled_agents,
+    uniform,
     within_budget,
 )
 from .policies import GeneralRule, rule_value
@@ -85,8 +89,17 @@ MIN_DAMPING = 1.0 / 1024.0
 PROBES = 128
 #: A probe must beat the best cost so far by this relative margin.
 PROBE_GAIN = 1e-6
-#: Rows of scratch (each of length d) that :func:`minimal_move` needs.
+#: Rows of scratch (each of length d) that the search itself needs; :func:`scratch_rows` gives
+#: the whole scratch of :func:`minimal_move`, whose further rows a closed form may use.
 SCRATCH_ROWS = 11
+
+
+@njit(inline="always")
+def scratch_rows(d):
+    """Rows of scratch (each of length d) that :func:`minimal_move` needs at dimension d: the
+    search's, then three d × d matrices and four vectors for a closed form
+    (:data:`EXACT_MOVES`)."""
+    return SCRATCH_ROWS + 3 * d + 4
 
 # Scratch rows (the conjugate gradients of metric_cost reuse _CAND.._ZT).
 _GRAD, _U, _Z, _BEST, _HN, _CAND, _GN, _TRIAL, _HTRIAL, _ZT, _GX = range(SCRATCH_ROWS)
@@ -372,14 +385,67 @@ def _improve(rule, metric, x, limit, best_t, work):
     return best_t
 
 
+#: Rule-state class → compiled ``exact_move(rule, metric, budget, x, gx, out, work) -> cost``:
+#: the cheapest move onto {g ≥ 0} without the search, for an agent at x with g(x) = gx < 0
+#: (∞: none within budget, ``out`` = x), or NaN where it cannot tell (the search then runs).
+#: A closed form lands with :func:`settle_move`; a bound alone may rule a move out. ``work``
+#: rows from ``SCRATCH_ROWS`` on are the closed form's own.
+EXACT_MOVES: dict[type, Any] = {}
+
+
+@njit
+def _no_exact_move(rule, metric, budget, x, gx, out, work):
+    return math.nan
+
+
+exact_move = dispatch_on_class(
+    "exact_move", ("rule", "metric", "budget", "x", "gx", "out", "work"), EXACT_MOVES,
+    "The cheapest move in closed form, ∞, or NaN to search (compiled-only; see EXACT_MOVES).",
+    default=_no_exact_move)
+
+
+@njit(**_OUTLINED)
+def settle_move(rule, budget, x, t, out, work):
+    """Land the move of length t from x towards ``out`` (a nearest boundary point a closed form
+    found): pushed out by whole ulps until the rule's own test accepts it, as a lazy agent's
+    move onto a linear threshold is (DESIGN §2). Returns its cost, ∞ if that is past the budget
+    (``out`` = x), or NaN if the push does not reach an accepted point (the search then runs).
+    The move's unit direction goes into ``work[3]``.
+    """
+    d = x.shape[0]
+    best = work[_BEST]
+    z = work[_Z]
+    grad = work[_GRAD]
+    if not t > 0.0:
+        return math.nan
+    for i in range(d):
+        best[i] = (out[i] - x[i]) / t
+        out[i] = x[i]
+    bump = 4.0 * _EPS
+    tiny = 5e-324
+    for _ in range(40):
+        if not within_budget(t, budget):
+            return math.inf
+        _point(x, t, best, z)
+        if _g(rule, z, grad, False) >= 0.0:
+            for i in range(d):
+                out[i] = z[i]
+            return t
+        t = t * (1.0 + bump) + tiny
+        bump *= 2.0
+        tiny *= 2.0
+    return math.nan
+
+
 @njit(**_OUTLINED)
 def minimal_move(rule, metric, budget, beta, x, out, work):
     """The cheapest move onto {g ≥ 0} if it costs at most ``budget``; returns its cost (∞: stay).
 
     ``rule`` is the rule's state (g through :func:`~.policies.rule_value`), ``metric`` None (ℓ2
     cost) or A⁻¹ (ellipsoidal cost), ``beta`` the rule's linear part (a starting direction),
-    ``work`` scratch of shape (``SCRATCH_ROWS``, d). The landing point goes into ``out`` (x if
-    the agent stays) and the unit-cost direction of the move into ``work[3]``.
+    ``work`` scratch of shape (:func:`scratch_rows` (d), d). The landing point goes into ``out``
+    (x if the agent stays) and the unit-cost direction of the move into ``work[3]``. A rule with
+    a closed form (:data:`EXACT_MOVES`) is answered by it where it applies.
     """
     d = x.shape[0]
     grad = work[_GRAD]
@@ -390,8 +456,15 @@ def minimal_move(rule, metric, budget, beta, x, out, work):
     hn = work[_HN]
     for i in range(d):
         out[i] = x[i]
-    if _g(rule, x, gx, True) >= 0.0 or not budget > 0.0:
+    g0 = _g(rule, x, gx, False)
+    if g0 >= 0.0 or not budget > 0.0:
         return math.inf
+    cost = exact_move(rule, metric, budget, x, g0, out, work)
+    if not math.isnan(cost):
+        return cost
+    for i in range(d):
+        out[i] = x[i]
+    _g(rule, x, gx, True)
     limit = SEARCH * budget
     best_t = math.inf
     for start in range(2):  # descend from ∇g(x), then from β
@@ -435,40 +508,40 @@ def minimal_move(rule, metric, budget, beta, x, out, work):
     return best_t
 
 
-@njit
+@njit(inline="always")
 def _respond_rule_lazy(model, rng, rule, beta, x, out, work):
     if _honest(model, rng):
         return _stay(x, out)
     return minimal_move(rule, None, model.delta, beta, x, out, work) < math.inf
 
 
-@njit
+@njit(inline="always")
 def _respond_rule_heterogeneous(model, rng, rule, beta, x, out, work):
     honest = _honest(model, rng)
-    budget = model.low + (model.delta - model.low) * rng.random()
+    budget = model.low + (model.delta - model.low) * uniform(rng)
     if honest:
         return _stay(x, out)
     return minimal_move(rule, None, budget, beta, x, out, work) < math.inf
 
 
-@njit
+@njit(inline="always")
 def _respond_rule_ellipsoid(model, rng, rule, beta, x, out, work):
     if _honest(model, rng):
         return _stay(x, out)
     return minimal_move(rule, model.cost_inv, model.delta, beta, x, out, work) < math.inf
 
 
-@njit
+@njit(inline="always")
 def _respond_rule_subset(model, rng, rule, beta, x, out, work):
     if _honest(model, rng):
         return _stay(x, out)
     return minimal_move(rule, model.gameable, model.delta, beta, x, out, work) < math.inf
 
 
-@njit
+@njit(inline="always")
 def _respond_rule_trembling(model, rng, rule, beta, x, out, work):
     honest = _honest(model, rng)
-    u = 1.0 if model.adversarial else rng.random()
+    u = 1.0 if model.adversarial else uniform(rng)
     if honest:
         return _stay(x, out)
     cost = minimal_move(rule, None, model.delta, beta, x, out, work)
@@ -493,10 +566,23 @@ def _respond_rule_trembling(model, rng, rule, beta, x, out, work):
     return True
 
 
-#: Agent model class → compiled respond_rule(model, rng, rule, beta, x, out, work) -> moved.
-RESPOND_RULE = {LazyBestResponse: _respond_rule_lazy, TremblingHand: _respond_rule_trembling,
-                HeterogeneousBudgets: _respond_rule_heterogeneous,
-                EllipsoidalCost: _respond_rule_ellipsoid, SubsetGaming: _respond_rule_subset}
+@njit
+def _respond_rule(model, rng, rule, beta, x, out, work):
+    kind = model.kind
+    if kind == TREMBLING:
+        return _respond_rule_trembling(model, rng, rule, beta, x, out, work)
+    if kind == HETEROGENEOUS:
+        return _respond_rule_heterogeneous(model, rng, rule, beta, x, out, work)
+    if kind == ELLIPSOID:
+        return _respond_rule_ellipsoid(model, rng, rule, beta, x, out, work)
+    if kind == SUBSET:
+        return _respond_rule_subset(model, rng, rule, beta, x, out, work)
+    return _respond_rule_lazy(model, rng, rule, beta, x, out, work)
+
+
+#: Compiled agent-model class → compiled respond_rule(model, rng, rule, beta, x, out, work) ->
+#: moved; every built-in model reaches compiled code as an AgentsCore.
+RESPOND_RULE = {AgentsCore: _respond_rule}
 
 
 respond_rule = dispatch_on_class(
@@ -507,11 +593,13 @@ respond_rule = dispatch_on_class(
 
 def check_supported(model: Any, who: str) -> None:
     """Raise a one-line ValueError if agents of ``model`` cannot answer a general rule."""
-    if type(model) not in RESPOND_RULE:
-        allowed = ", ".join(cls.name for cls in RESPOND_RULE)
+    if type(compiled_agents(model)) not in RESPOND_RULE:
+        allowed = [cls.name for cls in MODELS if AgentsCore in RESPOND_RULE]
+        allowed += [getattr(cls, "name", cls.__name__) for cls in RESPOND_RULE
+                    if cls is not AgentsCore]
         raise ValueError(f"agents {getattr(model, 'name', type(model).__name__)!r} have no "
                          f"numerical best response to the non-linear rules of {who}; "
-                         f"allowed agents: {allowed}")
+                         f"allowed agents: {', '.join(allowed) or 'none'}")
 
 
 def respond_to_rule(model: Any, policy: GeneralRule, x: np.ndarray,
@@ -525,6 +613,7 @@ def respond_to_rule(model: Any, policy: GeneralRule, x: np.ndarray,
     0.4 moves radially onto it.
 
     >>> import numpy as np
+    >>> from strategic_apple_tasting.game import LazyBestResponse
     >>> from strategic_apple_tasting.learners import LinUCB
     >>> learner = LinUCB(r0=0.5, feedback="apple").reset(2)
     >>> x_obs, moved = respond_to_rule(LazyBestResponse(delta=0.2), learner.policy(),
@@ -534,9 +623,35 @@ def respond_to_rule(model: Any, policy: GeneralRule, x: np.ndarray,
     """
     check_supported(model, "the learner")
     rng = np.random.default_rng() if rng is None else rng
-    x = np.asarray(x, dtype=float)
+    x = np.ascontiguousarray(x, dtype=float)
     out = np.empty(len(x))
-    work = np.empty((SCRATCH_ROWS, len(x)))
-    moved = RESPOND_RULE[type(model)](model, rng, policy.state, np.asarray(policy.beta, float),
-                                      x, out, work)
+    core = compiled_agents(model)
+    work = np.empty((scratch_rows(len(x)), len(x)))
+    respond = RESPOND_RULE[type(core)]
+    beta = np.ascontiguousarray(policy.beta, dtype=float)
+    if policy.twin is not None:
+        # The twin's accepted set is inside the rule's: a mover lands where the rule accepts,
+        # unless the two computations' rounding is wider than the margin; then the rule itself
+        # answers, from the same random numbers.
+        mark = _mark(rng)
+        moved = respond(core, rng, policy.twin, beta, x, out, work)
+        if not moved or policy.accepts(out):
+            return out, bool(moved)
+        _rewind(rng, mark)
+    moved = respond(core, rng, policy.state, beta, x, out, work)
     return out, bool(moved)
+
+
+def _mark(source: Any) -> Any:
+    """Where a source of random numbers stands (a Generator's state, or how many uniforms drawn
+    ahead have been taken)."""
+    if isinstance(source, np.random.Generator):
+        return source.bit_generator.state
+    return int(source.taken[0])
+
+
+def _rewind(source: Any, mark: Any) -> None:
+    if isinstance(source, np.random.Generator):
+        source.bit_generator.state = mark
+    else:
+        source.taken[0] = mark

@@ -1,10 +1,12 @@
 """Context models: how agents' true contexts x_t are drawn (DESIGN §2, "Contexts").
 
-A context model is a small immutable ``NamedTuple`` of its parameters. The same object is the
-user-facing configuration and what compiled code receives; compiled code calls
-:func:`draw_context` (with the round t, for sequences), which dispatches on the model's class
-through :data:`DRAW_CONTEXT`. A model whose contexts depend on the game's θ (the built-in
-adversarial sequence) has ``for_instance(instance)``, which returns the model to draw from.
+A context model is a small immutable ``NamedTuple`` of its parameters. Compiled code receives
+every built-in model as one type, :class:`ContextsCore` (the model's ``compiled()``), and calls
+:func:`draw_context` (with the round t, for sequences), which dispatches on that class through
+:data:`DRAW_CONTEXT`; ``kind`` chooses the model's draw at run time, so the engine's loop is
+compiled once for every context model, not once for each. A model whose contexts depend on the
+game's θ (the built-in adversarial sequence) has ``for_instance(instance)``, which returns the
+model to draw from.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import dispatch_on_class, njit
+from .._jit import NO_NRT, dispatch_on_class, njit
 
 
 @njit(inline="always")
@@ -54,6 +56,43 @@ def _check_radius(radius: float) -> None:
     if not (isinstance(radius, int | float) and math.isfinite(radius) and radius > 0):
         raise ValueError(f"radius must be a finite number > 0, got {radius!r}")
 
+#: ``ContextsCore.kind`` of each model drawn by compiled code.
+BALL, SPHERE, MIXTURE, EMPIRICAL, SEQUENCE, DATA = 0, 1, 2, 3, 4, 5
+
+
+class ContextsCore(NamedTuple):
+    """A context model as compiled code receives it (``model.compiled()``): one type for every
+    built-in model and a data set's rows (:mod:`.data`), ``kind`` choosing the draw. Fields a
+    model does not have are 0 (``points`` an empty matrix, ``cumulative`` and ``order`` empty).
+
+    Examples
+    --------
+    >>> core = UniformSphere(radius=2).compiled()
+    >>> core.kind == SPHERE, core.radius, core.points.shape
+    (True, 2.0, (0, 0))
+    """
+
+    kind: int
+    radius: float
+    c0: float
+    center: float
+    scale: float
+    points: np.ndarray  # the rows of a data set or a sequence, (n, d); (0, 0) otherwise
+    cycle_start: int
+    cumulative: np.ndarray  # a data set's cumulative draw probabilities (empty: uniform)
+    order: np.ndarray  # int64: a data set's rows to play in turn (empty: draw)
+
+
+def _core(kind: int, radius: float = 0.0, c0: float = 0.0, center: float = 0.0,
+          scale: float = 0.0, points=None, cycle_start: int = 0, cumulative=None,
+          order=None) -> ContextsCore:
+    matrix = np.zeros((0, 0)) if points is None else np.array(points, dtype=float, order="C")
+    weights = np.zeros(0) if cumulative is None else np.array(cumulative, dtype=float)
+    turns = (np.zeros(0, dtype=np.int64) if order is None
+             else np.array(order, dtype=np.int64))
+    return ContextsCore(kind, float(radius), float(c0), float(center), float(scale), matrix,
+                        int(cycle_start), weights, turns)
+
 
 class UniformBall(NamedTuple):
     """Contexts uniform in the d-dimensional ball of radius ``radius`` (the paper's setting).
@@ -72,6 +111,10 @@ class UniformBall(NamedTuple):
     def check(self) -> None:
         _check_radius(self.radius)
 
+    def compiled(self) -> ContextsCore:
+        """This model as compiled code receives it."""
+        return _core(BALL, radius=self.radius)
+
 
 class UniformSphere(NamedTuple):
     """Contexts uniform on the sphere surface of radius ``radius``.
@@ -89,6 +132,10 @@ class UniformSphere(NamedTuple):
 
     def check(self) -> None:
         _check_radius(self.radius)
+
+    def compiled(self) -> ContextsCore:
+        """This model as compiled code receives it."""
+        return _core(SPHERE, radius=self.radius)
 
 
 class BoundedRatioMixture(NamedTuple):
@@ -118,6 +165,11 @@ class BoundedRatioMixture(NamedTuple):
             raise ValueError(f"scale must be a finite number > 0, got {self.scale!r}")
         if not math.isfinite(self.center):
             raise ValueError(f"center must be a finite number, got {self.center!r}")
+
+    def compiled(self) -> ContextsCore:
+        """This model as compiled code receives it."""
+        return _core(MIXTURE, radius=self.radius, c0=self.c0, center=self.center,
+                     scale=self.scale)
 
 
 class EmpiricalContexts(NamedTuple):
@@ -164,6 +216,10 @@ class EmpiricalContexts(NamedTuple):
         _check_radius(self.radius)
         _check_points("rows", self.rows)
 
+    def compiled(self) -> ContextsCore:
+        """This model as compiled code receives it."""
+        return _core(EMPIRICAL, radius=self.radius, points=self.rows)
+
 
 class ContextSequence(NamedTuple):
     """An oblivious adversary's sequence: x_t = points[t − 1], then cycling from ``cycle_start``.
@@ -192,6 +248,10 @@ class ContextSequence(NamedTuple):
         if not (isinstance(self.cycle_start, int | np.integer) and 0 <= self.cycle_start < n):
             raise ValueError(f"cycle_start must be an integer in [0, {n - 1}], "
                              f"got {self.cycle_start!r}")
+
+    def compiled(self) -> ContextsCore:
+        """This model as compiled code receives it."""
+        return _core(SEQUENCE, points=self.points, cycle_start=self.cycle_start)
 
 
 class GreedyTrap(NamedTuple):
@@ -335,19 +395,10 @@ def _check_points(name: str, points) -> None:
         raise ValueError(f"{name} must be finite (no NaN or infinity)")
 
 
-@njit(inline="always")
-def _draw_ball(model, rng, t, out):
-    _uniform_ball(model.radius, rng, out)
-    return 0
+_OUTLINED = {"inline": "never", **NO_NRT}
 
 
-@njit(inline="always")
-def _draw_sphere(model, rng, t, out):
-    _uniform_sphere(model.radius, rng, out)
-    return 0
-
-
-@njit(inline="always")
+@njit(**_OUTLINED)
 def _draw_mixture(model, rng, t, out):
     if rng.random() < model.c0:
         _uniform_ball(model.radius, rng, out)
@@ -367,16 +418,16 @@ def _draw_mixture(model, rng, t, out):
     return 0
 
 
-@njit(inline="always")
+@njit(**_OUTLINED)
 def _draw_empirical(model, rng, t, out):
-    n = model.rows.shape[0]
+    n = model.points.shape[0]
     i = min(int(rng.random() * n), n - 1)  # one uniform a round; bias ≤ n/2^53
     for j in range(out.shape[0]):
-        out[j] = model.rows[i, j]
+        out[j] = model.points[i, j]
     return i
 
 
-@njit(inline="always")
+@njit(**_OUTLINED)
 def _draw_sequence(model, rng, t, out):
     n = model.points.shape[0]
     i = t - 1
@@ -387,23 +438,94 @@ def _draw_sequence(model, rng, t, out):
     return i
 
 
-#: Context model class → compiled draw(model, rng, t, out) -> row: writes round t's context
-#: into ``out`` and returns the row of a data set or sequence it came from (0 for a model
-#: without rows; a data game's reward reads it). Compiled code reaches it via draw_context.
-#: GreedyTrap and OrthogonalTraps are drawn through the ContextSequence they bind to, a data
-#: set (``.data``) through the rows it binds to.
-DRAW_CONTEXT = {UniformBall: _draw_ball, UniformSphere: _draw_sphere,
-                BoundedRatioMixture: _draw_mixture, EmpiricalContexts: _draw_empirical,
-                ContextSequence: _draw_sequence}
+@njit(inline="always")
+def _draw_ball(model, rng, t, out):
+    _uniform_ball(model.radius, rng, out)
+    return 0
+
+
+@njit(**_OUTLINED)
+def _draw_sphere(model, rng, t, out):
+    _uniform_sphere(model.radius, rng, out)
+    return 0
+
+
+@njit(**_OUTLINED)
+def _draw_data(model, rng, t, out):
+    # A data set's rows (:mod:`.data`): the rows of ``order`` in turn, or a row drawn
+    # uniformly or by the cumulative probabilities in ``cumulative``.
+    n = model.points.shape[0]
+    m = model.order.shape[0]
+    if m > 0:
+        i = model.order[(t - 1) % m]
+    elif model.cumulative.shape[0] == 0:
+        i = min(int(rng.random() * n), n - 1)  # one uniform a round, as EmpiricalContexts
+    else:
+        # The first row whose cumulative probability exceeds u: a binary search.
+        u = rng.random()
+        lo, hi = 0, n - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if model.cumulative[mid] > u:
+                hi = mid
+            else:
+                lo = mid + 1
+        i = lo
+    for j in range(out.shape[0]):
+        out[j] = model.points[i, j]
+    return i
+
+
+@njit(inline="always")
+def _draw(model, rng, t, out):
+    # The uniform ball's draw (the paper's) is inlined; each other model's is its own compiled
+    # function, called from this switch (all inlined made the engine's loop ten times as slow
+    # to compile: agents.py).
+    kind = model.kind
+    if kind == BALL:
+        return _draw_ball(model, rng, t, out)
+    if kind == SPHERE:
+        return _draw_sphere(model, rng, t, out)
+    if kind == MIXTURE:
+        return _draw_mixture(model, rng, t, out)
+    if kind == EMPIRICAL:
+        return _draw_empirical(model, rng, t, out)
+    if kind == SEQUENCE:
+        return _draw_sequence(model, rng, t, out)
+    return _draw_data(model, rng, t, out)
+
+
+#: The context models drawn by compiled code; GreedyTrap and OrthogonalTraps are drawn through
+#: the ContextSequence they bind to, a data set (:mod:`.data`) through the ``DataRows`` it
+#: binds to.
+MODELS = (UniformBall, UniformSphere, BoundedRatioMixture, EmpiricalContexts, ContextSequence)
+#: Compiled context-model class → compiled draw(model, rng, t, out) -> row: writes round t's
+#: context into ``out`` and returns the row of a data set or sequence it came from (0 for a
+#: model without rows; a data game's reward reads it). Compiled code reaches it via
+#: draw_context; every built-in model reaches compiled code as a :class:`ContextsCore`.
+DRAW_CONTEXT = {ContextsCore: _draw}
 
 #: Name (as on the command line) → context model class.
-CONTEXTS = {cls.name: cls for cls in (*DRAW_CONTEXT, GreedyTrap, OrthogonalTraps)}
+CONTEXTS = {cls.name: cls for cls in (*MODELS, GreedyTrap, OrthogonalTraps)}
+
+
+def compiled_contexts(model):
+    """``model`` as compiled code receives it: a built-in model's :class:`ContextsCore`, or the
+    model itself (one registered in :data:`DRAW_CONTEXT` under its own class)."""
+    compiled = getattr(model, "compiled", None)
+    return model if compiled is None else compiled()
 
 
 draw_context = dispatch_on_class(
     "draw_context", ("model", "rng", "t", "out"), DRAW_CONTEXT,
     "Draw round t's true context into ``out``; return its row (compiled-only; use "
     "draw_contexts from Python).")
+
+
+@njit
+def _draw_rows(model, rng, first_round, out):
+    for i in range(out.shape[0]):
+        draw_context(model, rng, first_round + i, out[i])
 
 
 def draw_contexts(model, d: int, n: int, rng: np.random.Generator, first_round: int = 1
@@ -416,11 +538,9 @@ def draw_contexts(model, d: int, n: int, rng: np.random.Generator, first_round: 
     >>> draw_contexts(UniformBall(), 3, 2, np.random.default_rng(0)).shape
     (2, 3)
     """
-    if type(model) not in DRAW_CONTEXT:
+    if getattr(model, "compiled", None) is None and type(model) not in DRAW_CONTEXT:
         raise ValueError(f"{model.name} contexts depend on the game: draw them from a "
                          f"GameInstance")
-    draw = DRAW_CONTEXT[type(model)]
     out = np.empty((n, d))
-    for i in range(n):
-        draw(model, rng, first_round + i, out[i])
+    _draw_rows(compiled_contexts(model), rng, int(first_round), out)
     return out

@@ -18,13 +18,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .._jit import njit
-from .contexts import CONTEXTS, DRAW_CONTEXT
+from .contexts import CONTEXTS, DATA, ContextsCore, _core
 from .rewards import RecordedRewards
 
 
 class DataRows(NamedTuple):
-    """The compiled form of :class:`DataContexts`: what the engine draws rows from.
+    """:class:`DataContexts` bound to a game instance: what the engine draws rows from (compiled
+    code receives it as a :class:`~.contexts.ContextsCore`, :meth:`compiled`).
 
     ``cumulative`` holds the cumulative draw probabilities (empty: uniform); ``order`` the
     rows to play in turn (empty: draw).
@@ -36,29 +36,9 @@ class DataRows(NamedTuple):
 
     name = "data-rows"
 
-
-@njit(inline="always")
-def _draw_rows(model, rng, t, out):
-    n = model.rows.shape[0]
-    m = model.order.shape[0]
-    if m > 0:
-        i = model.order[(t - 1) % m]
-    elif model.cumulative.shape[0] == 0:
-        i = min(int(rng.random() * n), n - 1)  # one uniform a round, as EmpiricalContexts
-    else:
-        # The first row whose cumulative probability exceeds u: a binary search.
-        u = rng.random()
-        lo, hi = 0, n - 1
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if model.cumulative[mid] > u:
-                hi = mid
-            else:
-                lo = mid + 1
-        i = lo
-    for j in range(out.shape[0]):
-        out[j] = model.rows[i, j]
-    return i
+    def compiled(self) -> ContextsCore:
+        """These rows as compiled code receives them (drawn by the contexts' switch)."""
+        return _core(DATA, points=self.rows, cumulative=self.cumulative, order=self.order)
 
 
 def _fail(name: str, allowed: str, value: Any) -> ValueError:
@@ -205,6 +185,24 @@ class DataContexts(NamedTuple):
         """The rows' outcomes as the compiled reward model."""
         return RecordedRewards.from_rows(self.repaid, self.if_repaid, self.if_defaulted)
 
+    def outcome_rewards(self) -> tuple[float, float] | None:
+        """The largest and the smallest reward accepting a row can earn (a repaid loan's and a
+        defaulted one's, for outcomes that are loans), or None if every outcome earns the same:
+        what the logistic learners take as their two labels' rewards.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> data = DataContexts(rows=np.ones((2, 1)), repaid=np.array([1.0, 0.0]),
+        ...                     if_repaid=np.array([0.2, -1.0]), if_defaulted=np.array([0.2, -1.0]))
+        >>> data.outcome_rewards()
+        (0.2, -1.0)
+        """
+        earned = np.concatenate([self.if_repaid[self.repaid > 0],
+                                 self.if_defaulted[self.repaid < 1]])
+        top, bottom = float(earned.max()), float(earned.min())
+        return (top, bottom) if top > bottom else None
+
     def fitted(self) -> tuple[np.ndarray, float]:
         """θ*, the least-squares fit of the rows' mean rewards on their features (weighted by
         how often each row is drawn), and the spread of the rewards about it (the root mean
@@ -248,5 +246,4 @@ class DataContexts(NamedTuple):
                         order=order)
 
 
-DRAW_CONTEXT[DataRows] = _draw_rows
 CONTEXTS[DataContexts.name] = DataContexts

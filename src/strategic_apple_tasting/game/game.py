@@ -8,11 +8,20 @@ from typing import Any
 
 import numpy as np
 
-from .agents import RESPOND, LazyBestResponse
+from .._jit import compiled_for, njit
+from .agents import (
+    RESPOND,
+    AgentsCore,
+    LazyBestResponse,
+    Uniforms,
+    compiled_agents,
+    draws_per_round,
+    is_agent_model,
+)
 from .best_response import respond_to_rule
-from .contexts import CONTEXTS, DRAW_CONTEXT, UniformBall
+from .contexts import CONTEXTS, UniformBall, compiled_contexts, draw_context
 from .policies import GeneralRule, LinearThreshold, score
-from .rewards import DRAW, MEAN, REWARDS, LinearRewards
+from .rewards import REWARDS, LinearRewards, reward_draw, reward_mean
 
 #: The reward noise σ of a game that does not set it (a data game: the fit's spread).
 DEFAULT_SIGMA = 0.1
@@ -60,10 +69,40 @@ def check_number(name: str, value: Any, low: float | None = None, high: float = 
 #: The longest delay or publication period, in rounds.
 MAX_ROUNDS = 10**9
 
-
 def _unit_vector(rng: np.random.Generator, d: int) -> np.ndarray:
     v = rng.standard_normal(d)
     return v / np.linalg.norm(v)
+
+
+@njit
+def _draw_one(contexts, rng, t, out):
+    return draw_context(contexts, rng, t, out)
+
+
+@njit
+def _draw_rounds(contexts, rewards, context_rng, first_round, theta1, theta0, bandit, r0, sigma,
+                 noise_rng, xs, outcomes, rows):
+    """Rounds ``first_round``.. as the engine's loop draws them: each true context into a row of
+    ``xs`` and the data row it came from into ``rows``, then (E[r(1)], E[r(0)], r(1), r(0))
+    into the row of ``outcomes``. Returns the last round's row (a data game's)."""
+    row = 0
+    for i in range(xs.shape[0]):
+        x = xs[i]
+        row = draw_context(contexts, context_rng, first_round + i, x)
+        rows[i] = row
+        mean1 = reward_mean(rewards, theta1, x, row)
+        r1 = reward_draw(rewards, mean1, sigma, noise_rng, row)
+        if bandit:
+            mean0 = score(theta0, x)
+            rew0 = mean0 + sigma * noise_rng.standard_normal()
+        else:
+            mean0 = r0
+            rew0 = r0
+        outcomes[i, 0] = mean1
+        outcomes[i, 1] = mean0
+        outcomes[i, 2] = r1
+        outcomes[i, 3] = rew0
+    return row
 
 
 @dataclass(frozen=True)
@@ -138,7 +177,7 @@ class Game:
         d = self.dimension
         if not (isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 1):
             raise ValueError(f"dimension must be an integer >= 1, got {d!r}")
-        if type(self.agents) not in RESPOND:
+        if not is_agent_model(self.agents):
             raise ValueError(f"agents must be an agent model, got {self.agents!r}")
         overrides = {k: v for k, v in (("delta", self.delta), ("truthful", self.truthful))
                      if v is not None}
@@ -208,6 +247,20 @@ class Game:
         return hasattr(self.contexts, "recorded")
 
     @property
+    def repaid(self) -> float | None:
+        """A data game's reward of a repaid loan (the largest a row's outcome earns; None for
+        the paper's game, or when every outcome earns the same): the logistic learners' label 1
+        (:meth:`Learner.bind <strategic_apple_tasting.learners.Learner.bind>` reads it)."""
+        rewards = self.contexts.outcome_rewards() if self.has_rows else None
+        return None if rewards is None else rewards[0]
+
+    @property
+    def defaulted(self) -> float | None:
+        """A data game's reward of a defaulted loan (the smallest), as :attr:`repaid`."""
+        rewards = self.contexts.outcome_rewards() if self.has_rows else None
+        return None if rewards is None else rewards[1]
+
+    @property
     def max_delay(self) -> int:
         """The longest delay an outcome can have (the engine keeps that many rounds pending)."""
         return self.delay * (2 if self.delay_law == "uniform" else 1)
@@ -273,11 +326,46 @@ class GameInstance:
         bind = getattr(game.contexts, "for_instance", None)
         #: The context model drawn from (a θ-dependent model bound to this instance's θ).
         self.contexts = game.contexts if bind is None else bind(self)
-        #: The reward model compiled code receives (:mod:`.rewards`).
+        #: The reward model (:mod:`.rewards`).
         self.rewards = (game.contexts.recorded() if game.rewards == "recorded"
                         else LinearRewards())
+        #: The context, agent and reward models as compiled code receives them.
+        self.compiled_contexts = compiled_contexts(self.contexts)
+        self.compiled_agents = compiled_agents(game.agents)
+        self.compiled_rewards = self.rewards.compiled()
         self._round = 0
         self._row = 0  # the row the last context came from (a data game's reward reads it)
+        self._respond: Any = None  # the agents' compiled response, for this game's types
+        # The agents' uniforms, drawn ahead (a built-in model draws a fixed number a round):
+        # handing compiled code an array is cheaper than handing it the Generator.
+        core = self.compiled_agents
+        self._per_round = draws_per_round(core) if type(core) is AgentsCore else None
+        self._draws = Uniforms(np.empty(0), np.zeros(1, dtype=np.int64))
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_respond"] = None  # compiled code does not pickle; found again on first use
+        return state
+
+    def draw_agents_ahead(self, rounds: int) -> None:
+        """Draw the agents' random numbers for the next ``rounds`` rounds now, in one call
+        (exactly what their responses would draw, in order; a model of the user's, whose draws
+        are not known, draws as it goes). The reference loop calls it per batch of rounds."""
+        self._agents_source(rounds)
+
+    def _agents_source(self, rounds: int = 1) -> Any:
+        """What the agents' responses draw from: their Generator, or its uniforms drawn ahead,
+        topped up to ``rounds`` rounds' worth by exactly the shortfall."""
+        k = self._per_round
+        if k is None:
+            return self.rngs["agents"]
+        draws = self._draws
+        left = draws.values.shape[0] - int(draws.taken[0])
+        if left < k * rounds:
+            values = np.concatenate([draws.values[draws.taken[0]:],
+                                     self.rngs["agents"].random(k * rounds - left)])
+            self._draws = draws = Uniforms(values, np.zeros(1, dtype=np.int64))
+        return draws
 
     @property
     def target(self) -> np.ndarray:
@@ -287,7 +375,9 @@ class GameInstance:
     def mean_reward(self, x: np.ndarray) -> float:
         """E[r(1)] at true context x: ⟨θ1, x⟩, or under recorded rewards the mean outcome of
         the row the last context was drawn from."""
-        return float(MEAN[type(self.rewards)](self.rewards, self.theta1, x, self._row))
+        if self.game.rewards == "recorded":
+            return float(self.rewards.mean[self._row])
+        return float(score(self.theta1, x))
 
     def gap(self, x: np.ndarray) -> float:
         """E[r(1)] − E[r(0)] at true context x: ⟨θ1, x⟩ − r0 (apple) or ⟨θ1 − θ0, x⟩ (bandit)
@@ -302,13 +392,42 @@ class GameInstance:
     def next_context(self) -> np.ndarray:
         """Draw the next agent's true context (with the compiled sampler, as the engine)."""
         self._round += 1
-        model = self.contexts
-        if type(model) not in DRAW_CONTEXT:
-            raise ValueError(f"{model.name} contexts cannot be drawn")
         out = np.empty(self.game.dimension)
-        self._row = int(DRAW_CONTEXT[type(model)](model, self.rngs["contexts"], self._round,
-                                                  out))
+        self._row = int(_draw_one(self.compiled_contexts, self.rngs["contexts"], self._round,
+                                  out))
         return out
+
+    def next_rounds(self, n: int, rows: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """The next ``n`` rounds at once: their true contexts (rows) and their (E[r(1)],
+        E[r(0)], r(1), r(0)) (rows): what ``n`` calls of :meth:`next_context` and
+        :meth:`next_rewards` give, drawn in one compiled call. The reference loop draws its
+        rounds this way, ahead of the learner, from streams no decision changes. ``rows``, if
+        given ((n,) int64), receives the data row each context was drawn from (what
+        :meth:`next_context` leaves in ``_row``; a data game's groups are counted by it).
+
+        Examples
+        --------
+        >>> a, b = Game(dimension=2).instance(3), Game(dimension=2).instance(3)
+        >>> xs, outs = a.next_rounds(2)
+        >>> x = b.next_context()
+        >>> bool((xs[0] == x).all()), bool(outs[0, 2] == b.next_rewards(x)[0])
+        (True, True)
+        """
+        game = self.game
+        xs = np.empty((n, game.dimension))
+        out = np.empty((n, 4))
+        if rows is None:
+            rows = np.empty(n, dtype=np.int64)
+        elif rows.shape != (n,) or rows.dtype != np.int64:
+            raise ValueError(f"rows must be an int64 array of shape ({n},), got {rows.dtype} "
+                             f"of shape {rows.shape}")
+        self._row = int(_draw_rounds(
+            self.compiled_contexts, self.compiled_rewards, self.rngs["contexts"],
+            self._round + 1, self.theta1, self.theta0, game.feedback == "bandit",
+            float(game.r0), float(game.sigma), self.rngs["noise"], xs, out, rows))
+        self._round += n
+        return xs, out
 
     def next_response(self, policy: LinearThreshold | GeneralRule, x: np.ndarray
                       ) -> tuple[np.ndarray, bool]:
@@ -317,11 +436,22 @@ class GameInstance:
         A linear threshold is answered in closed form, a general rule by numerical best
         response (:mod:`.best_response`); both draw the same random numbers.
         """
+        source = self._agents_source()
         if isinstance(policy, GeneralRule):
-            return respond_to_rule(self.game.agents, policy, x, self.rngs["agents"])
-        x_obs, moved = self.game.agents.respond_once(policy.beta, policy.threshold, x,
-                                                     self.rngs["agents"])
-        return x_obs, bool(moved)
+            return respond_to_rule(self.compiled_agents, policy, x, source)
+        beta = np.ascontiguousarray(policy.beta, dtype=float)
+        x = np.ascontiguousarray(x, dtype=float)
+        d = self.game.dimension
+        if beta.shape != (d,) or x.shape != (d,):
+            raise ValueError(f"the rule's beta and the context must have shape ({d},), got "
+                             f"{beta.shape} and {x.shape}")
+        out = np.empty(d)
+        if self._respond is None:  # once: numba's dispatch would type the model every call
+            self._respond = compiled_for(RESPOND[type(self.compiled_agents)],
+                                         self.compiled_agents, source, beta, 0.0, x, out)
+        moved = self._respond(self.compiled_agents, source, beta, float(policy.threshold), x,
+                              out)
+        return out, bool(moved)
 
     def next_delay(self) -> int:
         """Draw this round's outcome delay (drawn every round, whatever the decision, so that
@@ -340,9 +470,10 @@ class GameInstance:
         if self.game.rewards == "linear":
             r1 = float(score(self.theta1, x)) + self.game.sigma * rng.standard_normal()
         else:
-            model = self.rewards
-            r1 = float(DRAW[type(model)](model, self.mean_reward(x), self.game.sigma, rng,
-                                         self._row))
+            # As the compiled draw (:mod:`.rewards`): one uniform, whatever the row.
+            model, row = self.rewards, self._row
+            repaid = rng.random() < model.repaid[row]
+            r1 = float(model.if_repaid[row] if repaid else model.if_defaulted[row])
         if self.game.feedback == "apple":
             return r1, float(self.game.r0)
         return r1, float(score(self.theta0, x)) + self.game.sigma * rng.standard_normal()

@@ -242,11 +242,14 @@ class GeneralRule:
     #: g and ∇g of a rule made by :meth:`from_function` (None for a compiled learner's rule).
     function: Callable | None = field(default=None, repr=False)
     derivative: Callable | None = field(default=None, repr=False)
+    #: A compiled rule state whose accepted set lies inside the function's, by a margin wider
+    #: than their rounding apart (:meth:`from_function`'s ``twin``): agents search with it.
+    twin: Any = field(default=None, repr=False)
 
     @classmethod
     def from_function(cls, g: Callable[[np.ndarray], float], beta: Any, threshold: float,
                       gradient: Callable[[np.ndarray], np.ndarray] | None = None,
-                      probability: float = 1.0) -> GeneralRule:
+                      probability: float = 1.0, twin: Any = None) -> GeneralRule:
         """The rule "accept iff g(x') ≥ 0" for a Python function ``g`` (a plain-Python
         learner's non-linear rule).
 
@@ -255,6 +258,13 @@ class GeneralRule:
         differences stand in (2d more evaluations of g per gradient). g must be a function of
         z only, fixed for as long as the rule is in force: a randomized learner draws its
         sample before making the rule, not inside g.
+
+        ``twin``, a compiled rule state (its class in :data:`RULES`), is g computed in compiled
+        code from the parameters g reads, less a margin wider than the two computations'
+        rounding apart, so that it never accepts where g rejects: agents answer the twin
+        (compiled, in closed form where it has one), and a mover whose landing point g
+        rejects all the same is answered with g itself (:func:`~.best_response.respond_to_rule`).
+        The decisions are g's.
 
         Examples
         --------
@@ -273,10 +283,13 @@ class GeneralRule:
         threshold = float(threshold)
         if not math.isfinite(threshold):
             raise ValueError(f"threshold must be a finite number, got {threshold!r}")
+        if twin is not None and type(twin) not in RULES:
+            raise ValueError(f"twin must be a compiled rule state (its class in RULES), got "
+                             f"{type(twin).__name__}")
         handle = next(_HANDLES)
         _FUNCTIONS[handle] = (g, gradient)
         rule = cls(state=FunctionRuleState(handle), beta=beta, threshold=threshold,
-                   probability=float(probability), function=g, derivative=gradient)
+                   probability=float(probability), function=g, derivative=gradient, twin=twin)
         weakref.finalize(rule, _FUNCTIONS.pop, handle, None)  # the table holds live rules only
         return rule
 
@@ -284,7 +297,7 @@ class GeneralRule:
         if self.function is not None:  # a fresh handle in the process that loads it
             return (type(self).from_function,
                     (self.function, self.beta, self.threshold, self.derivative,
-                     self.probability))
+                     self.probability, self.twin))
         return (type(self), (self.state, self.beta, self.threshold, self.probability))
 
     @classmethod

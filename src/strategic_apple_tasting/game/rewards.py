@@ -6,9 +6,11 @@ may instead pay each drawn row's own outcome: the row repaid with probability ``
 :class:`~.game.Game`'s ``rewards`` setting chooses between them (``"linear"`` or
 ``"recorded"``); each instance builds the model its compiled code receives.
 
-Compiled code reaches a model through two functions dispatched on its class: its mean
-(:func:`reward_mean`, which regret is measured on) and a draw of the realized reward
-(:func:`reward_draw`, which the learner sees). Both get the row the context came from.
+Compiled code receives both as one type, :class:`RewardsCore` (a model's ``compiled()``, whose
+``kind`` chooses the arithmetic at run time, so the engine's loop is compiled once for both),
+and reaches it through two functions dispatched on that class: its mean (:func:`reward_mean`,
+which regret is measured on) and a draw of the realized reward (:func:`reward_draw`, which the
+learner sees). Both get the row the context came from.
 """
 
 from __future__ import annotations
@@ -24,6 +26,27 @@ from .policies import score
 REWARDS = ("linear", "recorded")
 
 
+#: ``RewardsCore.kind`` of each model.
+LINEAR, RECORDED = 0, 1
+
+
+class RewardsCore(NamedTuple):
+    """A reward model as compiled code receives it (``model.compiled()``): one type for both,
+    ``kind`` choosing the arithmetic; the linear model's arrays are empty.
+
+    Examples
+    --------
+    >>> LinearRewards().compiled().kind == LINEAR
+    True
+    """
+
+    kind: int
+    mean: np.ndarray
+    repaid: np.ndarray
+    if_repaid: np.ndarray
+    if_defaulted: np.ndarray
+
+
 class LinearRewards(NamedTuple):
     """r(1) = ⟨θ1, x⟩ + σ·ε with ε standard normal: the paper's model.
 
@@ -34,6 +57,11 @@ class LinearRewards(NamedTuple):
     """
 
     name = "linear"
+
+    def compiled(self) -> RewardsCore:
+        """This model as compiled code receives it."""
+        empty = np.zeros(0)
+        return RewardsCore(LINEAR, empty, empty, empty, empty)
 
 
 class RecordedRewards(NamedTuple):
@@ -58,6 +86,10 @@ class RecordedRewards(NamedTuple):
 
     name = "recorded"
 
+    def compiled(self) -> RewardsCore:
+        """This model as compiled code receives it."""
+        return RewardsCore(RECORDED, self.mean, self.repaid, self.if_repaid, self.if_defaulted)
+
     @classmethod
     def from_rows(cls, repaid: np.ndarray, if_repaid: np.ndarray, if_defaulted: np.ndarray
                   ) -> RecordedRewards:
@@ -69,32 +101,28 @@ class RecordedRewards(NamedTuple):
 
 
 @njit(inline="always")
-def _mean_linear(model, theta1, x, row):
+def _mean(model, theta1, x, row):
+    if model.kind == RECORDED:
+        return model.mean[row]
     return score(theta1, x)
 
 
 @njit(inline="always")
-def _draw_linear(model, mean, sigma, rng, row):
+def _draw(model, mean, sigma, rng, row):
+    if model.kind == RECORDED:
+        # One uniform whatever the row: a row with probability 1 (or 0) of repaying still
+        # draws it.
+        if rng.random() < model.repaid[row]:
+            return model.if_repaid[row]
+        return model.if_defaulted[row]
     return mean + sigma * rng.standard_normal()
 
 
-@njit(inline="always")
-def _mean_recorded(model, theta1, x, row):
-    return model.mean[row]
-
-
-@njit(inline="always")
-def _draw_recorded(model, mean, sigma, rng, row):
-    # One uniform whatever the row: a row with probability 1 (or 0) of repaying still draws it.
-    if rng.random() < model.repaid[row]:
-        return model.if_repaid[row]
-    return model.if_defaulted[row]
-
-
-#: Reward model class → compiled mean(model, theta1, x, row): E[r(1)] of round's agent.
-MEAN = {LinearRewards: _mean_linear, RecordedRewards: _mean_recorded}
-#: Reward model class → compiled draw(model, mean, sigma, rng, row): the realized r(1).
-DRAW = {LinearRewards: _draw_linear, RecordedRewards: _draw_recorded}
+#: Compiled reward-model class → compiled mean(model, theta1, x, row): E[r(1)] of the round's
+#: agent.
+MEAN = {RewardsCore: _mean}
+#: Compiled reward-model class → compiled draw(model, mean, sigma, rng, row): the realized r(1).
+DRAW = {RewardsCore: _draw}
 
 reward_mean = dispatch_on_class(
     "reward_mean", ("model", "theta1", "x", "row"), MEAN,

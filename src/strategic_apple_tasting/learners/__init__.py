@@ -24,6 +24,7 @@ from .exp3p_sae import Exp3PSAE
 from .greedy_ols import SAOLS, NaiveGreedyOLS, ShiftedOLS
 from .lin_ts import LinTS
 from .linucb import LinUCB
+from .logistic import NaiveLogistic, OffsetLogistic, SALogistic
 from .offset_ols import OffsetOLS
 from .persistence import load as load_learner
 from .sampled_sae import SampledSAE
@@ -34,7 +35,8 @@ from .unknown_horizon import UnknownHorizon
 LEARNERS: dict[str, type[Learner]] = {
     cls.name: cls for cls in (SAOLS, ExploreThenCommit, UnknownHorizon, Exp3SAE, Exp3PSAE,
                               SampledSAE, Oracle, NaiveGreedyOLS, ShiftedOLS, OffsetOLS, AcceptAll,
-                              RejectAll, LinUCB, LinTS, EpsilonGreedy)
+                              RejectAll, LinUCB, LinTS, EpsilonGreedy, SALogistic, OffsetLogistic,
+                              NaiveLogistic)
 }
 
 
@@ -109,6 +111,6 @@ def make_learner(name: str, **params) -> Learner:
 
 __all__ = ["ENTRY_POINTS", "LEARNERS", "SAOLS", "AcceptAll", "Decision", "EpsilonGreedy",
            "Exp3PSAE", "Exp3SAE", "ExploreThenCommit", "Learner", "LearnerKernels", "LinTS",
-           "LinUCB", "NaiveGreedyOLS", "OffsetOLS", "Oracle", "PublishedRule", "RejectAll",
-           "SampledSAE", "ShiftedOLS", "Theorem", "UnknownHorizon", "learner_class", "load_learner",
-           "make_learner", "njit"]
+           "LinUCB", "NaiveGreedyOLS", "NaiveLogistic", "OffsetLogistic", "OffsetOLS", "Oracle",
+           "PublishedRule", "RejectAll", "SALogistic", "SampledSAE", "ShiftedOLS", "Theorem",
+           "UnknownHorizon", "learner_class", "load_learner", "make_learner", "njit"]

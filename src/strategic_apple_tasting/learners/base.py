@@ -51,13 +51,13 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from .._jit import dispatch_on_class, njit, note_kernels
-from ..game.agents import RESPOND, LazyBestResponse
+from ..game.agents import LazyBestResponse, compiled_agents, is_agent_model
 from ..game.best_response import check_supported
 from ..game.game import FEEDBACK, check_number
 from ..game.policies import RULES, GeneralRule, LinearThreshold
 from .budget import EstimatedBudget, observe, parse_estimate
 from .decisions import DecisionDesk, serialized
-from .inputs import check_bound, check_vector
+from .inputs import all_finite, check_bound, check_vector
 from .theorem import Theorem
 
 
@@ -109,6 +109,21 @@ learner_estimate = dispatch_on_class(
 learner_linear = dispatch_on_class(
     "learner_linear", ("state",), _LINEAR,
     "Compiled-only: whether a general-rule learner's rule this round is its linear part.")
+
+
+_PARAM_NAMES: dict[tuple[type, Any], tuple[str, ...]] = {}
+
+
+def _param_names(cls: type) -> tuple[str, ...]:
+    """The names of ``cls.__init__``'s parameters: read once per class (the per-round and
+    decision API ask for them every round, and ``inspect.signature`` took a third of a
+    plain-Python learner's round)."""
+    key = (cls, cls.__init__)
+    names = _PARAM_NAMES.get(key)
+    if names is None:
+        sig = inspect.signature(cls.__init__)
+        names = _PARAM_NAMES[key] = tuple(p for p in sig.parameters if p != "self")
+    return names
 
 
 def _nbytes(state: Any) -> int:
@@ -200,12 +215,11 @@ class Learner(DecisionDesk):
     # -- hyperparameters -------------------------------------------------------------------
     @classmethod
     def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [p for p in sig.parameters if p != "self"]
+        return list(_param_names(cls))
 
     def get_params(self) -> dict[str, Any]:
         """The hyperparameters, as given to the constructor."""
-        return {p: getattr(self, p) for p in self._param_names()}
+        return {p: getattr(self, p) for p in _param_names(type(self))}
 
     def clone(self, **overrides: Any) -> Learner:
         """A fresh, unreset learner with the same hyperparameters (some overridden)."""
@@ -217,11 +231,15 @@ class Learner(DecisionDesk):
 
     def bind(self, instance: Any, horizon: int | None = None) -> Learner:
         """A clone whose unset ``delta``, ``r0``, ``feedback``, ``agents`` (the learner's belief
-        about how agents respond) and ``sigma`` are the game instance's, and whose unset
-        ``horizon`` is the run's (for learners tuned to the horizon)."""
+        about how agents respond), ``sigma``, ``repaid`` and ``defaulted`` (for a game that
+        declares its outcomes' rewards) are the game instance's, and whose unset ``horizon`` is
+        the run's (for learners tuned to the horizon)."""
         game = instance.game
+        # repaid, defaulted: the rewards of a game whose outcomes are loans (real data).
         known = {"delta": game.delta, "r0": game.r0, "feedback": game.feedback,
-                 "agents": game.agents, "sigma": game.sigma, "horizon": horizon}
+                 "agents": game.agents, "sigma": game.sigma, "horizon": horizon,
+                 "repaid": getattr(game, "repaid", None),
+                 "defaulted": getattr(game, "defaulted", None)}
         params = self.get_params()
         fill = {k: v for k, v in known.items()
                 if k in params and params[k] is None and v is not None}
@@ -237,7 +255,7 @@ class Learner(DecisionDesk):
         params = self.get_params()
         model = params.get("agents")
         model = LazyBestResponse() if model is None else model
-        if type(model) not in RESPOND:
+        if not is_agent_model(model):
             raise ValueError(f"agents must be an agent model, got {model!r}")
         cap = parse_estimate(params.get("delta"))
         if cap is None and params.get("delta") is not None:
@@ -248,6 +266,11 @@ class Learner(DecisionDesk):
         if cap is not None:  # delta="estimate": the budget is learned from the applicants
             return EstimatedBudget.new(model, cap)
         return model
+
+    def _compiled_belief(self) -> Any:
+        """:meth:`_belief` as compiled code receives it (a learner's state holds it): one type
+        for every built-in agent model, so the learner's kernels compile once for all."""
+        return compiled_agents(self._belief())
 
     def _check_params(self) -> None:
         params = self.get_params()
@@ -358,7 +381,8 @@ class Learner(DecisionDesk):
             raise ValueError(f"{who} returned a GeneralRule but {type(self).__name__} does "
                              "not set nonlinear = True")
         beta = np.asarray(rule.beta)
-        if beta.shape != (self._d,) or not np.all(np.isfinite(beta)):
+        if beta.shape != (self._d,) or not (beta.dtype.kind in "biuf"
+                                             and all_finite(beta.astype(float, copy=False))):
             raise ValueError(f"{who} must give a finite beta of shape ({self._d},), got "
                              f"{rule.beta!r}")
         if not (isinstance(rule.threshold, int | float) and math.isfinite(rule.threshold)):
@@ -412,7 +436,7 @@ class Learner(DecisionDesk):
             reward = check_bound("reward", check_number(
                 "reward", float(reward) if isinstance(reward, np.floating) else reward),
                 self.input_bound)
-            if not accepted and self.get_params().get("feedback") == "apple":
+            if not accepted and self._feedback() == "apple":
                 # Apple tasting: a rejected applicant's outcome is never seen, so learning
                 # from one would use information the principal cannot have.
                 raise ValueError(f"reward must be None when accepted is False under apple "

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._jit import njit
-from ..game.agents import REACH
+from ..game.agents import REACH, compiled_agents
 from ._invariants import fixed
 from .base import Learner, LearnerKernels
 from .inputs import check_vector
@@ -92,8 +92,8 @@ class Oracle(Learner):
         beta = check_vector("theta1", self.theta1, d)
         if self.theta0 is not None:
             beta = beta - check_vector("theta0", self.theta0, d)
-        belief = self._belief()
-        threshold = float(REACH[type(belief)](belief, beta) + self.r0)
+        belief = compiled_agents(self._belief())
+        threshold = float(REACH[type(belief)](belief, np.ascontiguousarray(beta)) + self.r0)
         return FixedPolicyState(beta=beta.copy(), threshold=threshold, has_estimate=True)
 
 

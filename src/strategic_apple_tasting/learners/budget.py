@@ -61,7 +61,14 @@ import numpy as np
 from numba.extending import overload
 
 from .._jit import njit, state_class
-from ..game.agents import CLEAN_MARGIN, REACH, LazyBestResponse, clean_margin, reach
+from ..game.agents import (
+    CLEAN_MARGIN,
+    REACH,
+    LazyBestResponse,
+    clean_margin,
+    compiled_agents,
+    reach,
+)
 from ..game.policies import score
 
 #: How far above the boundary (in budget units) a point still counts as having landed on it:
@@ -163,6 +170,12 @@ class EstimatedBudget(NamedTuple):
 
     def check(self) -> None:
         self.base.check()
+
+    def compiled(self) -> EstimatedBudget:
+        """This belief as compiled code receives it (a learner's state holds it): ``base`` as
+        its compiled form (:class:`~..game.agents.AgentsCore` for a built-in model), the
+        learned arrays shared."""
+        return self._replace(base=compiled_agents(self.base))
 
     def settings(self) -> dict:
         return {}
@@ -405,7 +418,7 @@ def estimate_budget(distances: np.ndarray, *, delta_max: float = DELTA_MAX,
     window = _check("window", window, 0.0, 1e6 + 1)
     level = _check("level", level, 0.0, 1.0)
     v = np.ascontiguousarray(np.asarray(distances, dtype=float).ravel())
-    model = EstimatedBudget.new(LazyBestResponse(), delta_max, window, level)
+    model = EstimatedBudget.new(LazyBestResponse(), delta_max, window, level).compiled()
     _observe_all(model, v)
     _refresh(model)
     cur = model.current

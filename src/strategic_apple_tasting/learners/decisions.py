@@ -241,8 +241,27 @@ class DecisionDesk:
         self._require_reset()
         return self._publish_at(self._time(time))
 
-    def _publish_at(self, time: float) -> PublishedRule:
-        rule = self._checked_rule(self._publish())
+    @serialized
+    def adopt(self, rule: LinearThreshold, time: float | None = None) -> PublishedRule:
+        """Publish a given linear rule (a lender's scorecard, a rule from elsewhere) in place
+        of the learner's own next rule: it decides from now on, and the outcomes of its
+        decisions are learned against it, as against a rule of the learner's. A learner whose
+        update reads what its own rule drew (``published_fields``) cannot learn under a rule
+        it did not draw, and refuses."""
+        self._require_reset()
+        if self.published_fields:
+            raise ValueError(f"{self.name} learns from what its own rule drew "
+                             f"({', '.join(self.published_fields)}): it cannot adopt a given "
+                             "rule")
+        if not isinstance(rule, LinearThreshold):
+            raise ValueError(f"a rule to adopt must be linear (β, threshold), got "
+                             f"{type(rule).__name__}")
+        beta = check_vector("rule.beta", rule.beta, self._d, np.inf)
+        threshold = _number("rule.threshold", rule.threshold)
+        return self._publish_at(self._time(time), LinearThreshold(beta, threshold))
+
+    def _publish_at(self, time: float, given: LinearThreshold | None = None) -> PublishedRule:
+        rule = self._checked_rule(self._publish()) if given is None else given
         self._version += 1
         published = PublishedRule(self._version, rule, time, self.name, self.get_params())
         if self._in_force is not None and not self._uses.get(self._in_force.version):
@@ -375,8 +394,12 @@ class DecisionDesk:
         if not self._uses[version] and version != self._version_in_force():
             self._forget(version)
 
+    def _feedback(self) -> str | None:
+        """The learner's ``feedback`` parameter (None if it has none)."""
+        return getattr(self, "feedback", None) if "feedback" in self._param_names() else None
+
     def _bandit(self) -> bool:
-        return self.get_params().get("feedback") == "bandit"
+        return self._feedback() == "bandit"
 
     @serialized
     def pending(self) -> list[int | str]:

@@ -7,6 +7,7 @@ line naming the field, the value and the bound (DESIGN §5, docs/reliability.md)
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -30,10 +31,18 @@ def check_bound(name: str, value: float, bound: float) -> float:
     return value
 
 
+def all_finite(arr: np.ndarray) -> bool:
+    """Whether every entry of a float vector is finite: one pass in Python for a short one (a
+    finite sum says so; NaN and ±inf make it NaN or infinite), numpy's test otherwise."""
+    if arr.shape[0] <= 64 and math.isfinite(sum(arr.tolist())):
+        return True
+    return bool(np.isfinite(arr).all())
+
+
 def check_vector(name: str, x: Any, d: int, bound: float = INPUT_BOUND) -> np.ndarray:
     """``x`` as a float array of shape (d,), or ``ValueError`` in one line: the wrong shape, an
     entry that is not finite, or one whose magnitude passes ``bound``."""
-    arr = np.asarray(x, dtype=float)
+    arr = np.ascontiguousarray(x, dtype=float)  # compiled kernels take C-contiguous vectors
     if arr.shape != (d,):
         raise ValueError(f"{name} must have shape ({d},), got shape {arr.shape}")
     # One pass in Python is the cheapest test of a short vector (a plain-Python learner's round

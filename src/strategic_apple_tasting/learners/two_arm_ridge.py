@@ -35,9 +35,14 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from numba import types
+from numba.extending import overload
 
 from .._jit import njit
+from ..game.agents import _is_mask
+from ..game.best_response import EXACT_MOVES, SCRATCH_ROWS, settle_move
 from ..game.game import check_number
+from ..game.optimistic import frobenius, invert_triangle, nearest_point
 from ._invariants import MOST_ROUNDS, cached, count, finite, flag, upper_triangular
 from .base import Learner, LearnerKernels
 from .least_squares import add_point, solve
@@ -184,6 +189,74 @@ def _linear(state):
     return state.kind != LINUCB or state.alpha == 0.0
 
 
+def _reach_scale(metric, spare, d):
+    """The longest ‖v‖ of a move of unit cost: 1 (ℓ2, or subset gaming's mask of G), or
+    sqrt(λ_max(A⁻¹)) ≤ ‖A⁻¹‖_F^½ (compiled-only)."""
+    raise NotImplementedError("_reach_scale is compiled-only")
+
+
+@overload(_reach_scale, inline="always")
+def _reach_scale_overload(metric, spare, d):
+    if metric is None or isinstance(metric, types.NoneType) or _is_mask(metric):
+        return lambda metric, spare, d: 1.0
+    return lambda metric, spare, d: math.sqrt(frobenius(metric, d))
+
+
+def _euclidean(metric):
+    """Whether the cost is ‖v‖: no metric, or subset gaming's mask with every feature gameable
+    (diag(1_G) is then the identity) (compiled-only)."""
+    raise NotImplementedError("_euclidean is compiled-only")
+
+
+@overload(_euclidean, inline="always")
+def _euclidean_overload(metric):
+    if metric is None or isinstance(metric, types.NoneType):
+        return lambda metric: True
+    if _is_mask(metric):
+        def every(metric):
+            for i in range(metric.shape[0]):
+                if not metric[i]:
+                    return False
+            return True
+        return every
+    return lambda metric: False
+
+
+@njit
+def _exact_move(state, metric, budget, x, gx, out, work):
+    """LinUCB's rule answered without the search: a bound rules out every agent that cannot
+    reach {g ≥ 0}, and under apple tasting with an ℓ2 cost (subset gaming's too when every
+    feature is gameable) the move is the closed form of :mod:`..game.optimistic`; an agent of a
+    bandit rule (two widths: not convex), with an ellipsoidal cost or gaming some features only
+    that the bound does not rule out is left to the search."""
+    d = x.shape[0]
+    spare = work[SCRATCH_ROWS:]
+    inv = spare[0:d]
+    theta = state.theta
+    # |g(x + v) − g(x)| ≤ ‖v‖·(‖θ̂1 − θ̂0‖ + α(‖R1⁻¹‖ + ‖R0⁻¹‖)), each norm ≤ its Frobenius norm.
+    s = 0.0
+    for i in range(d):
+        s += (theta[0, i] - theta[1, i]) ** 2
+    lip = math.sqrt(s)
+    invert_triangle(state.fits[0], d, inv)
+    lip += state.alpha * frobenius(inv, d)
+    if state.bandit:
+        invert_triangle(state.fits[1], d, inv)
+        lip += state.alpha * frobenius(inv, d)
+    reach = budget * _reach_scale(metric, spare, d)
+    if gx + reach * lip * (1.0 + 1e-9) < 0.0:
+        return math.inf
+    if state.bandit or not _euclidean(metric) or not state.alpha > 0.0:
+        return math.nan
+    diff = spare[3 * d + 2]
+    for i in range(d):
+        diff[i] = theta[0, i] - theta[1, i]
+    dist = nearest_point(diff, state.r0, state.alpha, state.fits[0], x, out, spare)
+    if math.isnan(dist):
+        return math.nan
+    return settle_move(state, budget, x, dist, out, work)
+
+
 @njit
 def _update(state, rng, beta, threshold, x, accepted, reward, observed):
     counts = state.counts
@@ -235,6 +308,7 @@ def check_state(state: RidgeBanditState, template: RidgeBanditState, where: str)
 
 KERNELS = LearnerKernels(RidgeBanditState, _policy, _update, _estimate, rule=_rule,
                          linear=_linear, check=check_state)
+EXACT_MOVES[RidgeBanditState] = _exact_move
 
 
 class RidgeBandit(Learner):

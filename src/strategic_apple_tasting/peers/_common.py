@@ -5,6 +5,10 @@ the round froze (the library's random state, a uniform draw). The rule it publis
 is "accept iff g(x') ≥ 0" with g a :class:`RoundRule`, which evaluates the box's ``value`` (the
 library's own prediction at z) and refuses to run once the round is over: the library's model
 moves on when the learner learns, so a rule stays in force for its round only.
+
+With the rule goes its compiled twin (:mod:`.twins`, the box's :meth:`Box.twin`): g computed
+from the parameters the library's prediction reads, which agents answer instead of calling the
+library a hundred times a round; the rule's linear part is the twin's at the origin.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..game.policies import GeneralRule
+from ..game.policies import RULES, GeneralRule
 from ..learners import Learner
 
 #: The extra that installs every peer library.
@@ -114,6 +118,11 @@ class Box:
 
     gradient: Callable[[np.ndarray], np.ndarray] | None = None
 
+    def twin(self) -> Any:
+        """The round's rule as a compiled twin (:mod:`.twins`), read from the library's
+        parameters after :meth:`freeze`; None if there is none (agents then call the library)."""
+        return None
+
     def end_round(self, x_obs: np.ndarray, arm: int, reward: float | None) -> None:
         raise NotImplementedError
 
@@ -197,6 +206,19 @@ class PeerLearner(Learner):
         box: Box = self._state
         box.freeze()
         d = self._d
+        twin = box.twin()
+        if twin is not None:  # the linear part: the twin's at the origin
+            origin, beta = np.zeros(d), np.empty(d)
+            threshold = -float(RULES[type(twin)](twin, origin, beta, True))
+            if not (np.all(np.isfinite(beta)) and np.isfinite(threshold)):
+                beta, threshold = np.zeros(d), 0.0
+            gradient: Callable | None = None
+            if box.linear:
+                gradient = _Constant(beta)
+            elif box.gradient is not None:
+                gradient = RoundRule(box, box.round, gradient=True)
+            return GeneralRule.from_function(RoundRule(box, box.round), beta, threshold,
+                                             gradient=gradient, twin=twin)
         h = self.linearization_step
         points = np.zeros((2 * d + 1, d))
         points[np.arange(d), np.arange(d)] = h

@@ -28,6 +28,7 @@ public); it serves the results' ``theta_error`` only.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, ClassVar
 
 import numpy as np
@@ -35,8 +36,12 @@ import numpy as np
 from ..game.game import check_number
 from ..game.policies import central_differences
 from ._common import Box, PeerLearner, examples_need, seed_from
+from .twins import UCBGapTwin, linear_twin
 
 LIBRARY = "mabwiser"
+#: The twin's margin (:mod:`.twins`), relative to the sizes of the terms of g: MABWiser's
+#: numbers, computed in double precision in another order, are a few ulps away.
+MARGIN = 1e-9
 
 
 def generators(obj: Any) -> list[np.random.Generator]:
@@ -63,14 +68,19 @@ def generators(obj: Any) -> list[np.random.Generator]:
 
 
 class _MABBox(Box):
-    def __init__(self, d: int, intercept: bool, mab: Any, *, deterministic: bool,
-                 linear: bool) -> None:
+    def __init__(self, d: int, intercept: bool, mab: Any, *, kind: str) -> None:
         super().__init__(d, intercept)
         self.mab = mab
-        self.deterministic = deterministic  # predictions draw nothing that matters (LinUCB)
-        self.linear = linear  # a frozen round's rule is linear in x' (LinTS, LinGreedy)
-        self.frozen: dict | None = None
-        if deterministic:
+        self.kind = kind  # "ucb", "ts" or "greedy": MABWiser's regression
+        self.deterministic = kind == "ucb"  # predictions draw nothing that matters (LinUCB)
+        self.linear = kind != "ucb"  # a frozen round's rule is linear in x' (LinTS, LinGreedy)
+        self.frozen: list | None = None
+        self.generators: list | None = None  # the Generators the MAB object holds
+        self.factors: dict[int, tuple] = {}  # arm model → (its A⁻¹, LinTS's Cholesky factor)
+        # After the last evaluation of the round: its point and the generators' states then,
+        # which are the states after a user's one prediction there.
+        self.after: tuple[bytes, list] | None = None
+        if self.deterministic:
             self.gradient = self._gradient
 
     def _restore(self) -> None:
@@ -79,11 +89,17 @@ class _MABBox(Box):
                 generator.bit_generator.state = state
 
     def freeze(self) -> None:
-        self.frozen = [(g, g.bit_generator.state) for g in generators(self.mab)]
+        if self.generators is None:  # found again only when an arm's generator was copied
+            self.generators = generators(self.mab)
+        self.frozen = [(g, g.bit_generator.state) for g in self.generators]
+        self.after = None
 
     def value(self, z: np.ndarray) -> float:
         self._restore()
         got = self.mab.predict_expectations(self.features(z)[None, :])
+        if self.frozen is not None:
+            self.after = (np.asarray(z, float).tobytes(),
+                          [(g, g.bit_generator.state) for g, _ in self.frozen])
         return float(got[1] - got[0])
 
     def values(self, zs: np.ndarray) -> np.ndarray:
@@ -91,25 +107,80 @@ class _MABBox(Box):
             return super().values(zs)
         self._restore()  # the draws do not change a deterministic policy's numbers
         got = self.mab.predict_expectations(self.features(zs))
+        self.after = None
         return np.array([float(e[1] - e[0]) for e in got])
 
     def _gradient(self, z: np.ndarray) -> np.ndarray:
         return central_differences(self.values, z)
 
+    def twin(self) -> Any:
+        """The round's rule from MABWiser's per-arm models: LinUCB's two upper bounds; for
+        LinTS and LinGreedy the round's draws, made as ``_Linear._vectorized_predict_context``
+        makes them for one context (the MAB's uniform for ε, then each arm's sample), from the
+        frozen generators, which are put back after."""
+        imp = self.mab._imp
+        models = [imp.arm_to_model[1], imp.arm_to_model[0]]
+        k = self.d + 1 if self.intercept else self.d
+        if self.kind == "ucb":
+            theta = np.array([np.asarray(m.beta, float) for m in models])
+            inv = np.array([np.asarray(m.A_inv, float) for m in models])
+            return UCBGapTwin(theta, inv, float(models[0].alpha), self.intercept, MARGIN,
+                              np.empty((2, k)))
+        self._restore()
+        explore = imp.rng.rand(1)[0] < imp.epsilon
+        if explore:  # random expectations: the round accepts everyone or no one
+            e1, e0 = imp.rng.rand((1, 2))[0]
+            w, offset = np.zeros(self.d), float(e1 - e0)
+        else:
+            if self.kind == "ts":  # MABWiser's sample: β_a + L_a ξ, LL' = α²A_a⁻¹ (Cholesky)
+                coef = [np.asarray(m.beta, float) + self._factor(m) @ m.rng.rng.standard_normal(k)
+                        for m in models]
+            else:
+                coef = [np.asarray(m.beta, float) for m in models]
+            diff = np.asarray(coef[0], float) - np.asarray(coef[1], float)
+            w, offset = diff[:self.d], (float(diff[self.d]) if self.intercept else 0.0)
+        self._restore()
+        return linear_twin(w, offset, MARGIN)
+
+    def _factor(self, model: Any) -> np.ndarray:
+        """The Cholesky factor of an arm's sampling covariance α²A⁻¹ (made again when the arm
+        learns: MABWiser replaces A⁻¹ then), as numpy's ``multivariate_normal(method=
+        "cholesky")`` factors it; the twin's sample is then the library's to rounding."""
+        cached = self.factors.get(id(model))
+        if cached is None or cached[0] is not model.A_inv:
+            cached = (model.A_inv, np.linalg.cholesky(np.square(model.alpha) * model.A_inv))
+            self.factors[id(model)] = cached
+        return cached[1]
+
     def end_round(self, x_obs: np.ndarray, arm: int, reward: float | None) -> None:
         context = self.features(x_obs)[None, :]
-        self._restore()
-        self.mab.predict(context)  # the user's prediction of the round: the stream moves on
-        self.frozen = None
+        if self.after is not None and self.after[0] == np.asarray(x_obs, float).tobytes():
+            for generator, state in self.after[1]:  # the decision was the user's prediction
+                generator.bit_generator.state = state
+        else:
+            self._restore()
+            self.mab.predict(context)  # the user's prediction of the round: the stream moves on
+        self.frozen = self.after = None
         if reward is not None:
-            self.mab.partial_fit([arm], [reward], context)
+            self._fit(arm, float(reward), context)
 
-    def estimate(self) -> np.ndarray | None:
-        # The ridge coefficients of each arm (MABWiser keeps them in its per-arm models).
-        models = self.mab._imp.arm_to_model
-        coef = np.asarray(models[1].beta, float) - np.asarray(models[0].beta, float)
-        return coef[:self.d].copy()
-
+    def _fit(self, arm: int, reward: float, context: np.ndarray) -> None:
+        """What ``MAB.partial_fit([arm], [reward], context)`` does, without its per-call cost
+        (validating the input, joblib, deep-copying both arms' models: 1 ms a call): the arm's
+        own ridge update (``_RidgeRegression.fit``) and its trained status. MABWiser fits a deep
+        copy of the arm's model, whose generator thereafter draws on its own: LinTS's samples
+        come from it, so its generator is copied as MABWiser's copy would be (the other
+        policies' arm models draw nothing). tests/peers checks the two give the same numbers."""
+        imp = self.mab._imp
+        model = imp.arm_to_model[arm]
+        if self.kind == "ts" and any(model.rng is other.rng for other in
+                                     (imp, *imp.arm_to_model.values()) if other is not model):
+            # Shared (an arm never fitted holds the MAB's own): a copy, as MABWiser's deep copy
+            # makes it; once the arm's own, later copies change nothing a prediction sees.
+            model.rng = copy.deepcopy(model.rng)
+            self.generators = None
+        model.fit(context, np.array([reward]))
+        imp._set_arms_as_trained(decisions=np.array([arm]), is_partial=True)
 
 class _MABWiserLearner(PeerLearner):
     library = LIBRARY
@@ -118,8 +189,7 @@ class _MABWiserLearner(PeerLearner):
     # visible (10¹² against 2⁵³ ≈ 9·10¹⁵) for thousands of points at the bound.
     input_bound = 1e6
     _policy_name: ClassVar[str]
-    _deterministic: ClassVar[bool] = False
-    _linear: ClassVar[bool] = False
+    _kind: ClassVar[str]  # MABWiser's regression: "ucb", "ts" or "ridge" (LinGreedy)
     l2_lambda: float
 
     def _policy(self, learning_policy: Any) -> Any:
@@ -135,8 +205,7 @@ class _MABWiserLearner(PeerLearner):
                              seed=seed_from(self._rng))
         k = d + 1 if self.intercept else d
         mab.fit(np.zeros(0, dtype=int), np.zeros(0), np.zeros((0, k)))  # the prior, no data
-        return _MABBox(d, self.intercept, mab, deterministic=self._deterministic,
-                       linear=self._linear)
+        return _MABBox(d, self.intercept, mab, kind=self._kind)
 
 
 
@@ -199,7 +268,7 @@ class MABWiserLinUCB(_AlphaLearner):
     """
 
     name = "mabwiser:LinUCB"
-    _deterministic = True
+    _kind = "ucb"
 
     _policy_name = "LinUCB"
 
@@ -232,7 +301,7 @@ class MABWiserLinTS(_AlphaLearner):
     """
 
     name = "mabwiser:LinTS"
-    _linear = True
+    _kind = "ts"
 
     _policy_name = "LinTS"
 
@@ -260,7 +329,7 @@ class MABWiserLinGreedy(_MABWiserLearner):
     """
 
     name = "mabwiser:LinGreedy"
-    _linear = True
+    _kind = "greedy"
 
     def __init__(self, epsilon: float = 0.1, l2_lambda: float = 1.0, intercept: bool = True,
                  r0: float | None = None, feedback: str | None = None) -> None:

@@ -8,9 +8,10 @@ intercept).
 The published rule: accept iff ``pull([1, 0], context(x'))`` is 1. river picks the arm with the
 larger upper bound μ_a + σ_a of its per-arm ``BayesianLinearRegression`` (σ the predictive
 deviation, noise included) and breaks exact ties at random. g carries the decision's sign and,
-for agents' numerical search, the size of the gap between the two arms' bounds, each from the
-per-arm model's ``predict_one(context, with_dist=True)``: g = |UCB1 − UCB0| when river pulls
-arm 1, −max(|UCB1 − UCB0|, tiny) when it pulls arm 0 (so g ≥ 0 exactly when it pulls arm 1).
+for agents' numerical search, the size of the gap between the two arms' bounds, computed from
+the per-arm models' parameters as ``predict_one(context, with_dist=True)`` computes each (the
+round's twin, :mod:`.twins`): g = |UCB1 − UCB0| when river pulls arm 1, −max(|UCB1 − UCB0|,
+tiny) when it pulls arm 0 (so g ≥ 0 exactly when it pulls arm 1).
 The per-arm models sit in a private attribute of the policy (``_bayes_lin_regs``); they serve
 g's size, its gradient (central differences of the gap) and the estimate of θ1 − θ0 (the
 difference of the arms' posterior means, each read by ``predict_one`` at unit contexts), never
@@ -26,16 +27,24 @@ which moves the stream on. river keeps this generator in a private attribute (``
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from .._jit import compiled_for
 from ..game.game import check_number
-from ..game.policies import central_differences
+from ..game.policies import RULES, central_differences
 from ._common import TINY, Box, PeerLearner, examples_need, seed_from
+from .twins import BayesGapTwin, linear_twin
 
 LIBRARY = "river"
 ARMS = [1, 0]
+#: The twin's margin (:mod:`.twins`), relative to the sizes of the terms of g: river's numbers,
+#: computed in double precision in another order, are a few ulps away.
+MARGIN = 1e-9
+#: The compiled g of a BayesGapTwin, called without numba's dispatch (one signature: made once).
+_GAP = None
 
 
 class _RiverBox(Box):
@@ -43,7 +52,14 @@ class _RiverBox(Box):
         super().__init__(d, intercept)
         self.policy = policy
         self.names = [f"x{i}" for i in range(d)]
+        self.features_named = [*self.names, "bias"] if intercept else self.names
         self.frozen: tuple | None = None
+        # The round's last pull: its point (every pull of the round starts from the frozen
+        # state, so the state after it is the state after a user's one pull there).
+        self.last: bytes | None = None
+        self.dirty = False  # whether a pull of the round may have drawn (a tie)
+        self.gap_twin: BayesGapTwin | None = None  # the round's twin without its margin
+        self.twin_now: BayesGapTwin | None = None  # and with it
         self.gradient = self._gradient
 
     def context(self, z: np.ndarray) -> dict[str, float]:
@@ -53,11 +69,50 @@ class _RiverBox(Box):
         return ctx
 
     def _restore(self) -> None:
-        if self.frozen is not None:
+        if self.frozen is not None and self.dirty:
             self.policy._rng.setstate(self.frozen)  # river's tie-break generator (private)
+            self.dirty = False
 
     def freeze(self) -> None:
         self.frozen = self.policy._rng.getstate()
+        self.last = None
+        self.dirty = False
+
+    def twin(self) -> object:
+        """The round's rule from the two arms' Bayesian regressions (their posterior means and
+        covariances, ``_m_arr`` and ``_ss_inv_arr``, at each feature's index ``_idx``), as
+        ``predict_one(with_dist=True)`` computes each bound; during river's burn-in, the arm
+        it pulls whatever the context (the first still short of its pulls)."""
+        policy = self.policy
+        self.gap_twin = None
+        for arm in ARMS:
+            if policy._counts[arm] < policy.burn_in:
+                return linear_twin(np.zeros(self.d), 1.0 if arm == 1 else -1.0, MARGIN)
+        names = self.features_named
+        k = len(names)
+        mean, cov = np.zeros((2, k)), np.zeros((2, k, k))
+        extra, noise = np.zeros((2, k)), np.zeros(2)
+        for a, arm in enumerate(ARMS):
+            model = policy._bayes_lin_regs[arm]
+            noise[a] = 1.0 / model.beta
+            idx = model._idx
+            index = [idx.get(name) for name in names]
+            if None not in index:  # every feature seen (all but the first rounds)
+                model._ensure_m()
+                mean[a] = model._m_arr[index]
+                cov[a] = model._ss_inv_arr[index][:, index]
+                continue
+            known = [i for i, j in enumerate(index) if j is not None]
+            if known:
+                model._ensure_m()
+                at = [index[i] for i in known]
+                mean[a, known] = model._m_arr[at]
+                cov[a][np.ix_(known, known)] = model._ss_inv_arr[np.ix_(at, at)]
+            extra[a, [i for i, j in enumerate(index) if j is None]] = 1.0 / model.alpha
+        self.gap_twin = BayesGapTwin(mean, cov, extra, noise, self.intercept, 0.0,
+                                     np.empty((2, k)))
+        self.twin_now = self.gap_twin._replace(rel=MARGIN, work=np.empty((2, k)))
+        return self.twin_now
 
     def _gap(self, ctx: dict[str, float]) -> float:
         """UCB1 − UCB0 as river's pull computes each bound: μ + σ of the arm's model."""
@@ -70,10 +125,30 @@ class _RiverBox(Box):
 
     def value(self, z: np.ndarray) -> float:
         ctx = self.context(z)
+        if self.gap_twin is not None:
+            gap, margin = self._size(z)
+        else:
+            gap, margin = self._gap(ctx), math.inf
         self._restore()
         arm = self.policy.pull(ARMS, ctx)  # the decision: river's own
-        size = abs(self._gap(ctx))
-        return size if arm == 1 else -max(size, TINY)
+        # river draws only to break an exact tie of the two bounds: a gap beyond the twin's
+        # margin (10⁻⁹ of the bounds' size, far beyond their rounding) cannot be one, so the
+        # generator is still as frozen (no need to save it and put it back).
+        self.dirty = self.dirty or not abs(gap) > margin
+        self.last = np.asarray(z, float).tobytes()
+        return abs(gap) if arm == 1 else -max(abs(gap), TINY)
+
+    def _size(self, z: np.ndarray) -> tuple[float, float]:
+        """UCB1 − UCB0 from the round's parameters, computed as the twin computes it, and the
+        twin's margin there: river's two predictions per arm again would double a decision's
+        cost."""
+        global _GAP
+        z = np.ascontiguousarray(z, dtype=float)
+        grad = np.empty(z.shape[0])
+        if _GAP is None:  # once: numba's dispatch would type the twin at every call
+            _GAP = compiled_for(RULES[BayesGapTwin], self.gap_twin, z, grad, False)
+        gap = float(_GAP(self.gap_twin, z, grad, False))
+        return gap, gap - float(_GAP(self.twin_now, z, grad, False))
 
     def _gradient(self, z: np.ndarray) -> np.ndarray:
         return central_differences(
@@ -81,9 +156,12 @@ class _RiverBox(Box):
 
     def end_round(self, x_obs: np.ndarray, arm: int, reward: float | None) -> None:
         ctx = self.context(x_obs)
-        self._restore()
-        self.policy.pull(ARMS, ctx)  # the user's pull of the round: the stream moves on
-        self.frozen = None
+        if self.frozen is None or self.last != np.asarray(x_obs, float).tobytes():
+            self._restore()
+            self.policy.pull(ARMS, ctx)  # the user's pull of the round: the stream moves on
+        # (else the round's last pull, the decision, was the user's pull, from the frozen state)
+        self.frozen = self.last = None
+        self.dirty = False
         if reward is not None:
             self.policy.update(arm, ctx, reward)
 

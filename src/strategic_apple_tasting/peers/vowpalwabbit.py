@@ -48,8 +48,6 @@ from ._common import TINY, Box, PeerLearner, examples_need, seed_from
 
 LIBRARY = "vowpalwabbit"
 ACTIONS = ("|a accept", "|a reject")  # VW's action 0 is accept (arm 1)
-
-
 class _Workspace:
     """A VW workspace that pickles through VW's own model file."""
 
@@ -107,6 +105,7 @@ class _VWBox(Box):
         self.workspace = workspace
         self.rng = rng
         self.u: float | None = None
+        self.last: tuple[bytes, tuple[float, float]] | None = None  # the last pmf asked for
 
     def example(self, z: np.ndarray, label: tuple[int, float, float] | None = None) -> list[str]:
         shared = "shared |s " + " ".join(f"x{i}:{_value(v)}" for i, v in enumerate(z))
@@ -119,9 +118,13 @@ class _VWBox(Box):
 
     def pmf(self, z: np.ndarray) -> tuple[float, float]:
         """VW's probabilities of accept and reject at z, normalized as a user's sampler does."""
+        key = np.asarray(z, float).tobytes()
+        if self.last is not None and self.last[0] == key:  # VW's model has not moved since
+            return self.last[1]
         pmf = self.workspace.ws.predict(self.example(z))
         scale = 1 / sum(pmf)
-        return pmf[0] * scale, pmf[1] * scale
+        self.last = (key, (pmf[0] * scale, pmf[1] * scale))
+        return self.last[1]
 
     def freeze(self) -> None:
         self.u = float(self.rng.random())
@@ -135,9 +138,11 @@ class _VWBox(Box):
     def end_round(self, x_obs: np.ndarray, arm: int, reward: float | None) -> None:
         self.u = None
         if reward is None:
+            self.last = None
             return
         action = 0 if arm == 1 else 1
         probability = self.pmf(x_obs)[action]  # the chance VW's pmf gave the action taken
+        self.last = None  # VW learns: its pmf moves
         self.workspace.ws.learn(self.example(x_obs, (action, -reward, probability)))
 
 

@@ -6,7 +6,11 @@ document (``/openapi.json``, browsable at ``/docs``). They show rules and counts
 applicant's features or outcome.
 
 With an API key (``Authorization: Bearer <key>``): ``POST /decisions`` (one applicant or a
-batch), ``POST /outcomes`` (one or a batch) and ``POST /publish``.
+batch), ``POST /outcomes`` (one or a batch), ``POST /publish`` (each row records the key's id),
+and ``GET /decisions/{id}`` (the decision explained: :mod:`.explain`).
+
+``GET /metrics`` is JSON, or the Prometheus text format for a scraper (``?format=prometheus``
+or an Accept header naming ``text/plain``/OpenMetrics: :mod:`.prom`).
 
 Bad input gets a 4xx with ``{"error": "<one line>"}`` and changes nothing: a request is
 written whole or not at all. A write body must be JSON (``Content-Type: application/json``),
@@ -135,10 +139,16 @@ class Service:
                              f"{reason(exc, url)}") from None
 
     def _open(self) -> Service:
+        from . import warmstart
+
+        # A warm start's file is read and checked whole before the database is touched: a bad
+        # row is one line, and nothing is written.
+        start = warmstart.prepare(self.config)
         self.engine = store.connect(self.config.database)
         store.migrate(self.engine)
         fixed = self.config.fixed()
         with store.transaction(self.engine) as conn:
+            warmstart.record(conn, self.config, start)
             before = store.read_setting(conn, "fixed")
             if before is None:
                 store.write_setting(conn, "fixed", fixed)
@@ -156,7 +166,8 @@ class Service:
             self.learner = LearnerLoop(self.engine, self.config)
             self.learner.start()
         self.writer = Writer(self.engine, self.bandit,
-                             on_commit=self.learner.wake if self.learner else lambda: None)
+                             on_commit=self.learner.wake if self.learner else lambda: None,
+                             scale=self.config.scaling(), cap=self.config.warm_cap)
         self.writer.start()
         return self
 
@@ -214,11 +225,24 @@ def _rule_doc(row: Any, config: ServiceConfig) -> dict[str, Any]:
     from datetime import UTC, datetime
 
     return {"version": row.version, "kind": row.kind, "beta": json.loads(row.beta),
-            "threshold": row.threshold, "features": config.features,
+            "threshold": row.threshold,
+            "features": config.names() if config.features is not None else None,
+            "scaling": _scaling_doc(config),
             "effective": datetime.fromtimestamp(row.published_at, UTC).isoformat(),
             "effective_unix": row.published_at,
-            "rule": "accept an applicant x when sum(beta[i] * x[i]) >= threshold",
+            "rule": "accept an applicant x when sum(beta[i] * x[i]) >= threshold" if
+                    config.scaling().identity else "accept an applicant x when sum(beta[i] * "
+                    "(x[i] - mean[i]) / scale[i]) >= threshold (scaling: mean, scale)",
             "learner": config.learner, "params": config.fixed()["params"]}
+
+
+def _scaling_doc(config: ServiceConfig) -> dict[str, Any] | None:
+    """The declared features' units, means and scales (None when none are declared)."""
+    if config.features is None:
+        return None
+    fs = config.feature_list()
+    return {"units": [f.unit for f in fs], "definitions": [f.definition for f in fs],
+            "mean": [f.mean for f in fs], "scale": [f.scale for f in fs]}
 
 
 #: What a write's body must be, said in every refusal of its form.
@@ -241,6 +265,7 @@ class Gate:
     (400). Refusals are made here, so an anonymous client's body is never parsed."""
 
     WRITES = frozenset({"/decisions", "/outcomes", "/publish"})
+    PRIVATE = "/decisions/"  # GET /decisions/{id}: an applicant's features need a key
     JSON = frozenset({"/decisions", "/outcomes"})  # the writes that take a body
 
     def __init__(self, app: Any, limit: int, keys: Any, deadline: float = 10.0) -> None:
@@ -254,10 +279,13 @@ class Gate:
             return await self.app(scope, receive, send)
         headers = dict(scope["headers"])
         post = scope["method"] == "POST"
-        if post and scope["path"] in self.WRITES:
-            why = await self._unauthorized(headers.get(b"authorization", b"").decode("latin-1"))
+        if (post and scope["path"] in self.WRITES) or scope["path"].startswith(self.PRIVATE):
+            header = headers.get(b"authorization", b"").decode("latin-1")
+            why = await self._unauthorized(header)
             if why is not None:
                 return await _error(*why)(scope, receive, send)
+            # who asked, for the row it writes (FastAPI's request.state reads scope["state"])
+            scope.setdefault("state", {})["key_id"] = self.keys().parse(header)[0]
         if post and scope["path"] in self.JSON:
             why = self._unparsable(headers)
             if why is not None:
@@ -397,7 +425,7 @@ def create_app(service: Service) -> FastAPI:
 
     def features(x: list[float], where: str) -> list[float]:
         if len(x) != d:
-            names = f" ({', '.join(config.features)})" if config.features else ""
+            names = f" ({', '.join(config.names())})" if config.features else ""
             raise ServiceError(422, f"{where} has {len(x)} features; the service decides on "
                                f"{d}{names}")
         for i, value in enumerate(x):
@@ -414,7 +442,7 @@ def create_app(service: Service) -> FastAPI:
 
     @app.post("/decisions", summary="Decide one applicant or a batch (API key)",
               dependencies=key)
-    async def decide(body: DecisionsIn) -> Response:
+    async def decide(body: DecisionsIn, request: Request) -> Response:
         if (body.applicants is None) == (body.x is None):
             raise ServiceError(422, "give one applicant (x, and optionally id) or a batch "
                                "(applicants), not both or neither")
@@ -429,13 +457,14 @@ def create_app(service: Service) -> FastAPI:
             ids = [i for i, _ in items if i is not None]
             if len(set(ids)) != len(ids):
                 raise ServiceError(422, "applicants repeats an id: each decision needs its own")
-            return _json({"decisions": await service.writer.submit("decisions", items)})
+            return _json({"decisions": await service.writer.submit("decisions", items,
+                                                                     _key(request))})
         items = [(body.id, features(body.x, "x"))]
-        return _json((await service.writer.submit("decisions", items))[0])
+        return _json((await service.writer.submit("decisions", items, _key(request)))[0])
 
     @app.post("/outcomes", summary="Report outcomes of accepted applicants (API key)",
               dependencies=key)
-    async def outcomes(body: OutcomesIn) -> Response:
+    async def outcomes(body: OutcomesIn, request: Request) -> Response:
         single = body.id is not None or body.outcome is not None
         if single == (body.outcomes is not None):
             raise ServiceError(422, "give one outcome (id and outcome) or a batch (outcomes), "
@@ -453,19 +482,23 @@ def create_app(service: Service) -> FastAPI:
                 raise ServiceError(422, "outcomes repeats an id: one outcome per decision")
         for k, (_, value) in enumerate(items):
             bounded(value, "outcome" if single else f"outcomes.{k}.outcome")
-        done = await service.writer.submit("outcomes", items)
+        done = await service.writer.submit("outcomes", items, _key(request))
         return _json(done[0] if single else {"outcomes": done})
 
     @app.post("/publish", summary="Learn what is logged, then publish the next rule (API key)",
               dependencies=key)
-    async def publish() -> Response:
+    async def publish(request: Request) -> Response:
         if service.learner is None:
             raise ServiceError(409, "this worker only decides (--role decide): send /publish "
                                "to the worker that learns")
         if service.learner.error is not None:
             raise ServiceError(503, f"the learner has stopped: {service.learner.error}")
+        if service.learner.standby:
+            raise ServiceError(409, "this worker stands by (another learner holds the lock): "
+                               "send /publish to the worker that learns")
         try:
-            row = await asyncio.wait_for(asyncio.wrap_future(service.learner.publish()),
+            row = await asyncio.wait_for(asyncio.wrap_future(
+                service.learner.publish(_key(request))),
                                          PUBLISH_SECONDS)
         except RuntimeError as exc:  # the learner stopped, or its database refused the write
             raise ServiceError(503, str(exc)) from None
@@ -495,9 +528,43 @@ def create_app(service: Service) -> FastAPI:
             read, lambda conn: conn.execute(sa.select(r).order_by(r.c.version)).all())
         return _json({"rules": [_rule_doc(row, config) for row in rows]})
 
-    @app.get("/metrics", summary="Counts and the rule's age (public)")
-    async def metrics() -> Response:
-        return _json(await asyncio.to_thread(_metrics, service))
+    @app.get("/decisions/{decision_id}", summary="One decision, explained (API key)",
+             dependencies=key)
+    async def explained(decision_id: str) -> Response:
+        from .explain import explain
+
+        if not 1 <= len(decision_id) <= store.MAX_ID:
+            raise ServiceError(422, f"decision id must have from 1 to {store.MAX_ID} "
+                               f"characters, got {len(decision_id)}")
+        d, o, r = store.decisions, store.outcomes, store.rules
+
+        def look(conn: Any) -> Any:
+            row = conn.execute(sa.select(d).where(d.c.id == decision_id)).first()
+            if row is None:
+                return None
+            rule = conn.execute(sa.select(r).where(r.c.version == row.version)).one()
+            outcome = conn.execute(sa.select(o).where(o.c.decision_id == decision_id)).first()
+            return row, rule, outcome
+        found = await asyncio.to_thread(read, look)
+        if found is None:
+            raise ServiceError(404, f"decision {decision_id!r:.140} is unknown: no decision "
+                               "has that id (or retention has removed it)")
+        return _json(explain(*found, config))
+
+    @app.get("/metrics", summary="Counts and the rule's age, as JSON or Prometheus text "
+             "(public)")
+    async def metrics(request: Request, format: str | None = None) -> Response:
+        from . import prom
+
+        if format not in (None, "json", "prometheus"):
+            raise ServiceError(422, f"format must be json or prometheus, got {format!r:.60}")
+        figures = await asyncio.to_thread(_metrics, service)
+        if not prom.wants_text(request.headers.get("accept", ""), format):
+            return _json(figures)
+        st = store.rule_stats
+        versions = await asyncio.to_thread(read, lambda conn: conn.execute(
+            sa.select(st).order_by(st.c.version)).all())
+        return Response(prom.text(figures, versions), media_type=prom.CONTENT_TYPE)
 
     @app.get("/health", summary="Whether the service decides and learns (public)")
     async def health() -> Response:
@@ -512,8 +579,10 @@ def create_app(service: Service) -> FastAPI:
         status = ("ok" if error is None and database is None else
                   "database lost" if store.lost(service.engine) else
                   "learner stopped" if error is not None else "database failing")
-        return _json({"status": status, "role": service.role, "learner_error": error,
-                      "database_error": database}, 200 if status == "ok" else 503)
+        standby = service.learner is not None and service.learner.standby
+        return _json({"status": status, "role": service.role, "standby": standby,
+                      "learner_error": error, "database_error": database},
+                     200 if status == "ok" else 503)
 
     @app.get("/", response_class=HTMLResponse, summary="The public policy page")
     async def page() -> HTMLResponse:
@@ -522,6 +591,11 @@ def create_app(service: Service) -> FastAPI:
         return HTMLResponse(await asyncio.to_thread(policy_page, service))
 
     return app
+
+
+def _key(request: Request) -> str | None:
+    """The id of the API key that sent ``request`` (the gate put it there)."""
+    return getattr(request.state, "key_id", None)
 
 
 def _metrics(service: Service) -> dict[str, Any]:
@@ -546,6 +620,7 @@ def _metrics(service: Service) -> dict[str, Any]:
         "learner_error": (service.learner.error if service.learner is not None
                           and service.learner.error else progress.error),
         "database_error": service.database_error(),
+        "learner_standby": service.learner is not None and service.learner.standby,
         **budget_metrics(service),  # issue 22: only when the learner estimates δ
     }
 

@@ -37,6 +37,17 @@ FIXED = ("learner", "params", "dimension", "seed")
 UNBOUND = ("delta", "r0", "sigma", "horizon")
 
 
+def parse_cadences(text: str) -> dict[str, float]:
+    """One cadence, or two joined by a comma (``"outcomes:100,period:3600"``: after 100
+    outcomes or an hour, whichever comes first), as {kind: amount}."""
+    parts = [parse_cadence(p.strip()) for p in str(text).split(",")]
+    kinds = [k for k, _ in parts]
+    if len(parts) > 1 and ("manual" in kinds or len(set(kinds)) != len(kinds)):
+        raise ValueError(f"publish joins at most one outcomes:K and one period:SECONDS with a "
+                         f"comma, got {text!r}")
+    return {k: v for k, v in parts if k != "manual"}
+
+
 def parse_cadence(text: str) -> tuple[str, float]:
     """``"manual"``, ``"outcomes:K"`` or ``"period:SECONDS"`` as (kind, amount)."""
     if text == "manual":
@@ -52,6 +63,38 @@ def parse_cadence(text: str) -> tuple[str, float]:
         return kind, value
     raise ValueError(f"publish must be one of {', '.join(CADENCES)} (K an integer >= 1, "
                      f"SECONDS > 0), got {text!r}")
+
+
+#: What a feature of the settings may say (``[[features]]`` tables), besides its name.
+FEATURE_KEYS = ("name", "unit", "definition", "mean", "scale")
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One feature as a lender declares it: its name, its unit and its definition (shown to
+    applicants), and the mean and scale that standardize it (the learner and the rule see
+    ``(x - mean) / scale``; 0 and 1 leave it as given)."""
+
+    name: str
+    unit: str = ""
+    definition: str = ""
+    mean: float = 0.0
+    scale: float = 1.0
+
+
+class Scaling:
+    """The declared standardization: features as applicants give them (raw, in their units)
+    to what the learner and the rule see. One function, so the deciders, the learner, a
+    replay and an explanation compute the same bits."""
+
+    def __init__(self, features: list[Feature]) -> None:
+        self.means = np.array([f.mean for f in features], dtype=float)
+        self.scales = np.array([f.scale for f in features], dtype=float)
+        self.identity = bool(np.all(self.means == 0.0) and np.all(self.scales == 1.0))
+
+    def __call__(self, x: Any) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        return x if self.identity else (x - self.means) / self.scales
 
 
 @dataclass
@@ -82,6 +125,21 @@ class ServiceConfig:
     body_timeout: float = 10.0
     #: Log positions between two saved learner states (restarts replay at most this many).
     snapshot_every: int = 10_000
+    #: Seconds at least between two publications by the cadence (``POST /publish`` is not
+    #: held): a batch of outcomes does not publish a burst of rules.
+    min_interval: float = 0.0
+    #: Acceptances allowed under rules published before the learner learned any outcome
+    #: (None: no cap); past it such a rule's acceptances are rejections marked ``capped``.
+    warm_cap: int | None = None
+    #: Days a log entry is kept once a saved state includes it (None: for ever).
+    retain_days: float | None = None
+    #: A candidate learner fed the same log, never answering (its name; None: no shadow).
+    shadow: str | None = None
+    shadow_params: dict[str, Any] = field(default_factory=dict)
+    #: Warm starts of a new database (one at most): a rule (JSON), a saved learner, a log.
+    start_rule: str | None = None
+    start_learner: str | None = None
+    start_log: str | None = None
 
     @classmethod
     def from_file(cls, path: str | Path, **overrides: Any) -> ServiceConfig:
@@ -101,8 +159,79 @@ class ServiceConfig:
         doc.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**doc)
 
+    @classmethod
+    def from_fixed(cls, fixed: dict[str, Any], database: str) -> ServiceConfig:
+        """The settings a database remembers (:meth:`fixed`) as a config that replays its log
+        (``sat serve check``): the learner, the scaling and the shadow."""
+        from ..learners.persistence import from_jsonable
+
+        features = None
+        scaling = fixed.get("scaling")
+        if scaling is not None:
+            features = [{"name": f"x{i + 1}", "mean": m, "scale": s}
+                        for i, (m, s) in enumerate(zip(scaling["means"], scaling["scales"],
+                                                       strict=True))]
+        shadow = fixed.get("shadow") or {}
+        return cls(learner=fixed["learner"], params=from_jsonable(fixed["params"]),
+                   dimension=fixed["dimension"], seed=fixed["seed"], features=features,
+                   shadow=shadow.get("learner"),
+                   shadow_params=from_jsonable(shadow.get("params", {})), database=database)
+
     def cadence(self) -> tuple[str, float]:
-        return parse_cadence(self.publish)
+        """The first cadence of ``publish`` (see :meth:`cadences`)."""
+        return parse_cadence(str(self.publish).split(",")[0].strip())
+
+    def cadences(self) -> dict[str, float]:
+        """{"outcomes": K, "period": SECONDS}, either or both (none: by hand only)."""
+        return parse_cadences(self.publish)
+
+    def feature_list(self) -> list[Feature]:
+        """Each feature as declared (names ``x1``, ``x2``, ... where none are given)."""
+        if self.features is None:
+            return [Feature(f"x{i + 1}") for i in range(self.dimension)]
+        return [Feature(f) if isinstance(f, str) else Feature(**f) for f in self.features]
+
+    def names(self) -> list[str]:
+        return [f.name for f in self.feature_list()]
+
+    def scaling(self) -> Scaling:
+        return Scaling(self.feature_list())
+
+    def _check_features(self) -> None:
+        if not isinstance(self.features, list) or not self.features:
+            raise ValueError(f"features must be a list of names or of tables (name, unit, "
+                             f"definition, mean, scale), got {self.features!r}")
+        if len(self.features) != self.dimension:
+            raise ValueError(f"features names {len(self.features)} features, but dimension "
+                             f"is {self.dimension}")
+        for k, f in enumerate(self.features):
+            where = f"features[{k}]"
+            if isinstance(f, str):
+                f = {"name": f}
+            if not isinstance(f, dict):
+                raise ValueError(f"{where} must be a name or a table, got {f!r}")
+            unknown = sorted(set(f) - set(FEATURE_KEYS))
+            if unknown:
+                raise ValueError(f"{where}: unknown key {unknown[0]!r}; allowed: "
+                                 f"{', '.join(FEATURE_KEYS)}")
+            for key in ("name", "unit", "definition"):
+                value = f.get(key, "" if key != "name" else None)
+                if not isinstance(value, str) or (key == "name" and not value) \
+                        or len(value) > 500:
+                    raise ValueError(f"{where}.{key} must be text (a name: not empty), at "
+                                     f"most 500 characters, got {value!r:.60}")
+            for key, low in (("mean", None), ("scale", 0.0)):
+                value = f.get(key, 0.0 if key == "mean" else 1.0)
+                if isinstance(value, bool) or not isinstance(value, int | float) \
+                        or not math.isfinite(value) or abs(value) > 1e100 \
+                        or (low is not None and value <= low):
+                    allowed = "a finite number > 0" if low is not None else "a finite number"
+                    raise ValueError(f"{where}.{key} ({f['name']!r}) must be {allowed}, at "
+                                     f"most 1e100 in magnitude, got {value!r}")
+        names = self.names()
+        if len(set(names)) != len(names):
+            twice = next(n for n in names if names.count(n) > 1)
+            raise ValueError(f"features names {twice!r} twice")
 
     def check(self) -> ServiceConfig:
         """``self`` if every setting is allowed and the learner can be built; else a
@@ -114,12 +243,7 @@ class ServiceConfig:
             raise ValueError(f"dimension must be an integer from 1 to 10,000, got "
                              f"{self.dimension!r}")
         if self.features is not None:
-            if not isinstance(self.features, list) or not all(
-                    isinstance(f, str) and f for f in self.features):
-                raise ValueError(f"features must be a list of names, got {self.features!r}")
-            if len(self.features) != self.dimension:
-                raise ValueError(f"features names {len(self.features)} features, but dimension "
-                                 f"is {self.dimension}")
+            self._check_features()
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
         if not isinstance(self.params, dict):
@@ -134,52 +258,95 @@ class ServiceConfig:
                 or not 0 < value <= 3600:
             raise ValueError(f"body_timeout must be a number of seconds from 0 (excluded) to "
                              f"3600, got {value!r}")
-        self.cadence()
+        self.cadences()
+        for name in ("min_interval", "retain_days"):
+            value = getattr(self, name)
+            if value is None and name == "retain_days":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) \
+                    or not 0 <= value <= 1e9 or (name == "retain_days" and value == 0):
+                low = "0 (excluded)" if name == "retain_days" else "0"
+                raise ValueError(f"{name} must be a number from {low} to 1e9, got {value!r}")
+        value = self.warm_cap
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 0):
+            raise ValueError(f"warm_cap must be an integer >= 0, got {value!r}")
+        starts = [k for k in ("start_rule", "start_learner", "start_log")
+                  if getattr(self, k) is not None]
+        if len(starts) > 1:
+            raise ValueError(f"give one warm start, not {' and '.join(starts)}")
         check_url(self.database)
-        from ..game.policies import LinearThreshold
+        self._check_learner(self.learner, self.make_learner(), "learner")
+        if self.shadow is not None:
+            if not isinstance(self.shadow, str) or not isinstance(self.shadow_params, dict):
+                raise ValueError(f"shadow must name a learner and shadow_params be a table of "
+                                 f"its parameters, got {self.shadow!r}")
+            self._check_learner(self.shadow, self.make_shadow(), "shadow")
+        elif self.shadow_params:
+            raise ValueError("shadow_params given without a shadow learner")
+        return self
 
-        learner = self.make_learner()
+    def _check_learner(self, name: str, learner: Any, what: str) -> None:
+        from ..game.policies import LinearThreshold
+        word = "learner" if what == "learner" else "shadow learner"
         try:
             rule = learner.publish().rule
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"learner {self.learner!r} cannot publish a rule: {exc}") from None
+            raise ValueError(f"{word} {name!r} cannot publish a rule: {exc}") from None
         try:
             from ..learners.persistence import dumps
 
             dumps(learner)
         except ValueError as exc:
-            raise ValueError(f"learner {self.learner!r} cannot run in the service: its state "
+            raise ValueError(f"{word} {name!r} cannot run in the service: its state "
                              f"cannot be saved ({exc})") from None
         if not isinstance(rule, LinearThreshold):
-            raise ValueError(f"learner {self.learner!r} publishes a general (non-linear) rule: "
+            raise ValueError(f"{word} {name!r} publishes a general (non-linear) rule: "
                              "the service publishes linear rules (β, threshold) that any "
                              "worker can apply; choose a learner with linear rules")
-        return self
 
     def make_learner(self) -> Any:
         """The learner, reset on the service's own stream (the engine's learner stream of
         ``seed``, so a game played over the wire draws as the engine does)."""
+        return self._make(self.learner, self.params, "learner", "params")
+
+    def make_shadow(self) -> Any:
+        """The shadow learner (None without one), reset on the next stream of the seed."""
+        if self.shadow is None:
+            return None
+        return self._make(self.shadow, self.shadow_params, "shadow", "shadow_params")
+
+    def _make(self, name: str, given: dict[str, Any], what: str, where: str) -> Any:
         from ..game.game import STREAMS
         from ..learners import make_learner
 
+        word = "learner" if what == "learner" else "shadow learner"
         try:
-            learner = make_learner(self.learner, **self.params)
+            learner = make_learner(name, **given)
         except TypeError as exc:
-            raise ValueError(f"params of learner {self.learner!r}: {exc}") from None
+            raise ValueError(f"{where} of {word} {name!r}: {exc}") from None
         params = learner.get_params()
         unset = [k for k in UNBOUND if k in params and params[k] is None]
         if unset:
-            raise ValueError(f"params.{unset[0]} of learner {self.learner!r} must be given: "
+            raise ValueError(f"{where}.{unset[0]} of {word} {name!r} must be given: "
                              "a service has no game to take it from")
         if "feedback" in params and params["feedback"] is None:
             learner = learner.clone(feedback="apple")
-        sequence = np.random.SeedSequence(self.seed).spawn(len(STREAMS))[
-            STREAMS.index("learner")]
+        streams = np.random.SeedSequence(self.seed).spawn(len(STREAMS) + 1)
+        sequence = streams[STREAMS.index("learner") if what == "learner" else len(STREAMS)]
         return learner.reset(self.dimension, np.random.Generator(np.random.PCG64(sequence)))
 
     def fixed(self) -> dict[str, Any]:
-        """The settings the database remembers."""
+        """The settings the database remembers (the scaling and the shadow only when there
+        are any, so a database made before them compares equal)."""
         from ..learners.persistence import jsonable
 
         doc = asdict(self)
-        return {k: jsonable(doc[k]) for k in FIXED}
+        out = {k: jsonable(doc[k]) for k in FIXED}
+        scaling = self.scaling()
+        if not scaling.identity:
+            out["scaling"] = {"means": scaling.means.tolist(),
+                              "scales": scaling.scales.tolist()}
+        if self.shadow is not None:
+            out["shadow"] = {"learner": self.shadow, "params": jsonable(self.shadow_params)}
+        return out

@@ -16,6 +16,13 @@ alone, and only the one the database refuses is answered with its error (422). A
 is unavailable (disk full, connection lost) fails the group with a 503, and ``failure`` says
 why until a write succeeds again. A commit into a SQLite file that was deleted or replaced
 under the service is not acknowledged, nor is anything after it (``lost``).
+
+Each row records the API key that wrote it (``key_id``). The rule sees the features as the
+settings standardize them (``scale``); the row keeps them as the applicant gave them. Under a
+rule published before the learner learned any outcome (``rules.learned`` = 0), at most ``cap``
+acceptances are given in all (``log_counter.warm_accepted``, counted under the log's lock);
+past it the rule's acceptances are rejections marked ``capped``, which the learner does not
+learn and which take no outcome.
 """
 
 from __future__ import annotations
@@ -56,6 +63,7 @@ class _Request:
     items: list[tuple[str | None, Any]]  # (id, features) or (id, outcome)
     future: asyncio.Future
     loop: asyncio.AbstractEventLoop
+    key_id: str | None = None  # the API key that sent it
     result: Any = None
     rows: list[dict[str, Any]] = field(default_factory=list)
 
@@ -67,13 +75,16 @@ class Writer:
     (apple tasting: a rejected applicant's outcome is never observed).
     """
 
-    def __init__(self, engine: Engine, bandit: bool, on_commit: Any = lambda: None) -> None:
+    def __init__(self, engine: Engine, bandit: bool, on_commit: Any = lambda: None,
+                 scale: Any = None, cap: int | None = None) -> None:
         self.engine = engine
         self.bandit = bandit
         self.on_commit = on_commit
+        self.scale = scale if scale is not None else (lambda x: np.asarray(x, dtype=float))
+        self.cap = cap
         self._queue: queue.Queue[_Request | None] = queue.Queue()
         self._thread: threading.Thread | None = None
-        self._rule: tuple[int, LinearThreshold] | None = None
+        self._rule: tuple[int, LinearThreshold, bool] | None = None  # (…, first guess)
         #: Why the last write failed, the database being unavailable (None once one succeeds).
         self.failure: str | None = None
         #: Why nothing is acknowledged any more: the database's file is not the one opened.
@@ -89,13 +100,14 @@ class Writer:
             self._thread.join()
             self._thread = None
 
-    async def submit(self, kind: str, items: list[tuple[str | None, Any]]) -> Any:
-        """Write one request's items; returns its result once committed (or raises
-        :class:`ServiceError`)."""
+    async def submit(self, kind: str, items: list[tuple[str | None, Any]],
+                     key_id: str | None = None) -> Any:
+        """Write one request's items (sent with API key ``key_id``); returns its result once
+        committed (or raises :class:`ServiceError`)."""
         if self.lost is not None:
             raise ServiceError(503, self.lost)
         loop = asyncio.get_running_loop()
-        request = _Request(kind, items, loop.create_future(), loop)
+        request = _Request(kind, items, loop.create_future(), loop, key_id)
         self._queue.put(request)
         return await request.future
 
@@ -170,15 +182,18 @@ class Writer:
         return ServiceError(503, f"the database refused the write ({why}); nothing was "
                             "recorded: retry")
 
-    def _latest_rule(self, conn: Connection) -> tuple[int, LinearThreshold]:
+    def _latest_rule(self, conn: Connection) -> tuple[int, LinearThreshold, bool]:
+        """(version, rule, whether it was published before any outcome was learned)."""
         r = store.rules
-        row = conn.execute(sa.select(r.c.version, r.c.beta, r.c.threshold, r.c.probability)
+        row = conn.execute(sa.select(r.c.version, r.c.beta, r.c.threshold, r.c.probability,
+                                     r.c.learned)
                            .order_by(r.c.version.desc()).limit(1)).first()
         if row is None:
             raise ServiceError(503, "no rule is published yet: the learner has not started")
         if self._rule is None or self._rule[0] != row.version:
             self._rule = (row.version, LinearThreshold(
-                np.asarray(json.loads(row.beta), dtype=float), row.threshold, row.probability))
+                np.asarray(json.loads(row.beta), dtype=float), row.threshold, row.probability),
+                          row.learned == 0)  # (None: a rule from before the cap existed)
         return self._rule
 
     def _write(self, conn: Connection, group: list[_Request]) -> None:
@@ -190,7 +205,8 @@ class Writer:
         if decided_ids:
             for chunk in _chunks(decided_ids):
                 for row in conn.execute(sa.select(d.c.id, d.c.features, d.c.accepted,
-                                                  d.c.version).where(d.c.id.in_(chunk))):
+                                                  d.c.version, d.c.capped)
+                                        .where(d.c.id.in_(chunk))):
                     known[row.id] = row._asdict()
         reported: dict[str, float] = {}
         outcome_ids = [i for q in group if q.kind == "outcomes" for i, _ in q.items]
@@ -198,22 +214,32 @@ class Writer:
             for row in conn.execute(sa.select(o.c.decision_id, o.c.outcome)
                                     .where(o.c.decision_id.in_(chunk))):
                 reported[row.decision_id] = row.outcome
-        version, rule = 0, None
+        version, rule, first_guess = 0, None, False
+        room = None  # acceptances the cap still allows (None: no cap applies)
         if any(q.kind == "decisions" for q in group):
             store.lock_log(conn)  # before reading the rule: see store.lock_log
-            version, rule = self._latest_rule(conn)
+            version, rule, first_guess = self._latest_rule(conn)
+            if self.cap is not None and first_guess:
+                taken = conn.execute(sa.select(store.log_counter.c.warm_accepted).where(
+                    store.log_counter.c.id == 1)).scalar_one() or 0
+                room = [max(0, self.cap - int(taken))]
+        start_room = None if room is None else room[0]
         now = store.now()
         new: list[tuple[_Request, dict[str, Any]]] = []
         for request in group:
             try:
                 if request.kind == "decisions":
-                    request.result = self._decide(request, known, version, rule, now)
+                    request.result = self._decide(request, known, version, rule, now, room)
                 else:
                     request.result = self._outcomes(request, known, reported, now)
             except ServiceError as exc:
                 request.result, request.rows = exc, []
                 continue
             new.extend((request, row) for row in request.rows)
+        if room is not None and room[0] != start_room:
+            conn.execute(sa.update(store.log_counter).where(store.log_counter.c.id == 1).values(
+                warm_accepted=sa.func.coalesce(store.log_counter.c.warm_accepted, 0)
+                + (start_room - room[0])))
         if not new:
             return
         first = store.take_positions(conn, len(new))
@@ -227,7 +253,22 @@ class Writer:
             conn.execute(sa.insert(o), outcome_rows)
 
     def _decide(self, request: _Request, known: dict[str, Any], version: int,
-                rule: LinearThreshold, now: float) -> list[dict[str, Any]]:
+                rule: LinearThreshold, now: float, room: list[int] | None
+                ) -> list[dict[str, Any]]:
+        """The request's decisions; ``room``: acceptances the cap still allows (a one-item
+        list, counted down; None: no cap applies). A request refused later gives back none:
+        its rows are not written, and the count is taken from the rows that are."""
+        before = None if room is None else room[0]
+        try:
+            return self._decide_all(request, known, version, rule, now, room)
+        except ServiceError:
+            if room is not None:
+                room[0] = before  # nothing of a refused request is written
+            raise
+
+    def _decide_all(self, request: _Request, known: dict[str, Any], version: int,
+                    rule: LinearThreshold, now: float, room: list[int] | None
+                    ) -> list[dict[str, Any]]:
         out, rows, mine = [], [], {}
         for given, x in request.items:
             row = None if given is None else mine.get(given) or known.get(given)
@@ -237,14 +278,25 @@ class Writer:
                                        "other features: give a new id")
                 out.append({"id": given, "accepted": bool(row["accepted"]),
                             "version": row["version"]})
+                if row.get("capped"):
+                    out[-1]["capped"] = True
                 continue
             id_ = given if given is not None else uuid.uuid4().hex
-            accepted = bool(rule.accepts(np.asarray(x, dtype=float)))
+            accepted = bool(rule.accepts(self.scale(x)))
+            capped = None
+            if accepted and room is not None:
+                if room[0] <= 0:
+                    accepted, capped = False, True
+                else:
+                    room[0] -= 1
             row = {"id": id_, "features": json.dumps(list(x)), "accepted": accepted,
-                   "version": version, "created_at": now}
+                   "version": version, "created_at": now, "key_id": request.key_id,
+                   "capped": capped}
             rows.append(row)
             mine[id_] = row
             out.append({"id": id_, "accepted": accepted, "version": version})
+            if capped:
+                out[-1]["capped"] = True
         request.rows = rows
         known.update(mine)
         return out
@@ -256,6 +308,10 @@ class Writer:
             row = known.get(id_)
             if row is None:
                 raise ServiceError(404, f"decision {id_!r} is unknown: no decision has that id")
+            if row.get("capped"):
+                raise ServiceError(409, f"decision {id_!r} was rejected by the acceptance cap "
+                                   "(warm_cap), not by the rule: its outcome is not learned, "
+                                   "so none is taken")
             if not row["accepted"] and not self.bandit:
                 raise ServiceError(409, f"decision {id_!r} was a rejection: under apple "
                                    "tasting its outcome is never observed, so none is taken")
@@ -266,7 +322,8 @@ class Writer:
                                        f"it cannot be changed to {value!r}")
                 out.append({"id": id_, "recorded": "already"})
                 continue
-            rows.append({"decision_id": id_, "outcome": float(value), "created_at": now})
+            rows.append({"decision_id": id_, "outcome": float(value), "created_at": now,
+                         "key_id": request.key_id})
             mine[id_] = float(value)
             out.append({"id": id_, "recorded": "now"})
         request.rows = rows

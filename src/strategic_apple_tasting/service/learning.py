@@ -16,15 +16,14 @@ The learner is a function of the log: :func:`restore` rebuilds it from the last 
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
+import math
 import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,10 +32,11 @@ from sqlalchemy.engine import Connection, Engine
 
 from ..learners.decisions import PublishedRule
 from ..learners.persistence import dumps, loads
-from . import store
+from . import retention, store
 from .config import ServiceConfig
+from .locking import LockLost, SingleLearner
 from .redact import reason, redact, shown
-from .sqlite_file import DatabaseLost, open_private
+from .sqlite_file import DatabaseLost
 
 log = logging.getLogger("strategic_apple_tasting.service")
 
@@ -50,6 +50,10 @@ CHUNK = 5_000
 KEEP_STATES = 2
 #: Seconds between two tries of a learner whose database refused its transaction.
 RETRY_SECONDS = 1.0
+#: Seconds between two tries of a standby for the lock.
+STANDBY_POLL = 0.2
+#: Seconds between two checks, when idle, that the lock's session is alive (PostgreSQL).
+ALIVE_EVERY = 1.0
 
 
 @dataclass(frozen=True)
@@ -58,10 +62,11 @@ class Entry:
 
     seq: int
     id: str
-    x: list[float] | None = None  # a decision's features, as seen
+    x: list[float] | None = None  # a decision's features, as the applicant gave them
     accepted: bool | None = None
-    version: int | None = None  # the rule a decision was made under
+    version: int | None = None  # the rule a decision was made under (an outcome's: its own)
     outcome: float | None = None  # an outcome's value
+    capped: bool = False  # a rejection by the acceptance cap, not by the rule
 
 
 def read_log(conn: Connection, after: int, limit: int = CHUNK, upto: int | None = None
@@ -71,19 +76,23 @@ def read_log(conn: Connection, after: int, limit: int = CHUNK, upto: int | None 
     commits between them in one table and not the other (PostgreSQL's read committed)."""
     d, o = store.decisions, store.outcomes
     decisions = sa.select(d.c.seq, d.c.id.label("id"), d.c.features, d.c.accepted,
-                          d.c.version, sa.cast(sa.null(), sa.Double).label("outcome")
-                          ).where(d.c.seq > after)
+                          d.c.version, sa.cast(sa.null(), sa.Double).label("outcome"),
+                          d.c.capped).where(d.c.seq > after)
     outcomes = sa.select(o.c.seq, o.c.decision_id.label("id"),
                          sa.cast(sa.null(), sa.Text).label("features"),
                          sa.cast(sa.null(), sa.Boolean).label("accepted"),
-                         sa.cast(sa.null(), sa.Integer).label("version"), o.c.outcome
-                         ).where(o.c.seq > after)
+                         d.c.version, o.c.outcome,
+                         sa.cast(sa.null(), sa.Boolean).label("capped")
+                         ).select_from(o.join(d, d.c.id == o.c.decision_id)
+                                       ).where(o.c.seq > after)
     if upto is not None:
         decisions, outcomes = decisions.where(d.c.seq <= upto), outcomes.where(o.c.seq <= upto)
     log = sa.union_all(decisions, outcomes).subquery()
     rows = conn.execute(sa.select(log).order_by(log.c.seq).limit(limit)).all()
-    return [Entry(r.seq, r.id, json.loads(r.features), bool(r.accepted), r.version)
-            if r.features is not None else Entry(r.seq, r.id, outcome=r.outcome)
+    return [Entry(r.seq, r.id, json.loads(r.features), bool(r.accepted), r.version,
+                  capped=bool(r.capped))
+            if r.features is not None else Entry(r.seq, r.id, version=r.version,
+                                                 outcome=r.outcome)
             for r in rows]
 
 
@@ -101,19 +110,40 @@ def rule_row(rule: PublishedRule, after_seq: int, log_at: int, published_at: flo
 
 
 class LogLearner:
-    """The learner and where it is in the log (position, rule in force, counts)."""
+    """The learner and where it is in the log (position, rule in force, counts), with the
+    shadow learner beside it (see :meth:`apply`).
+
+    ``prior``: what the warm start taught it (rows of a historical log; 1 for a saved
+    learner), so that the acceptance cap knows a learned rule from a first guess. With
+    ``collect`` (the running learner, not a replay) it gathers what the database does not yet
+    have: figures per rule version, the shadow's would-be decisions and rules."""
 
     def __init__(self, config: ServiceConfig, learner: Any = None, seq: int = 0,
-                 learned: int = 0, clean: int = 0, since: int = 0) -> None:
+                 learned: int = 0, clean: int = 0, since: int = 0, shadow: Any = None,
+                 prior: int = 0, origins: tuple[float, float] | None = None) -> None:
         self.config = config
         self.learner = config.make_learner() if learner is None else learner
+        self.shadow = shadow
+        self.scale = config.scaling()
+        self.bandit = self.learner.get_params().get("feedback") == "bandit"
         self.seq = seq
         self.learned = learned
         self.clean = clean
         self.since = since  # outcomes learned since the last publication
+        self.prior = prior
+        # The learners' clocks at the log's start (a warm start's learner has its own time):
+        # an entry's time is its position after them.
+        self.origin, self.shadow_origin = origins if origins is not None else (
+            self.learner._clock, 0.0 if shadow is None else shadow._clock)
         # (version, position): a superseded rule is kept until the learner has read the log
         # as far as it reached when the next rule was published (store.lock_log).
         self.releases: list[tuple[int, int]] = []
+        self.held: int | None = None  # the version the last publication held
+        self.waiting: set[str] = set() if shadow is None else set(shadow.pending())
+        self.collect = False
+        self.tally: dict[int, list[float]] = {}  # version → decisions, accepted, outcomes, sum,
+        self.shadow_rows: list[dict[str, Any]] = []  # repaid; the shadow's decisions
+        self.shadow_rules: list[PublishedRule] = []
 
     @property
     def version(self) -> int:
@@ -122,33 +152,74 @@ class LogLearner:
 
     def apply(self, entry: Entry) -> None:
         """Learn one log entry; ``ValueError`` naming it if the learner refuses it (an entry
-        written past the service's checks, or by a release that checked less)."""
+        written past the service's checks, or by a release that checked less). A decision the
+        acceptance cap rejected is not the rule's decision: the learner does not see it."""
         try:
             if entry.outcome is None:
-                self.learner.record(np.asarray(entry.x, dtype=float), entry.id, entry.accepted,
-                                    entry.version, time=float(entry.seq))
+                if not entry.capped:
+                    z = self.scale(entry.x)
+                    self.learner.record(z, entry.id, entry.accepted, entry.version,
+                                        time=self.origin + entry.seq)
+                    if self.shadow is not None:
+                        self._shadow_decides(entry, z)
             else:
                 used = self.learner.report(entry.id, entry.outcome)
                 self.learned += 1
                 self.clean += bool(used)
                 self.since += 1
+                if entry.id in self.waiting:
+                    self.waiting.discard(entry.id)
+                    self.shadow.report(entry.id, entry.outcome)
         except ValueError as exc:
             what = "decision" if entry.outcome is None else "outcome of decision"
             raise ValueError(f"log entry {entry.seq} ({what} {entry.id!r}) cannot be learned: "
                              f"{exc}") from None
+        if self.collect:
+            counts = self.tally.setdefault(entry.version, [0, 0, 0, 0.0, 0])
+            if entry.outcome is None:
+                counts[0] += 1
+                counts[1] += bool(entry.accepted)
+            else:
+                counts[2] += 1
+                counts[3] += float(entry.outcome)
+                counts[4] += entry.outcome > 0
         self.seq = entry.seq
         self._release_due()
 
-    def publish(self, log_at: int) -> PublishedRule:
-        """Publish the next rule at the current log position, the log then reaching
-        ``log_at``: the rule before it is kept until the learner has read that far (decisions
-        under it may lie up to there)."""
-        rule = self.learner.publish(time=float(self.seq))
+    def _shadow_decides(self, entry: Entry, z: np.ndarray) -> None:
+        """The shadow's rule decides the applicant (recorded, never answered). It learns only
+        what was observed: a rejection of its own under apple tasting at once (nothing is
+        observed), else only a decision equal to the live one, whose outcome will come."""
+        published = self.shadow.rule_in_force()
+        would = published.rule.accepts(z)
+        if self.collect:
+            self.shadow_rows.append({"decision_id": entry.id, "seq": entry.seq,
+                                     "version": published.version, "accepted": would})
+        if would != entry.accepted and (would or self.bandit):
+            return  # the outcome of the shadow's decision is never observed
+        self.shadow.record(z, entry.id, would, published.version,
+                           time=self.shadow_origin + entry.seq)
+        if would or self.bandit:
+            self.waiting.add(entry.id)
+
+    def publish(self, log_at: int, given: Any = None) -> PublishedRule:
+        """Publish the next rule (``given``: adopt that linear rule instead) at the current
+        log position, the log then reaching ``log_at``: the rule before it is kept until the
+        learner has read that far (decisions under it may lie up to there). The shadow
+        publishes its next rule at the same moment."""
+        time = self.origin + self.seq
+        rule = (self.learner.publish(time=time) if given is None
+                else self.learner.adopt(given, time=time))
         self.learner.hold(rule.version)
-        if rule.version > 1:
-            self.releases.append((rule.version - 1, log_at))
+        if self.held is not None:  # the service's previous rule (a warm start's are not held)
+            self.releases.append((self.held, log_at))
+        self.held = rule.version
         self.since = 0
         self._release_due()
+        if self.shadow is not None:
+            shadow_rule = self.shadow.publish(time=self.shadow_origin + self.seq)
+            if self.collect:
+                self.shadow_rules.append(shadow_rule)
         return rule
 
     def _release_due(self) -> None:
@@ -158,7 +229,15 @@ class LogLearner:
     def saved_row(self) -> dict[str, Any]:
         return {"seq": self.seq, "version": self.version, "state": dumps(self.learner),
                 "learned": self.learned, "clean": self.clean, "since": self.since,
-                "created_at": store.now()}
+                "created_at": store.now(),
+                "shadow": None if self.shadow is None else dumps(self.shadow)}
+
+    def taken(self) -> tuple[dict[int, list[float]], list[dict[str, Any]],
+                             list[PublishedRule]]:
+        """What was gathered for the database since the last call (and forget it)."""
+        out = (self.tally, self.shadow_rows, self.shadow_rules)
+        self.tally, self.shadow_rows, self.shadow_rules = {}, [], []
+        return out
 
 
 def _rules_after(conn: Connection, version: int) -> Iterator[Any]:
@@ -166,29 +245,65 @@ def _rules_after(conn: Connection, version: int) -> Iterator[Any]:
     yield from conn.execute(sa.select(r).where(r.c.version > version).order_by(r.c.version))
 
 
+def initial(conn: Connection, config: ServiceConfig) -> LogLearner:
+    """The learner as the log starts: the warm start kept in the database, else fresh."""
+    row = conn.execute(sa.select(store.start_state)).first()
+    if row is None:
+        return LogLearner(config, shadow=config.make_shadow())
+    learner = _saved_learner(row.state, config, "the warm start's learner")
+    shadow = (_saved_learner(row.shadow, config, "the warm start's shadow learner", True)
+              if row.shadow is not None else config.make_shadow())
+    return LogLearner(config, learner, shadow=shadow, prior=_prior(row))
+
+
+def _prior(row: Any) -> int:
+    return 0 if row is None else {"log": int(row.rows), "learner": 1}.get(row.kind, 0)
+
+
 def restore(engine: Engine, config: ServiceConfig, *, upto: int | None = None,
             saved: bool = True) -> LogLearner:
-    """The service's learner, rebuilt: from the newest saved state (``saved``; else from
-    nothing), then the log after it replayed in order, each publication in its place and
-    checked against the rules table, up to the learner's recorded progress (or ``upto``)."""
+    """The service's learner, rebuilt: from the newest saved state (``saved``; else from the
+    log's start: the warm start, or nothing, or the retention base once entries have gone),
+    then the log after it replayed in order, each publication in its place and checked
+    against the rules table, up to the learner's recorded progress (or ``upto``)."""
+    from .retention import base
+
     with engine.connect() as conn:
         if upto is None:
             upto = conn.execute(sa.select(store.learner_progress.c.seq)).scalar_one()
+        s = store.learner_state
         row = None
         if saved:
-            s = store.learner_state
             row = conn.execute(sa.select(s).where(s.c.seq <= upto)
                                .order_by(s.c.seq.desc()).limit(1)).first()
-        if row is None:
-            current = LogLearner(config)
         else:
-            learner = _saved_learner(row, config)
-            current = LogLearner(config, learner, row.seq, row.learned, row.clean, row.since)
+            start = base(conn)
+            if start is not None:
+                row = conn.execute(sa.select(s).where(s.c.seq == start)).first()
+                if row is None:
+                    raise ValueError(f"the log before position {start} has gone (retention), "
+                                     "and the saved state it was kept from is missing")
+        if row is None:
+            current = initial(conn, config)
+        else:
+            source = f"the saved learner state at log position {row.seq}"
+            learner = _saved_learner(row.state, config, source)
+            shadow = None
+            if config.shadow is not None:
+                shadow = (_saved_learner(row.shadow, config, f"{source} (shadow)", True)
+                          if row.shadow is not None else None)
+            start = initial(conn, config)
+            current = LogLearner(config, learner, row.seq, row.learned, row.clean, row.since,
+                                 shadow=shadow, prior=start.prior,
+                                 origins=(start.origin, start.shadow_origin))
             r = store.rules
+            current.held = current.version if conn.execute(sa.select(r.c.version).where(
+                r.c.version == current.version)).first() is not None else None
             current.releases = [
                 (v.version - 1, v.log_at) for v in conn.execute(
                     sa.select(r.c.version, r.c.log_at).where(
-                        r.c.version <= current.version, r.c.version > 1,
+                        r.c.version <= current.version,
+                        r.c.version > _first_version(conn),
                         r.c.log_at > current.seq).order_by(r.c.version))]
         rules = [r for r in _rules_after(conn, current.version) if r.after_seq <= upto]
         entries: list[Entry] = []
@@ -207,25 +322,32 @@ def restore(engine: Engine, config: ServiceConfig, *, upto: int | None = None,
     return current
 
 
+def _first_version(conn: Connection) -> int:
+    """The service's first rule version (1, or later after a warm start's own rules)."""
+    first = conn.execute(sa.select(sa.func.min(store.rules.c.version))).scalar()
+    return 1 if first is None else int(first)
+
+
 class SavedStateError(ValueError):
     """A saved learner state in the database that cannot be loaded: bad input (the start and
     ``sat serve check`` refuse it in one line, exit status 2), not a log that fails its check."""
 
 
-def _saved_learner(row: Any, config: ServiceConfig) -> Any:
-    """The learner saved in a state row: only the service's configured learner may be loaded
-    from the database (nothing else is imported), and it must be that learner."""
+def _saved_learner(state: bytes, config: ServiceConfig, source: str,
+                   shadow: bool = False) -> Any:
+    """A learner saved in the database: only the service's configured learner (or shadow)
+    may be loaded from it (nothing else is imported), and it must be that learner."""
     from ..learners import learner_class
 
-    source = f"the saved learner state at log position {row.seq}"
-    configured = learner_class(config.learner)
+    name = config.shadow if shadow else config.learner
+    configured = learner_class(name)
     try:
-        learner = loads(row.state, source, allow=[configured])
+        learner = loads(state, source, allow=[configured])
     except ValueError as exc:
         raise SavedStateError(str(exc)) from None
     if type(learner) is not configured:
         raise SavedStateError(f"{source} is learner {type(learner).__name__}, but the service "
-                              f"runs {config.learner!r}")
+                              f"runs {name!r}")
     return learner
 
 
@@ -233,7 +355,12 @@ def _republish(current: LogLearner, row: Any) -> None:
     if row.after_seq != current.seq:
         raise ValueError(f"replay diverged: rule version {row.version} follows log position "
                          f"{row.after_seq}, the replay is at {current.seq}")
-    rule = current.publish(row.log_at)
+    given = None
+    if row.source == "given":
+        from ..game.policies import LinearThreshold
+
+        given = LinearThreshold(np.asarray(json.loads(row.beta), dtype=float), row.threshold)
+    rule = current.publish(row.log_at, given)
     beta = _beta(rule)
     if rule.version != row.version or beta != row.beta or \
             float(rule.rule.threshold) != row.threshold:
@@ -259,56 +386,13 @@ def state_differences(a: Any, b: Any) -> list[str]:
     return out
 
 
-class SingleLearner:
-    """The lock that makes one learner per database: a lock on a file beside a SQLite database,
-    a session-level advisory lock on PostgreSQL. Both are released by the system when the
-    process holding them dies, so a restart after ``kill -9`` takes them at once."""
-
-    KEY = 0x5A7_1EA2  # the advisory lock's key
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self._file: Any = None
-        self._conn: Connection | None = None
-
-    def acquire(self) -> None:
-        url = self.engine.url
-        if url.get_backend_name() == "sqlite":
-            path = Path(url.database).resolve()
-            self._file = open_private(path.with_name(path.name + ".learner-lock"))
-            try:
-                fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                self._file.close()
-                self._file = None
-                raise ValueError(f"database {shown(str(url))!r} already has a learner "
-                                 "running (another `sat serve`): start this one with "
-                                 "--role decide") from None
-            return
-        self._conn = self.engine.connect()
-        got = self._conn.execute(sa.text("SELECT pg_try_advisory_lock(:k)"),
-                                 {"k": self.KEY}).scalar()
-        self._conn.commit()
-        if not got:
-            self._conn.close()
-            self._conn = None
-            raise ValueError(f"database {shown(url.render_as_string(False))!r} already "
-                             "has a learner running (another `sat serve`): start this one "
-                             "with --role decide")
-
-    def release(self) -> None:
-        if self._file is not None:
-            fcntl.flock(self._file, fcntl.LOCK_UN)
-            self._file.close()
-            self._file = None
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-
 class LearnerLoop:
     """The learning thread of a service (see the module's description). Workers read new
-    rules from the database; a publication on request is answered with its rules row."""
+    rules from the database; a publication on request is answered with its rules row.
+
+    Without the single-learner lock (another learner holds it) the loop stands by: the
+    process decides, and the loop takes the lock as soon as it is free and takes over. A
+    learner whose lock ends (:class:`~.locking.LockLost`) stands by again."""
 
     def __init__(self, engine: Engine, config: ServiceConfig) -> None:
         self.engine = engine
@@ -316,10 +400,12 @@ class LearnerLoop:
         self.error: str | None = None
         #: Why the database refused the learner's last transaction (None once one succeeds).
         self.db_error: str | None = None
-        self._lock = SingleLearner(engine)
+        #: Whether another learner holds the lock (this one waits for it).
+        self.standby = False
+        self._lock = SingleLearner(engine, config.database)
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._commands: list[Future] = []
+        self._commands: list[tuple[Future, str | None]] = []
         self._guard = threading.Lock()
         self._thread: threading.Thread | None = None
         self.current: LogLearner | None = None
@@ -327,30 +413,50 @@ class LearnerLoop:
         self._published_at = 0.0
         self._progress_at = -1  # the position the progress row was last written at
         self._progress_by = 0.0  # not written again before (monotonic clock)
+        self._alive_by = 0.0  # the lock's session checked again then (monotonic clock)
+        self._horizon: int | None = None  # retention: entries up to here still to delete
 
     # -- life -------------------------------------------------------------------------------
     def start(self) -> None:
-        """Take the single-learner lock, rebuild the learner, publish the first rule if the
-        database has none, then learn in a thread."""
-        self._lock.acquire()
-        try:
-            self.current = restore(self.engine, self.config)
-            with store.transaction(self.engine) as conn:
-                last = conn.execute(sa.select(sa.func.max(store.learner_state.c.seq))).scalar()
-                self._saved_at = -1 if last is None else int(last)
-                if self.current.version == 0:
-                    self._publish(conn)
-                else:
-                    self._published_at = conn.execute(
-                        sa.select(store.rules.c.published_at)
-                        .where(store.rules.c.version == self.current.version)).scalar_one()
-                if self._saved_at < 0:
-                    self._save(conn)
-        except BaseException:
-            self._lock.release()
-            raise
+        """Take the single-learner lock and take over (rebuild the learner, publish the first
+        rule if the database has none), or stand by if another learner holds it; then run
+        in a thread."""
+        if self._lock.try_acquire():
+            self._take_over()
+        else:
+            self.standby = True
+            log.warning("%s: standing by (deciding) until it stops, then taking over",
+                        self._lock.busy())
         self._thread = threading.Thread(target=self._run, name="sat-learner", daemon=True)
         self._thread.start()
+
+    def _take_over(self) -> None:
+        """With the lock: rebuild the learner from the database and publish the first rule if
+        there is none (the warm start's given rule, if it has one)."""
+        try:
+            with store.transaction(self.engine) as conn:
+                self._lock.verify(conn)  # waits for a last transaction of a learner before
+            self.current = restore(self.engine, self.config)
+            self.current.collect = True
+            with store.transaction(self.engine) as conn:
+                self._lock.verify(conn)
+                last = conn.execute(sa.select(sa.func.max(store.learner_state.c.seq))).scalar()
+                self._saved_at = -1 if last is None else int(last)
+                newest = conn.execute(sa.select(store.rules.c.published_at).order_by(
+                    store.rules.c.version.desc()).limit(1)).first()
+                if newest is None:
+                    start = conn.execute(sa.select(store.start_state.c.rule)).scalar()
+                    self._publish(conn, given=None if start is None else _given(start))
+                else:
+                    self._published_at = newest.published_at
+                if self._saved_at < 0:
+                    self._save(conn)
+                self._horizon = retention.base(conn)
+        except BaseException:
+            self._lock.release()
+            self.current = None
+            raise
+        self.standby = False
 
     def stop(self) -> None:
         """Learn what the log holds, save the learner, and stop."""
@@ -360,38 +466,45 @@ class LearnerLoop:
         self._wake.set()
         self._thread.join()
         self._thread = None
-        if self.error is None and self.current is not None:
+        if self.error is None and self.current is not None and not self.standby:
             try:
                 self._step(save=True)
             except Exception as exc:  # the log is safe; the next start replays it
                 log.warning("learner not saved at stop: %s", redact(
                     str(exc), self.engine.url.render_as_string(hide_password=False)))
-        with self._guard:
-            commands, self._commands = self._commands, []
-        for future in commands:
-            future.set_exception(RuntimeError("the service is stopping: publish again after "
-                                              "it restarts"))
+        self._answer_all(RuntimeError("the service is stopping: publish again after it "
+                                      "restarts"))
         self._lock.release()
 
     def wake(self) -> None:
         """New log entries: learn them soon."""
         self._wake.set()
 
-    def publish(self) -> Future:
-        """Learn everything logged so far, then publish; the future gives the rules row."""
+    def publish(self, key_id: str | None = None) -> Future:
+        """Learn everything logged so far, then publish (asked by API key ``key_id``); the
+        future gives the rules row."""
         future: Future = Future()
         # Running from the start: a client that stops waiting cannot cancel it (the
         # publication may still happen; GET /policy tells).
         future.set_running_or_notify_cancel()
         with self._guard:
-            self._commands.append(future)
+            self._commands.append((future, key_id))
         self._wake.set()
         return future
+
+    def _answer_all(self, exc: Exception) -> None:
+        with self._guard:
+            commands, self._commands = self._commands, []
+        for future, _ in commands:
+            future.set_exception(exc)
 
     # -- the loop ---------------------------------------------------------------------------
     def _run(self) -> None:
         last = 0.0
         while not self._stop.is_set():
+            if self.standby:
+                self._stand_by()
+                continue
             self._wake.wait(0.05)
             self._wake.clear()
             with self._guard:
@@ -400,9 +513,16 @@ class LearnerLoop:
                 time.sleep(max(0.0, last + GATHER - time.monotonic()))
             last = time.monotonic()
             try:
+                if time.monotonic() >= self._alive_by:
+                    self._lock.alive()
+                    self._alive_by = time.monotonic() + ALIVE_EVERY
                 if self.current is None:  # a transaction failed: rebuild from the database
                     self.current = restore(self.engine, self.config)
+                    self.current.collect = True
                 done = self._step(commands)
+            except LockLost as exc:
+                self._lost(str(exc), commands)
+                continue
             except DatabaseLost as exc:
                 with self._guard:
                     self._commands[:0] = commands
@@ -419,7 +539,44 @@ class LearnerLoop:
             for future, row in done:
                 future.set_result(row)
 
-    def _refused(self, exc: sa.exc.OperationalError, commands: list[Future]) -> None:
+    def _stand_by(self) -> None:
+        """Wait for the lock (polling) and take over once it is had."""
+        self._answer_all(RuntimeError("this process stands by (another learner holds the "
+                                      "lock): send /publish to the learner"))
+        if self._stop.wait(STANDBY_POLL):
+            return
+        try:
+            if not self._lock.try_acquire():
+                return
+            self._take_over()
+        except Exception as exc:  # the database is away, or the state cannot be loaded
+            self._lock.release()
+            why = redact(f"{type(exc).__name__}: {exc}",
+                         self.engine.url.render_as_string(hide_password=False))
+            if why != self.db_error:
+                log.warning("the standby cannot take over yet (%s): retrying", why)
+            self.db_error = why
+            self._stop.wait(RETRY_SECONDS)
+            return
+        self.db_error = None
+        log.warning("took over as the learner of database %s at log position %d",
+                    shown(self.config.database), self.current.seq)
+
+    def _lost(self, why: str, commands: list[tuple[Future, str | None]]) -> None:
+        """The lock ended: what this learner holds in memory may no longer be the only
+        learner's, so it writes nothing more and stands by (and takes over again if it gets
+        the lock: rebuilt from the database)."""
+        log.warning("%s: stopped learning, standing by", redact(
+            why, self.engine.url.render_as_string(hide_password=False)))
+        self._lock.release()
+        self.current = None
+        self.standby = True
+        for future, _ in commands:
+            future.set_exception(RuntimeError(f"{why}: nothing was published; this process "
+                                              "stands by"))
+
+    def _refused(self, exc: sa.exc.OperationalError,
+                 commands: list[tuple[Future, str | None]]) -> None:
         """The database refused a transaction (a full disk, a read-only file, a lock held too
         long, a lost connection): what was learned in memory is not in it, so the learner is
         rebuilt from the database before its next try, in :data:`RETRY_SECONDS`. The
@@ -431,7 +588,7 @@ class LearnerLoop:
                         "%g s", why, RETRY_SECONDS)
         self.db_error = why
         self.current = None
-        for future in commands:
+        for future, _ in commands:
             future.set_exception(RuntimeError(f"the database refused the learner's write "
                                               f"({why}): nothing was published; retry once "
                                               "GET /health is ok"))
@@ -445,30 +602,40 @@ class LearnerLoop:
         log.error("learner stopped: %s", message)
         try:
             with store.transaction(self.engine) as conn:
+                self._lock.verify(conn)
                 conn.execute(sa.update(store.learner_progress).values(error=message))
         except Exception:  # the error is in memory and in /health either way
             pass
-        with self._guard:
-            commands, self._commands = self._commands, []
-        for future in commands:
-            future.set_exception(RuntimeError(f"the learner has stopped: {message}"))
+        self._answer_all(RuntimeError(f"the learner has stopped: {message}"))
         self._stop.set()
 
-    def _step(self, commands: list[Future] = (), save: bool = False
+    def _due(self, current: LogLearner) -> bool:
+        """Whether the cadence publishes now: K outcomes learned or the period passed, and
+        at least ``min_interval`` since the last publication."""
+        cadences = self.config.cadences()
+        now = store.now()
+        if now < self._published_at + self.config.min_interval:
+            return False
+        return (current.since >= cadences.get("outcomes", math.inf)
+                or now >= self._published_at + cadences.get("period", math.inf))
+
+    def _step(self, commands: list[tuple[Future, str | None]] = (), save: bool = False
               ) -> list[tuple[Future, Any]]:
         """Read the log and learn (outside any write transaction: deciders never wait for the
         learner's arithmetic), then, if there is anything to write, one short write
         transaction: a publication by the cadence or as ``commands`` ask, a saved state now
-        and then, the progress. Returns each command with its publication's rules row."""
+        and then, what the learner gathered, the progress. Returns each command with its
+        publication's rules row."""
         current = self.current
-        kind, amount = self.config.cadence()
+        outcomes = self.config.cadences().get("outcomes")
         due = False
         with self.engine.connect() as conn:
             while True:
                 entries = read_log(conn, current.seq)
                 for entry in entries:
                     current.apply(entry)
-                    if kind == "outcomes" and current.since >= amount:
+                    if outcomes is not None and current.since >= outcomes \
+                            and self._due(current):
                         due = True  # publish here, at this position: the rest waits
                         break
                 if due or not commands or not entries:
@@ -477,45 +644,97 @@ class LearnerLoop:
             with self._guard:
                 self._commands[:0] = commands
             commands = []
-        due = due or (kind == "period" and store.now() >= self._published_at + amount)
+        due = due or self._due(current)
         saved = (current.saved_row() if save
                  or current.seq - self._saved_at >= self.config.snapshot_every else None)
         behind = current.seq != self._progress_at and time.monotonic() >= self._progress_by
         behind = behind or self.db_error is not None  # a write tells whether it works again
-        if not (due or commands or saved or behind):
+        if not (due or commands or saved or behind or self._horizon_due()):
             return []
         done: list[tuple[Future, Any]] = []
         with store.transaction(self.engine) as conn:
+            self._lock.verify(conn)
             if due:
                 self._publish(conn)
-            done += [(future, self._publish(conn)) for future in commands]
+            done += [(future, self._publish(conn, key_id=key_id))
+                     for future, key_id in commands]
             if saved is not None:
                 self._save(conn, saved)
+            self._write_gathered(conn, current)
             conn.execute(sa.update(store.learner_progress).values(
                 seq=current.seq, version=current.version, learned=current.learned,
                 clean=current.clean, error=None, updated_at=store.now()))
+            self._prune(conn)
         if self.db_error is not None:
             log.warning("the learner's transactions succeed again")
             self.db_error = None
         self._progress_at, self._progress_by = current.seq, time.monotonic() + PROGRESS_EVERY
         return done
 
-    def _publish(self, conn: Connection) -> dict[str, Any]:
+    def _write_gathered(self, conn: Connection, current: LogLearner) -> None:
+        """Figures per rule version, the shadow's decisions and rules (see LogLearner)."""
+        tally, shadow_rows, shadow_rules = current.taken()
+        st = store.rule_stats
+        for version, (n, accepted, outcomes, total, repaid) in tally.items():
+            done = conn.execute(sa.update(st).where(st.c.version == version).values(
+                decisions=st.c.decisions + n, accepted=st.c.accepted + accepted,
+                outcomes=st.c.outcomes + outcomes, outcome_sum=st.c.outcome_sum + total,
+                repaid=st.c.repaid + repaid)).rowcount
+            if not done:
+                conn.execute(sa.insert(st).values(version=version, decisions=n,
+                                                  accepted=accepted, outcomes=outcomes,
+                                                  outcome_sum=total, repaid=repaid))
+        if shadow_rows:
+            conn.execute(sa.insert(store.shadow_decisions), shadow_rows)
+        for rule in shadow_rules:
+            conn.execute(sa.insert(store.shadow_rules).values(
+                version=rule.version, beta=_beta(rule), threshold=float(rule.rule.threshold),
+                probability=float(rule.rule.probability), after_seq=int(rule.effective),
+                published_at=store.now()))
+
+    def _horizon_due(self) -> bool:
+        return self._horizon is not None and self._horizon > 0
+
+    def _prune(self, conn: Connection) -> None:
+        """Retention: a chunk of the entries the base lets go (see :mod:`.retention`)."""
+        if self._horizon_due():
+            if not retention.prune(conn, self._horizon, self.current.bandit):
+                self._horizon = 0  # nothing more to delete until the base moves
+
+    def _publish(self, conn: Connection, given: Any = None,
+                 key_id: str | None = None) -> dict[str, Any]:
         log_at = store.lock_log(conn)
-        rule = self.current.publish(log_at)
+        rule = self.current.publish(log_at, given)
         self._published_at = store.now()
         row = rule_row(rule, self.current.seq, log_at, self._published_at)
+        row.update(key_id=key_id, source=None if given is None else "given",
+                   learned=self.current.learned + self.current.prior)
         conn.execute(sa.insert(store.rules).values(**row))
+        self._write_gathered(conn, self.current)  # the shadow's rule, in the same transaction
         return row
 
     def _save(self, conn: Connection, row: dict[str, Any] | None = None) -> None:
-        """Write a saved state (``row``, made outside the transaction, else now)."""
+        """Write a saved state (``row``, made outside the transaction, else now); with
+        retention, pin it now and then, and move the retention base when one is old enough."""
         s = store.learner_state
         row = self.current.saved_row() if row is None else row
         conn.execute(sa.delete(s).where(s.c.seq == row["seq"]))
         conn.execute(sa.insert(s).values(**row))
+        days = self.config.retain_days
+        if days is not None:
+            retention.pin(conn, row["seq"], row["created_at"], days)
+            moved = retention.advance(conn, store.now(), days)
+            if moved is not None:
+                self._horizon = moved
         keep = conn.execute(sa.select(s.c.seq).order_by(s.c.seq.desc())
                             .limit(KEEP_STATES)).scalars().all()
-        conn.execute(sa.delete(s).where(s.c.seq < min(keep)))
+        conn.execute(sa.delete(s).where(s.c.seq < min(keep), s.c.pinned.is_not(True)))
         self._saved_at = row["seq"]
 
+
+def _given(text: str) -> Any:
+    """A warm start's given rule (kept as JSON) as a rule to adopt."""
+    from ..game.policies import LinearThreshold
+
+    doc = json.loads(text)
+    return LinearThreshold(np.asarray(doc["beta"], dtype=float), float(doc["threshold"]))

@@ -1,4 +1,7 @@
-"""The public policy page (``GET /``): the rule in force, when it changed, acceptance over time.
+"""The public policy page (``GET /``): the rule in force, when it changed, acceptance over time,
+a plain-language section for applicants (each feature's definition and unit, how the score is
+made, what a rejection's reasons are), and, with a shadow learner, its would-be rule and
+decisions beside the live ones (aggregates only).
 
 Everything on it is public by design (the principal commits to its rule publicly) and
 aggregate: rules and counts per time bucket, never an applicant's features or outcome. The
@@ -85,19 +88,24 @@ def policy_page(service: Any) -> str:
     with service.engine.connect() as conn:
         rules = conn.execute(sa.select(r).order_by(r.c.version)).all()
         series = acceptance(conn)
-    names = config.features or [f"x{i + 1}" for i in range(config.dimension)]
+        shadow = shadow_figures(conn) if config.shadow is not None else None
+    names = config.names()
     body = [f"<h1>Published lending rule</h1><p class=meta>{_e(config.learner)} · "
             f"{len(rules)} rules published · page made {_when(store.now())}</p>"]
     if rules:
         now = rules[-1]
         beta = json.loads(now.beta)
+        scaled = not config.scaling().identity
+        shown = [f"z({n})" if scaled else n for n in names]  # z: standardized (see below)
         terms = " ".join(f"{'−' if b < 0 else '+'} {abs(b):.4g}·{_e(n)}"
-                         for b, n in zip(beta, names, strict=True)).removeprefix("+ ")
+                         for b, n in zip(beta, shown, strict=True)).removeprefix("+ ")
         body += [
             f"<h2>The rule in force (version {now.version}, since {_when(now.published_at)})"
             "</h2>",
             f"<p id=rule>An applicant is accepted when <code>{terms} ≥ "
-            f"{now.threshold:.4g}</code>.</p>",
+            f"{now.threshold:.4g}</code>"
+            + (", where z(feature) = (value − average) ÷ spread, as listed for applicants "
+               "below" if scaled else "") + ".</p>",
             _table(["feature", "weight β"], [[_e(n), f"{b:.6g}"]
                                             for n, b in zip(names, beta, strict=True)]),
         ]
@@ -113,6 +121,95 @@ def policy_page(service: Any) -> str:
                       "same rule as before" if k and (x.beta, x.threshold) == (
                           rules[k - 1].beta, rules[k - 1].threshold) else ""]
                      for k, x in reversed(list(enumerate(rules)))], text_columns=(1, 3, 4)),
+             applicant_section(config, rules),
+             shadow_section(config, shadow),
              "<p class=note>Machine-readable: <a href=policy>/policy</a>, "
              "<a href=policy/history>/policy/history</a>, <a href=docs>API</a>.</p>"]
     return html_page("Published lending rule", "\n".join(body))
+
+
+def applicant_section(config: Any, rules: list[Any]) -> str:
+    """What an applicant needs to read the rule: each feature's definition and unit, the
+    average and spread the service measures it against, how much one unit of it moves the
+    score, what the threshold's movement means, and what to do when rejected."""
+    features = config.feature_list()
+    beta = json.loads(rules[-1].beta) if rules else [0.0] * len(features)
+    scaled = not config.scaling().identity
+    rows = []
+    for f, b in zip(features, beta, strict=True):
+        unit = f.unit or "as given"
+        per = b / f.scale
+        rows.append([_e(f.name), _e(f.definition or "—"), _e(unit),
+                     f"{f.mean:.6g}" if scaled else "—", f"{f.scale:.6g}" if scaled else "—",
+                     f"{per:+.4g} per {_e(f.unit or 'unit')}"])
+    how = ("Each value is first compared with the average applicant: (value − average) ÷ "
+           "spread. The rule multiplies each of these by its weight and adds them up; the "
+           "application is accepted when the sum reaches the threshold." if scaled else
+           "The rule multiplies each value, in the unit shown, by its weight and adds them up; "
+           "the application is accepted when the sum reaches the threshold.")
+    moved = ""
+    if len(rules) >= 2:
+        before, now = rules[-2].threshold, rules[-1].threshold
+        same = f"{now:.4g}" == f"{before:.4g}"
+        word = ("unchanged" if same else "higher: the rule asks more than before"
+                if now > before else "lower: the rule asks less than before")
+        moved = (f"<p>The threshold moved from {before:.4g} to {now:.4g} at the last change "
+                 f"({word}, for the same weights). Rules change as the lender learns from "
+                 "repaid and unpaid loans; every version stays listed above.</p>")
+    return "\n".join([
+        "<h2 id=applicants>For applicants: what the rule looks at</h2>",
+        f"<p>{how} The last column says how much one unit more of a feature changes the "
+        "score.</p>",
+        _table(["feature", "definition", "unit", "average", "spread", "effect on the score"],
+               rows, text_columns=(0, 1, 2, 5)),
+        moved,
+        "<p><b>If you are rejected</b>, ask the lender for the reasons, giving your "
+        "application's id: it can look up the decision and tell you the rule version, your "
+        "score, the threshold, and the features that lowered your score most. The rule is "
+        "public, so you can also check your own numbers against the table above. Features "
+        "are taken as you report them; the published rule already expects applicants to "
+        f"present themselves at their best (within δ = {_delta(config)}, measured in the "
+        "standardized units above).</p>"])
+
+
+def _delta(config: Any) -> str:
+    delta = config.params.get("delta")
+    return "—" if delta is None else f"{delta:g}"
+
+
+def shadow_figures(conn: Any) -> dict[str, Any]:
+    """The shadow learner against the live rule, on the decisions it saw: how many, how many
+    each accepted, how many they agreed on; the shadow's newest rule."""
+    sd, d, sr = store.shadow_decisions, store.decisions, store.shadow_rules
+    row = conn.execute(sa.select(
+        sa.func.count(), sa.func.coalesce(sa.func.sum(sa.cast(sd.c.accepted, sa.Integer)), 0),
+        sa.func.coalesce(sa.func.sum(sa.cast(d.c.accepted, sa.Integer)), 0),
+        sa.func.coalesce(sa.func.sum(sa.case((sd.c.accepted == d.c.accepted, 1), else_=0)), 0)
+    ).select_from(sd.join(d, d.c.id == sd.c.decision_id))).one()
+    newest = conn.execute(sa.select(sr).order_by(sr.c.version.desc()).limit(1)).first()
+    return {"decisions": int(row[0]), "shadow_accepted": int(row[1]),
+            "live_accepted": int(row[2]), "agreed": int(row[3]), "rule": newest}
+
+
+def shadow_section(config: Any, figures: dict[str, Any] | None) -> str:
+    """The shadow learner's comparison (empty without one)."""
+    if figures is None:
+        return ""
+    n = figures["decisions"]
+    share = (lambda k: f"{figures[k] / n:.1%}") if n else (lambda k: "—")
+    rule = figures["rule"]
+    text = ("no rule yet" if rule is None else
+            f"version {rule.version}: β = " + ", ".join(f"{b:.4g}" for b in json.loads(
+                rule.beta)) + f"; threshold {rule.threshold:.4g}")
+    return "\n".join([
+        f"<h2 id=shadow>Shadow learner: {_e(config.shadow)} (never answers)</h2>",
+        "<p>A candidate learner fed the same applicants and outcomes; its decisions are "
+        "recorded and compared here, never sent. Its newest rule: "
+        f"<code>{_e(text)}</code>.</p>",
+        _table(["", "decisions", "accepted", "share accepted"],
+               [["live rule", f"{n:,}", f"{figures['live_accepted']:,}",
+                 share("live_accepted")],
+                ["shadow rule", f"{n:,}", f"{figures['shadow_accepted']:,}",
+                 share("shadow_accepted")],
+                ["agreed", f"{n:,}", f"{figures['agreed']:,}", share("agreed")]],
+               text_columns=(0,))])

@@ -42,6 +42,10 @@ WRITE = "sat_write"
 
 #: The longest decision id a client may give.
 MAX_ID = 128
+#: The longest group name a decision may carry.
+MAX_GROUP = 64
+#: The newest migration (what every start brings a database to).
+HEAD = "0002"
 #: Seconds to wait for a PostgreSQL server to answer a connection (libpq waits for ever).
 CONNECT_TIMEOUT = 10
 
@@ -53,7 +57,9 @@ service = sa.Table(
 log_counter = sa.Table(
     "log_counter", METADATA,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("seq", sa.BigInteger, nullable=False))
+    sa.Column("seq", sa.BigInteger, nullable=False),
+    # acceptances under rules published before the learner learned an outcome (the cap)
+    sa.Column("warm_accepted", sa.BigInteger, nullable=True))
 
 rules = sa.Table(
     "rules", METADATA,
@@ -64,7 +70,10 @@ rules = sa.Table(
     sa.Column("probability", sa.Double, nullable=False),
     sa.Column("after_seq", sa.BigInteger, nullable=False),  # the learner's position
     sa.Column("log_at", sa.BigInteger, nullable=False),  # the log's end when it was published
-    sa.Column("published_at", sa.Double, nullable=False))
+    sa.Column("published_at", sa.Double, nullable=False),
+    sa.Column("key_id", sa.String(32), nullable=True),  # who asked for it (POST /publish)
+    sa.Column("source", sa.String(16), nullable=True),  # "given": a warm start's rule
+    sa.Column("learned", sa.BigInteger, nullable=True))  # outcomes learned when published
 
 decisions = sa.Table(
     "decisions", METADATA,
@@ -73,7 +82,10 @@ decisions = sa.Table(
     sa.Column("features", sa.Text, nullable=False),  # JSON list, as the applicant showed them
     sa.Column("accepted", sa.Boolean, nullable=False),
     sa.Column("version", sa.Integer, sa.ForeignKey("rules.version"), nullable=False),
-    sa.Column("created_at", sa.Double, nullable=False))
+    sa.Column("created_at", sa.Double, nullable=False),
+    sa.Column("key_id", sa.String(32), nullable=True),  # the API key that wrote it
+    sa.Column("group", sa.String(64), nullable=True),  # for figures by group; never learned
+    sa.Column("capped", sa.Boolean, nullable=True))  # rejected by the cap, not by the rule
 
 outcomes = sa.Table(
     "outcomes", METADATA,
@@ -81,7 +93,8 @@ outcomes = sa.Table(
               primary_key=True),
     sa.Column("seq", sa.BigInteger, nullable=False, unique=True),
     sa.Column("outcome", sa.Double, nullable=False),
-    sa.Column("created_at", sa.Double, nullable=False))
+    sa.Column("created_at", sa.Double, nullable=False),
+    sa.Column("key_id", sa.String(32), nullable=True))
 
 learner_state = sa.Table(
     "learner_state", METADATA,
@@ -91,7 +104,9 @@ learner_state = sa.Table(
     sa.Column("learned", sa.BigInteger, nullable=False),
     sa.Column("clean", sa.BigInteger, nullable=False),
     sa.Column("since", sa.BigInteger, nullable=False),  # outcomes since the last publication
-    sa.Column("created_at", sa.Double, nullable=False))
+    sa.Column("created_at", sa.Double, nullable=False),
+    sa.Column("shadow", sa.LargeBinary, nullable=True),  # the shadow learner, same position
+    sa.Column("pinned", sa.Boolean, nullable=True))  # kept as a base of retention
 
 learner_progress = sa.Table(
     "learner_progress", METADATA,
@@ -110,6 +125,49 @@ api_keys = sa.Table(
     sa.Column("name", sa.String(200), nullable=False),
     sa.Column("created_at", sa.Double, nullable=False),
     sa.Column("revoked_at", sa.Double, nullable=True))
+
+#: What a new service started from (one row at most): a given rule, a saved learner or a
+#: historical log replayed into the learner; the learner (and shadow) it gave, as saved bytes.
+start_state = sa.Table(
+    "start_state", METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("kind", sa.String(16), nullable=False),  # "rule", "learner" or "log"
+    sa.Column("source", sa.Text, nullable=False),  # the file's name, as given
+    sa.Column("digest", sa.String(64), nullable=False),  # SHA-256 of the file
+    sa.Column("state", sa.LargeBinary, nullable=True),
+    sa.Column("shadow", sa.LargeBinary, nullable=True),
+    sa.Column("rule", sa.Text, nullable=True),  # a given rule: {"beta": [...], "threshold": c}
+    sa.Column("rows", sa.BigInteger, nullable=False),  # a log's rows replayed
+    sa.Column("created_at", sa.Double, nullable=False))
+
+#: The shadow learner's rules (never in force: compared on the page).
+shadow_rules = sa.Table(
+    "shadow_rules", METADATA,
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("beta", sa.Text, nullable=False),
+    sa.Column("threshold", sa.Double, nullable=False),
+    sa.Column("probability", sa.Double, nullable=False),
+    sa.Column("after_seq", sa.BigInteger, nullable=False),
+    sa.Column("published_at", sa.Double, nullable=False))
+
+#: What the shadow learner's rule would have decided, one row a decision of the log.
+shadow_decisions = sa.Table(
+    "shadow_decisions", METADATA,
+    sa.Column("decision_id", sa.String(MAX_ID), primary_key=True),
+    sa.Column("seq", sa.BigInteger, nullable=False, unique=True),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("accepted", sa.Boolean, nullable=False))
+
+#: Figures per rule version, counted by the learner as it reads the log (they outlive
+#: retention): decisions, acceptances, outcomes, their sum, and outcomes > 0 (repaid).
+rule_stats = sa.Table(
+    "rule_stats", METADATA,
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("decisions", sa.BigInteger, nullable=False),
+    sa.Column("accepted", sa.BigInteger, nullable=False),
+    sa.Column("outcomes", sa.BigInteger, nullable=False),
+    sa.Column("outcome_sum", sa.Double, nullable=False),
+    sa.Column("repaid", sa.BigInteger, nullable=False))
 
 
 def check_url(url: str) -> str:
@@ -153,7 +211,7 @@ def check_text(value: str, what: str) -> str:
     return value
 
 
-def connect(url: str) -> Engine:
+def connect(url: str, create: bool = True) -> Engine:
     """An engine for ``url``. SQLite: write-ahead log, every commit synced to disk
     (``synchronous=FULL``: an acknowledged decision survives a crash of the machine, not only
     of the process), write transactions taken at BEGIN (``BEGIN IMMEDIATE``) so that two
@@ -162,9 +220,16 @@ def connect(url: str) -> Engine:
     private (0600) and watched (:mod:`.sqlite_file`): :func:`transaction` checks after each
     commit that it is still the database's file.
     PostgreSQL: psycopg 3 (``postgresql://`` is read as ``postgresql+psycopg://``), a server
-    that does not answer in :data:`CONNECT_TIMEOUT` seconds is an error."""
+    that does not answer in :data:`CONNECT_TIMEOUT` seconds is an error.
+
+    ``create=False`` (the commands that only read: ``check``, ``export``, ``keys list``): a
+    SQLite file that does not exist is a ``ValueError`` in one line, and nothing is made."""
     check_url(url)
     parsed = sa.engine.make_url(url)
+    if not create and parsed.get_backend_name() == "sqlite" and \
+            not Path(parsed.database).is_file():
+        raise ValueError(f"database {shown(url)!r}: file {parsed.database!r} does not exist "
+                         "(start `sat serve` on it first)")
     if parsed.get_backend_name() == "postgresql":
         if parsed.drivername == "postgresql":
             parsed = parsed.set(drivername="postgresql+psycopg")
@@ -219,6 +284,17 @@ def migrate(engine: Engine) -> None:
     with transaction(engine) as conn:
         config.attributes["connection"] = conn
         command.upgrade(config, "head")
+
+
+def require_head(engine: Engine, url: str) -> None:
+    """A ``ValueError`` in one line unless the database is at the newest migration: a command
+    that only reads does not upgrade (a write) a database it was not asked to change."""
+    revision = schema_revision(engine)
+    if revision != HEAD:
+        what = "has no service's log" if revision is None else \
+            f"is at schema {revision}, this release reads {HEAD}"
+        raise ValueError(f"database {shown(url)!r} {what}: start `sat serve` on it first "
+                         "(a start upgrades it in place)")
 
 
 def schema_revision(engine: Engine) -> str | None:

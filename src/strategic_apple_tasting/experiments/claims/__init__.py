@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..sweep import load
-from . import agents, budget, delays, efficient, horizons, peers, stochastic, unclean
+from . import agents, budget, delays, efficient, horizons, lending, peers, stochastic, unclean
 from .parts import NON_STRATEGIC, PARTS, SIZES, Size, part_cost, parts
 from .rows import (
     INCONCLUSIVE,
@@ -56,6 +56,8 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("periods", "warm-ups"), delays.periods),
     (("unclean",), unclean.unclean),
     (("unclean", "unclean-mixture"), unclean.mixture),
+    (("lending",), lending.lending),
+    (("lending", "lending-linear"), lending.misspecified),
     # issue 22: the budget estimated from the applicants
     (("budget-0.1",), budget.stochastic),
     (("budget-0.3",), budget.stochastic),
