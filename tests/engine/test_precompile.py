@@ -18,24 +18,31 @@ from strategic_apple_tasting.game.contexts import MODELS as CONTEXT_MODELS
 from strategic_apple_tasting.game.contexts import ContextsCore
 from strategic_apple_tasting.learners import LEARNERS
 
-#: A run of every registered learner (each configuration its class gives) in every game shape
-#: the flags give (each agent model, each context model, both feedback modes, delays, truthful
-#: agents, a data game with recorded and with linear rewards), on both engine paths; then the
-#: package's entries it saved into the cache.
+#: A run of every registered learner (each configuration its class gives, and estimating its
+#: budget if it can) in every game shape the flags give (each agent model, each context model,
+#: both feedback modes, delays, truthful agents, a data game with recorded and with linear
+#: rewards, whose groups are counted), on both engine paths, and the budget's probe and
+#: estimator under each agent model; then the package's entries it saved into the cache.
 REPRESENTATIVE = """
 import json, sys
 from strategic_apple_tasting import _jit
 from strategic_apple_tasting.engine.simulate import compiled_path_refusal, simulate
 from strategic_apple_tasting.experiments.settings import (FLAG_AGENTS, FLAG_CONTEXTS,
                                                           game_from_settings)
+from strategic_apple_tasting.engine.precompile import estimating
+from strategic_apple_tasting.engine.probe import probe_rule
 from strategic_apple_tasting.learners import LEARNERS
+from strategic_apple_tasting.learners.budget import estimate_budget
 
 shapes = [{"agents": a, "cost": [1.0, 2.0] if a == "ellipsoid" else None} for a in FLAG_AGENTS]
 shapes += [{"contexts": c} for c in FLAG_CONTEXTS]
 shapes += [{"feedback": "bandit"}, {"delay": 3, "delay_law": "uniform"}, {"period": 2},
            {"truthful": 0.5}, {"data": "fico"}, {"data": "fico", "rewards": "linear"}]
 for name in sys.argv[1:]:
-    for learner in LEARNERS[name].check_configurations():
+    configurations = list(LEARNERS[name].check_configurations())
+    if estimating(LEARNERS[name]) is not None:  # issue 22: the budget estimated as it plays
+        configurations.append(estimating(LEARNERS[name]))
+    for learner in configurations:
         for shape in shapes:
             settings = {"dimension": 2, **{k: v for k, v in shape.items() if v is not None}}
             game = game_from_settings(settings)
@@ -46,6 +53,13 @@ for name in sys.argv[1:]:
                     simulate(game, [learner], 30, seeds=1, engine=engine)
                 except ValueError:  # a learner that cannot play this shape (say so and go on)
                     pass
+for shape in shapes[:len(FLAG_AGENTS)]:  # the budget probed and estimated (issue 22)
+    game = game_from_settings({"dimension": 2, **{k: v for k, v in shape.items()
+                                                  if v is not None}})
+    try:
+        estimate_budget(probe_rule(game, [1.0, 1.0], 0.0, 30))
+    except ValueError:  # a rule that no agent of this model can game
+        pass
 print(json.dumps(_jit.SAVED))
 """
 

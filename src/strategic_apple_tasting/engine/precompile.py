@@ -13,12 +13,15 @@ not types. So the parts are:
 * one per state class of the registered learners (the registry and the entry points, a
   user's compiled learner among them): the engine's loop and the learner's kernels, reached by
   short runs of a learner of that class on both of the engine's paths and in both feedback
-  modes, with outcomes delayed and with truthful agents (the Stackelberg search);
+  modes, with outcomes delayed and with truthful agents (the Stackelberg search); a
+  strategy-aware learner also estimating its budget (``delta="estimate"``, whose state holds
+  the estimator: a type of its own), in those games and in a data game with groups;
 * the game's Python side: what plain-Python learners meet (the agents' responses to linear
   rules and to rules given as Python functions, the batched draws), a data game's benchmarks
   (its rows, subset gaming and recorded rewards are the same compiled types as every game's,
-  so the learners' loops need no data game of their own) and the public functions that call
-  compiled code from Python;
+  so the learners' loops need no data game of their own; its groups are counted on both
+  paths) and the public functions that call compiled code from Python (the budget's probe and
+  estimator among them);
 * the plain-Python learners of the entry points (the peer adapters), whose rules agents answer
   with compiled code.
 
@@ -122,6 +125,19 @@ def _data_game() -> Any:
     return game_from_settings({"dimension": 2, "data": "fico"})
 
 
+def estimating(cls: type) -> Learner | None:
+    """``cls`` estimating its agents' budget (``delta="estimate"``, issue 22), if it can: a
+    strategy-aware learner with a ``delta``. Its state holds an
+    :class:`~..learners.budget.EstimatedBudget` instead of the agent model, a type of its own
+    for its kernels and the engine's loop."""
+    if not (cls.strategy_aware and "delta" in cls._param_names()):
+        return None
+    try:
+        return cls(delta="estimate")
+    except ValueError:
+        return None
+
+
 def _run_learner(name: str) -> None:
     from ..learners import learner_class
     from .simulate import ENGINES, compiled_path_refusal, simulate
@@ -136,6 +152,19 @@ def _run_learner(name: str) -> None:
             if engine == "compiled" and compiled_path_refusal(game, learner) is not None:
                 continue
             simulate(game, [learner], HORIZON, seeds=1, engine=engine)
+    # The learner estimating its budget (issue 22), also in a data game with groups: the
+    # estimator on both paths, and the groups counted with its shift as it changes.
+    estimator = estimating(cls)
+    if estimator is None:
+        return
+    for game in [*_games(), _data_game()]:
+        for engine in ENGINES[1:]:
+            if engine == "compiled" and compiled_path_refusal(game, estimator) is not None:
+                continue
+            try:
+                simulate(game, [estimator], HORIZON, seeds=1, engine=engine)
+            except ValueError:  # a learner that cannot estimate in this game
+                pass
 
 
 class _PlainLinear(Learner):
@@ -177,6 +206,8 @@ def _run_game_side() -> None:
     from ..game import LazyBestResponse, draw_contexts
     from ..game.best_response import respond_to_rule
     from ..learners import LinUCB
+    from ..learners.budget import estimate_budget
+    from .probe import probe_rule
     from .simulate import simulate
 
     for game in _games():
@@ -191,6 +222,8 @@ def _run_game_side() -> None:
                  GeneralRule.from_function(_outside_ball, [1.0, 0.0], 0.5)):
         respond_to_rule(LazyBestResponse(), rule, x, rng)
     draw_contexts(_games()[0].contexts, 2, 3, rng)
+    # The agents' budget probed with a fixed rule and estimated (issue 22).
+    estimate_budget(probe_rule(_games()[0], np.ones(2), 0.0, HORIZON))
     _games()[0].instance(0).next_context()
     LinearThreshold(np.ones(2), 0.5).accepts(x)
 

@@ -84,7 +84,9 @@ def run_one(game: Game, learner: Learner, seed: int, record_at: np.ndarray,
     horizon = int(record_at[-1])
     bound = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"])
     tally = no_tally() if tally is None else tally
-    shift_agents = shift_model(game, bound) if tally.active else game.agents
+    # Read only with groups, but passed always: the loop then has one type per learner state
+    # (an AgentsCore, or the learner's own estimating belief), with groups or without.
+    shift_agents = shift_model(game, bound)
     out_float = np.empty((len(record_at), len(FLOAT_COLUMNS)))
     out_int = np.empty((len(record_at), len(INT_COLUMNS)), dtype=np.int64)
     run_rounds(bound.state, inst.compiled_contexts, inst.compiled_agents, inst.compiled_rewards,
