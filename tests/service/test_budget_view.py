@@ -28,3 +28,28 @@ def test_an_estimating_learner_shows_its_estimate_and_interval():
                  "delta_in_force": 0.3005, "delta_applicants": 1234}
     html = budget_html(_service(learner))
     assert "1,234 applicants" in html and "δ = 0.3, 95% interval [0.2995, 0.3005]" in html
+
+
+def test_the_prometheus_text_has_the_estimate_only_when_there_is_one():
+    """issue 24's text format carries issue 22's figures: the same values as the JSON."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from strategic_apple_tasting.service import prom
+
+    base = {"decisions": 0, "accepted": 0, "outcomes": 0, "outcomes_learned": 0,
+            "clean_points": 0, "outcomes_pending": 0, "learner_lag": 0, "rule_version": None,
+            "rule_age_seconds": None, "learner_error": None, "learner_standby": False,
+            "database_error": None}
+
+    def gauges(figures):
+        text = prom.text(figures, []).decode()
+        return {s.name: s.value for f in text_string_to_metric_families(text)
+                for s in f.samples}
+
+    assert not any(name.startswith("sat_delta") for name in gauges(base))
+    learner = SAOLS(delta="estimate:0.8", r0=0.0, feedback="apple").reset(2, rng=0)
+    learner._state.agents.current[:4] = [0.3005, 0.3, 0.2995, 0.3005]
+    found = gauges({**base, **budget_metrics(_service(learner))})
+    assert found["sat_delta_estimate"] == 0.3 and found["sat_delta_low"] == 0.2995
+    assert found["sat_delta_high"] == 0.3005 and found["sat_delta_in_force"] == 0.3005
+    assert found["sat_delta_applicants"] == 0

@@ -1,7 +1,8 @@
 """``GET /metrics`` in the Prometheus text format (what monitoring systems scrape).
 
 The same figures as the JSON document (``sat_decisions_total``, ``sat_learner_lag_entries``,
-``sat_rule_age_seconds``, ...), and per rule version the decisions, acceptances, outcomes,
+``sat_rule_age_seconds``, ..., and ``sat_delta_estimate`` with its interval when the learner
+estimates the applicants' budget), and per rule version the decisions, acceptances, outcomes,
 their sum and the repaid ones (outcome > 0), counted by the learner as it reads the log
 (``rule_stats``: they outlive retention). Alert signals are these series: learner lag and rule
 age directly, drift in acceptance or repayment as the rate of the rule in force against the
@@ -52,6 +53,17 @@ class _Figures:
                                 "the learner's lock", value=1 if f["learner_standby"] else 0)
         yield GaugeMetricFamily("sat_database_up", "1 if the database takes writes",
                                 value=0 if f["database_error"] else 1)
+        # issue 22: only when the learner estimates the applicants' budget (delta="estimate").
+        for name, key, what in (
+                ("sat_delta_estimate", "delta_estimate", "The learner's estimate of the "
+                 "applicants' gaming budget"),
+                ("sat_delta_low", "delta_low", "Lower end of the estimate's interval"),
+                ("sat_delta_high", "delta_high", "Upper end of the estimate's interval"),
+                ("sat_delta_in_force", "delta_in_force", "The budget the rule is shifted for"),
+                ("sat_delta_applicants", "delta_applicants", "Applicants the estimate has "
+                 "seen")):
+            if key in f:
+                yield GaugeMetricFamily(name, what, value=f[key])
         per = {
             "sat_rule_decisions": ("Decisions under the rule version", "decisions"),
             "sat_rule_accepted": ("Acceptances under the rule version", "accepted"),
