@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from strategic_apple_tasting import Game
+from strategic_apple_tasting.game.agents import EllipsoidalCost, LazyBestResponse
 from strategic_apple_tasting.learners import (
     LEARNERS,
     SAOLS,
@@ -231,6 +232,41 @@ def test_a_file_of_format_2_still_loads(tmp_path):
     # A format-2 file keeps no digest: one that has one is not of format 2.
     with pytest.raises(ValueError, match=r"the file is not a saved learner \(it holds 'sha256'"):
         saved.load(saved.pack(meta, files, digest="recompute"))
+
+
+@pytest.mark.parametrize("belief", [
+    LazyBestResponse(delta=0.1, truthful=0.25),
+    EllipsoidalCost(delta=0.1, cost_inv=np.diag([1.0, 2.0])),
+], ids=["lazy", "ellipsoid"])
+def test_a_file_from_before_one_compiled_agent_type_still_loads(tmp_path, belief):
+    """Files written before every built-in agent model reached compiled code as one AgentsCore
+    hold the model's own record in the state; they load as that model (and a record that is not
+    what the learner's parameters make is refused, as any field is)."""
+    learner = _run(SAOLS(delta=0.1, r0=0.0, feedback="apple", agents=belief).reset(2, rng=0))
+    path = learner.save(tmp_path / "old.sat")
+
+    def to_old(meta, files, delta=0.1):
+        for name in [n for n in files if n.startswith("state.agents.")]:
+            del files[name]  # AgentsCore's arrays
+        fields = {}
+        for key, value in belief._replace(delta=delta)._asdict().items():
+            if isinstance(value, np.ndarray):
+                files[f"state.agents.{key}.npy"] = saved.npy(value)
+                fields[key] = {"array": f"state.agents.{key}"}
+            else:
+                fields[key] = {"value": value, "float": True}
+        meta["state"]["fields"]["agents"] = {"tuple": type(belief).__name__, "fields": fields}
+    _rewrite(path, to_old)
+    again = load_learner(path)
+    assert again.pending() == learner.pending()
+    assert np.array_equal(again.state.fits, learner.state.fits)
+    assert again.decide(np.array([0.3, -0.2])).accepted == learner.decide(
+        np.array([0.3, -0.2])).accepted
+    path = learner.save(tmp_path / "other.sat")
+    _rewrite(path, lambda meta, files: to_old(meta, files, delta=0.2))
+    with pytest.raises(ValueError, match="state.agents must be the agent model the learner's "
+                       r"parameters make \(\w+ differs in delta\)"):
+        load_learner(path)
 
 
 # -- issue 20: the loader trusts nothing ------------------------------------------------------

@@ -30,12 +30,15 @@ class Load:
         self.reported: dict[str, float] = {}  # acknowledged
         self.sent: dict[str, list[float]] = {}  # every decision sent, acknowledged or not
         self.guard = threading.Lock()
+        self.halt = threading.Event()  # stop sending (the server may live on)
         self.threads = [threading.Thread(target=self.run, args=(k,)) for k in range(clients)]
 
     def run(self, k: int) -> None:
         rng = random.Random(f"{self.tag}-{k}")
         with self.server.client() as c:
             for i in range(10_000):
+                if self.halt.is_set():
+                    return
                 id_ = f"{self.tag}-{k}-{i}"
                 x = [round(rng.uniform(-0.6, 0.6), 6) for _ in range(3)]
                 with self.guard:
@@ -59,6 +62,11 @@ class Load:
         for t in self.threads:
             t.start()
         return self
+
+    def stop(self) -> None:
+        """Stop sending, the server left running; returns when every client has stopped."""
+        self.halt.set()
+        self.join()
 
     def join(self) -> None:
         for t in self.threads:

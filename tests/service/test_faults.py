@@ -170,12 +170,17 @@ def test_a_full_disk_is_a_prompt_503_and_health_says_so(serve, tmp_path, mounted
             if r.status_code != 200:
                 break
         _answers_503(r, "full")
-        started = time.monotonic()
-        try:
-            published = c.post("/publish", timeout=40)
-        except httpx.ReadTimeout:
-            pytest.fail("POST /publish did not answer in 40 s on a full disk")
-        assert time.monotonic() - started < 35
+        # A rule small enough for the room still left is written durably (200); each takes
+        # some, so publications meet the full disk within a few tries, each answered promptly.
+        for _ in range(50):
+            started = time.monotonic()
+            try:
+                published = c.post("/publish", timeout=40)
+            except httpx.ReadTimeout:
+                pytest.fail("POST /publish did not answer in 40 s on a full disk")
+            assert time.monotonic() - started < 35
+            if published.status_code != 200:
+                break
         _answers_503(published, "full")
         health = c.get("/health")
         assert health.status_code == 503 and health.json()["status"] == "database failing"

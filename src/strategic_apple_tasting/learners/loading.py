@@ -261,6 +261,9 @@ class States:
             names = template._fields
             node = _object(node, field, ("tuple", "fields"))
             if node["tuple"] != cls.__name__:
+                older = self._agent_model(node, template, field, exact)
+                if older is not None:
+                    return older
                 raise Refused(f"{field} must be a {cls.__name__}, got {_show(node['tuple'])}")
             fields = _object(node["fields"], f"{field}.fields", names)
             return cls(**{k: self.decode(fields[k], getattr(template, k), f"{field}.{k}", exact)
@@ -280,6 +283,46 @@ class States:
         if isinstance(template, np.generic) and kind == want:
             return type(template)(value)
         return value
+
+    def _agent_model(self, node: dict[str, Any], template: Any, field: str,
+                     exact: bool) -> Any:
+        """Files written before every built-in agent model reached compiled code as one
+        :class:`~..game.agents.AgentsCore` hold the model's own record (``LazyBestResponse``
+        with its fields): rebuilt by the model's class and compiled, then held to the template
+        as any field is. None when ``node`` is no such record."""
+        from ..game.agents import MODELS, AgentsCore
+
+        model = {m.__name__: m for m in MODELS}.get(node["tuple"])
+        if type(template) is not AgentsCore or model is None:
+            return None
+        fields = _object(node["fields"], f"{field}.fields", model._fields)
+        values: dict[str, Any] = {}
+        for key in model._fields:
+            sub = fields[key]
+            if isinstance(sub, dict) and set(sub) == {"array"}:
+                name = sub["array"]
+                if not isinstance(name, str) or name not in self.arrays:
+                    raise Refused(f"{field}.{key} names array {_show(name)}, which the file "
+                                  "does not hold")
+                self.used.add(name)
+                values[key] = np.array(self.arrays[name], copy=True)
+            else:
+                values[key] = self._scalar(sub, f"{field}.{key}")
+        try:
+            compiled = model(**values).compiled()
+        except (TypeError, ValueError) as exc:
+            raise Refused(f"{field} is not a {model.__name__} ({exc})") from None
+        if not exact:
+            return compiled
+        for key in AgentsCore._fields:
+            have, want = getattr(compiled, key), getattr(template, key)
+            same = (isinstance(have, np.ndarray) and isinstance(want, np.ndarray)
+                    and have.dtype == want.dtype and np.array_equal(have, want)) \
+                or (not isinstance(want, np.ndarray) and _same_scalar(have, want))
+            if not same:
+                raise Refused(f"{field} must be the agent model the learner's parameters make "
+                              f"({model.__name__} differs in {key})")
+        return template
 
     def _array(self, node: Any, template: np.ndarray, field: str) -> np.ndarray:
         node = _object(node, field, ("array",))
