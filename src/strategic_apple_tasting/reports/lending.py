@@ -19,7 +19,7 @@ import pyarrow as pa
 from ..engine.hindsight import game_search
 from ..scenarios import BEST_RULE, DataSet, LendingData, compare_lending, data_game, from_lending
 from ..scenarios.run import TABLE_COLUMNS, shown_mean
-from .html import _e, _Figures, _table, _write_page
+from .pages import _e, _Figures, _table, _write_page
 from .plots import regret_figure
 
 

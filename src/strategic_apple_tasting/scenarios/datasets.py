@@ -15,57 +15,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from ..game import DataContexts, Game, SubsetGaming
+from .dataset import DataSet
 from .lending import LendingData
 
 #: How :func:`~.lending.load_german_credit` names its source.
 GERMAN_SOURCE = "UCI Statlog German credit"
-
-
-@dataclass(frozen=True, eq=False)
-class DataSet:
-    """A data set ready for :func:`data_game`.
-
-    Attributes
-    ----------
-    contexts : DataContexts
-        The rows, their outcomes, names and groups.
-    gameable : numpy.ndarray
-        (d,) bool: the features agents can move.
-    source : str
-        Where the rows came from.
-    notes : dict
-        How they were prepared (rewards, mix, ...).
-    """
-
-    contexts: DataContexts
-    gameable: np.ndarray
-    source: str
-    notes: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        """Number of rows."""
-        return self.contexts.n
-
-    @property
-    def d(self) -> int:
-        """Number of features, the intercept included."""
-        return self.contexts.dimension
-
-    @property
-    def title(self) -> str:
-        return self.contexts.title
-
-    def gameable_names(self) -> tuple[str, ...]:
-        """Names of the features agents can move."""
-        names = self.contexts.feature_names
-        return tuple(names[i] for i in np.flatnonzero(self.gameable))
 
 
 def from_lending(data: LendingData, title: str | None = None) -> DataSet:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..game import DataContexts
-from .datasets import DataSet
+from .dataset import DataSet
 
 #: The vendored files, in the package's ``scenarios/data/fico/``.
 FICO_DIR = ("data", "fico")

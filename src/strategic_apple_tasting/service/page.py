@@ -17,7 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..reports.html import _e, _table, html_page
+from ..reports.pages import _e, _table, html_page
 from . import store
 from .budget_view import budget_html
 
