@@ -53,7 +53,14 @@ def test_the_guide_runs_as_written(tmp_path):
             assert done.returncode == 0, f"{code}\n{done.stdout}\n{done.stderr}"
             assert "Traceback" not in done.stderr, done.stderr
             ran["sh"] += 1
-    assert ran == {"files": 4, "python": 2, "sh": 3}
+    assert ran == {"files": 5, "python": 3, "sh": 4}
     table = pq.read_table(tmp_path / "runs" / "twins" / "results.parquet").to_pydict()
     assert set(table["learner_name"]) == {"my_learners:Greedy", "my_learners:CompiledGreedy"}
     assert (tmp_path / "runs" / "twins-sweep" / "report" / "index.html").is_file()
+    # What section 6 says of its table: CleanGreedy never learned a moved point, Greedy did,
+    # and CleanGreedy decided as SA-OLS in every round (the same regret at every t and seed).
+    aware = pq.read_table(tmp_path / "runs" / "aware" / "results.parquet").to_pandas()
+    by = {name: rows.set_index(["seed", "t"]) for name, rows in aware.groupby("learner_name")}
+    assert (by["my_aware:CleanGreedy"]["gamed_as_clean"] == 0).all()
+    assert by["my_learners:Greedy"]["gamed_as_clean"].max() > 0
+    assert by["my_aware:CleanGreedy"]["regret"].equals(by["sa-ols"]["regret"])
