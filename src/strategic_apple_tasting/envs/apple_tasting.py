@@ -23,7 +23,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ..game.game import MAX_ROUNDS, Game, GameInstance
-from ..game.policies import LinearThreshold, accepts
+from ..game.policies import LinearThreshold
 
 #: Rounds of contexts, rewards and agents' draws taken at once (each has its own stream, so
 #: drawing ahead changes no number; never past the horizon).
@@ -208,8 +208,9 @@ class StrategicAppleTastingEnv(gymnasium.Env):
             raise ValueError(f"action must be finite, got {rule.tolist()!r}")
         beta, threshold = rule[:d], float(rule[d])
         x, (mean1, mean0, r1, r0) = self._next_round()
-        x_obs, moved = inst.next_response(LinearThreshold(beta=beta, threshold=threshold), x)
-        accepted = bool(accepts(beta, threshold, x_obs))
+        published = LinearThreshold(beta=beta, threshold=threshold)
+        x_obs, moved = inst.next_response(published, x)
+        accepted = published.accepts(x_obs)
         observed = accepted or self.game.feedback == "bandit"
         reward = r1 if accepted else r0
         self._t += 1
