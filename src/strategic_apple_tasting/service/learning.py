@@ -529,6 +529,12 @@ class LearnerLoop:
                 self._fail(str(exc))
                 continue
             except sa.exc.OperationalError as exc:
+                gone = store.lost(self.engine)
+                if gone is not None:  # the file was lost: that is why, whatever SQLite said
+                    with self._guard:
+                        self._commands[:0] = commands
+                    self._fail(gone)
+                    continue
                 self._refused(exc, commands)
                 continue
             except Exception as exc:
