@@ -151,6 +151,10 @@ def _add_game_flags(p: argparse.ArgumentParser, *, dimension: int | None = None,
         g.add_argument("--rewards", choices=REWARDS, default=None,
                        help="--data: accepting earns the row's recorded outcome (default) or "
                        "the least-squares rule's prediction plus --sigma noise (linear)")
+        g.add_argument("--delta-by-group", metavar="G=B,...", default=None,
+                       help="--data: a budget per group instead of --delta, every group "
+                       "named ('black=0.3,white=0.5,...'); each applicant games with its "
+                       "group's, learners are told the largest")
     g.add_argument("--delta", type=_number("--delta"), default=0.1,
                    help="agents' manipulation budget δ (default 0.1)")
     g.add_argument("--feedback", choices=FEEDBACK, default="apple",
@@ -426,6 +430,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _budget_words(game: Game) -> str:
+    """δ as a run's first line states it: one budget, or each group's (learners are told the
+    largest)."""
+    if game.group_budgets is None:
+        return f"δ = {game.delta:g}"
+    pairs = zip(game.contexts.group_names, game.group_budgets, strict=True)
+    return (f"δ by group {', '.join(f'{n} {b:g}' for n, b in pairs)}; learners are told "
+            f"δ = {game.delta:g}")
+
+
 def _game(args: argparse.Namespace) -> Game:
     from ..experiments.settings import GAME_SETTINGS, game_from_settings
 
@@ -491,7 +505,7 @@ def _simulate(args: argparse.Namespace, learners: Sequence[str]):
     rounds = len(learners) * args.seeds * args.horizon
     max_memory = None if args.max_memory is None else int(args.max_memory * 2**30)
     print(f"running {', '.join(learners)} × {args.seeds} seeds × {args.horizon:,} rounds "
-          f"(d = {game.dimension}, δ = {args.delta:g}, {args.feedback} feedback"
+          f"(d = {game.dimension}, {_budget_words(game)}, {args.feedback} feedback"
           f"{f', data {args.data}' if getattr(args, 'data', None) else ''}) "
           f"on {args.threads} thread(s)", flush=True)
     start = time.perf_counter()

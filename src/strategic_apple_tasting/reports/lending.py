@@ -67,7 +67,8 @@ def group_section(runs: pd.DataFrame, names: tuple[str, ...]) -> str:
 
     rows = []
     for r in group_summary(runs, names).to_dict("records"):
-        cells = [_e(r["learner"]), f"{r['delta']:g}", _e(r["group"]), str(r["seeds"])]
+        cells = [_e(r["learner"]), f"{r['delta']:g}", _e(r["group"]), f"{r['budget']:g}",
+                 str(r["seeds"])]
         for key, fmt in GROUP_COLUMNS.values():
             value = float(r[key])
             cells.append("-" if np.isnan(value) else _e(fmt.format(value)))
@@ -75,12 +76,13 @@ def group_section(runs: pd.DataFrame, names: tuple[str, ...]) -> str:
     note = ("<h2>By group</h2><p>Each applicant's group (" + _e(", ".join(names)) + ") is "
             "carried with the data; no learner sees it. Shares are of the group's applicants "
             "(<em>accepted who repaid</em>: of its accepted, in expectation), pooled over seeds "
-            "at the last round; a mover's distance is in standardized units. <em>Honest "
+            "at the last round; a mover's distance is in standardized units; <em>its budget</em> "
+            "is the group's own (δ, the largest, is what a learner is told). <em>Honest "
             "rejected by the shift</em> counts applicants who did not move, were rejected, and "
             "whose true score reached the learner's threshold less the shift it adds for "
             "gaming: the rule before the shift would have accepted them (Milli et al. 2019's "
             "social burden, counted in applicants; 0 for a learner that does not shift).</p>")
-    return note + _table(["learner", "δ", "group", "seeds", *GROUP_COLUMNS], rows,
+    return note + _table(["learner", "δ", "group", "its budget", "seeds", *GROUP_COLUMNS], rows,
                          text_columns=(0, 2))
 
 
