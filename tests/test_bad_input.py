@@ -1071,6 +1071,11 @@ API: list[tuple[str, object, str]] = [
     ("group-budget-no-groups", lambda: Game(dimension=2, delta={"a": 0.1}),
      "delta by group needs a data set whose rows have groups (German credit, FICO), got "
      "contexts 'uniform-ball'"),
+    ("oracle-delta-estimate", lambda: make_learner("oracle", theta1=[1.0, 0.0], r0=0.0,
+                                                    delta="estimate",
+                                                    feedback="apple").reset(2),
+     "delta must be a number >= 0 for the oracle (it knows the game's budget: it is the "
+     "benchmark, and it has no estimator), got 'estimate'"),
 ]
 
 _FICO_BUDGETS = {"white": 0.5, "black": 0.3, "hispanic": 0.3, "asian": 0.1}
