@@ -335,6 +335,11 @@ CLI: list[tuple[list[str], str]] = [
      "delta and delta-by-group both give the budget: give one"),
     ([*RUN, "--delta-by-group", "a=0.1", *OUT],
      "delta-by-group applies only to a data set's game"),
+    (["lending", "--data", "fico", "--delta", "0.3", "--delta-by-group", FICO_BUDGETS],
+     "--delta and --delta-by-group both give the budget: give one"),
+    (["lending", "--data", "fico", "--delta-by-group", "white=0.5,black=0.3"],
+     "delta by group must give a budget to every group (white, black, hispanic, asian), "
+     "missing 'hispanic'"),
 ]
 
 

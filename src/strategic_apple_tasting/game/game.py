@@ -119,6 +119,19 @@ def format_group_budgets(names: tuple[str, ...], budgets: tuple[float, ...]) -> 
     return ",".join(f"{n}={b!r}" for n, b in zip(names, budgets, strict=True))
 
 
+def budget_label(delta: float | Mapping[str, float]) -> str:
+    """A budget as text: ``δ = 0.25``, or each group's.
+
+    Examples
+    --------
+    >>> budget_label(0.25), budget_label({"a": 0.25, "b": 0.5})
+    ('δ = 0.25', 'δ by group: a 0.25, b 0.5')
+    """
+    if isinstance(delta, Mapping):
+        return "δ by group: " + ", ".join(f"{n} {float(b):g}" for n, b in delta.items())
+    return f"δ = {delta:g}"
+
+
 def _unit_vector(rng: np.random.Generator, d: int) -> np.ndarray:
     v = rng.standard_normal(d)
     return v / np.linalg.norm(v)
