@@ -127,3 +127,19 @@ def test_the_benchmarks_with_a_budget_per_group_match_a_brute_force():
         assert got.linear[k] == one.linear[k]  # true features: no budget enters
     assert (got.stackelberg != one.stackelberg).all()
     assert got.ls_stackelberg[-1] != one.ls_stackelberg[-1]
+
+
+def test_the_table_by_group_tells_two_sets_of_budgets_apart():
+    """Two runs whose budgets per group differ but share their largest (the table's delta)
+    are two rows per group, each with its own budgets (pooled, they would mix them)."""
+    import pandas as pd
+
+    base = {"learner": "sa-ols", "delta": 0.5, "seed": 0, "t": 10,
+            "group_applicants": [6.0, 4.0], "group_accepted": [3.0, 1.0],
+            "group_repaid": [3.0, 0.0], "group_moved": [1.0, 0.0],
+            "group_distance": [0.5, 0.0], "group_burden": [0.0, 1.0]}
+    runs = pd.DataFrame([{**base, "delta_by_group": "a=0.5,b=0.0"},
+                         {**base, "delta_by_group": "a=0.0,b=0.5"}])
+    summary = group_summary(runs, ("a", "b"))
+    assert summary["budget"].tolist() == [0.5, 0.0, 0.0, 0.5]
+    assert summary["seeds"].tolist() == [1, 1, 1, 1]

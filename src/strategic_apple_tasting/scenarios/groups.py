@@ -47,9 +47,13 @@ def group_summary(runs: pd.DataFrame, names: tuple[str, ...]) -> pd.DataFrame:
     if "group_applicants" not in runs or not names:
         raise ValueError("runs must have per-group columns (a data game whose rows have "
                          "groups: German credit or FICO)")
-    final = runs[runs["t"] == runs.groupby(["learner", "delta", "seed"])["t"].transform("max")]
+    # Runs with budgets per group are told apart by them too (two sets of budgets may share
+    # their largest, the table's delta).
+    keys = ["learner", "delta"] + (["delta_by_group"] if "delta_by_group" in runs else [])
+    final = runs[runs["t"] == runs.groupby([*keys, "seed"], dropna=False)["t"].transform("max")]
     rows = []
-    for (learner, delta), part in final.groupby(["learner", "delta"], sort=False):
+    for key, part in final.groupby(keys, sort=False, dropna=False):
+        learner, delta = key[0], key[1]
         budgets = _budgets(part, names, float(delta))
         totals = {c: np.stack([np.asarray(v, dtype=float) for v in part[f"group_{c}"]])
                   for c in GROUP_COUNTS}
