@@ -8,9 +8,11 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pandas as pd
 import pytest
 import sqlalchemy as sa
 
+from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.learners.persistence import loads
 from strategic_apple_tasting.service import store
 from strategic_apple_tasting.service.learning import state_differences
@@ -71,7 +73,7 @@ def test_the_learner_never_sees_a_group(serve):
     assert state_differences(plain, other) != []
 
 
-def test_per_group_figures_in_metrics_prometheus_and_the_page(serve):
+def test_per_group_figures_in_metrics_prometheus_and_the_page(serve, tmp_path):
     from prometheus_client.parser import text_string_to_metric_families
 
     server = serve("--publish", "manual")
@@ -120,6 +122,15 @@ def test_per_group_figures_in_metrics_prometheus_and_the_page(serve):
                               .order_by(store.rules.c.version)).scalars().all()
     engine.dispose()
     assert shifts[1] == pytest.approx(shift, rel=1e-12)
+    # The export carries each decision's group and band flag.
+    server.stop()
+    out = tmp_path / "export"
+    assert main(["serve", "export", "--database", server.database, "--out", str(out),
+                 "--format", "parquet"]) == 0
+    decisions = pd.read_parquet(out / "decisions.parquet").set_index("id")
+    assert decisions.loc[[f"g-{k}" for k in range(5)], "group"].tolist() == list("aaaac")
+    assert decisions.loc[[f"g-{k}" for k in range(5)], "band"].tolist() == [
+        False, True, True, False, True]
 
 
 @pytest.mark.parametrize(("body", "message"), [
@@ -130,7 +141,7 @@ def test_per_group_figures_in_metrics_prometheus_and_the_page(serve):
     ({"applicants": [{"x": [0.1, 0.2, 0.3], "group": ["a"]}]},
      "applicants.0.group: Input should be a valid string"),
     ({"applicants": [{"x": [0.1, 0.2, 0.3]}], "group": "a"},
-     "id and group belong in each of applicants, not beside them"),
+     "group belongs in each of applicants, not beside them"),
 ])
 def test_a_bad_group_label_is_refused_for_its_request_only(serve, body, message):
     server = serve()

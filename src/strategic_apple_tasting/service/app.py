@@ -455,9 +455,10 @@ def create_app(service: Service) -> FastAPI:
             raise ServiceError(422, "give one applicant (x, and optionally id) or a batch "
                                "(applicants), not both or neither")
         if body.applicants is not None:
-            if body.id is not None or body.group is not None:
-                raise ServiceError(422, "id and group belong in each of applicants, not "
-                                   "beside them")
+            for name in ("id", "group"):
+                if getattr(body, name) is not None:
+                    raise ServiceError(422, f"{name} belongs in each of applicants, not "
+                                       "beside them")
             if not 1 <= len(body.applicants) <= config.max_batch:
                 raise ServiceError(422, f"applicants has {len(body.applicants)} entries; "
                                    f"from 1 to {config.max_batch:,} allowed (max_batch)")
