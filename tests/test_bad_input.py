@@ -43,6 +43,8 @@ OUT = ["-o", "out"]
 
 
 #: ``sat serve`` with a learner that can start (issue 24's rows add one bad flag each).
+#: FICO's four groups, each with a budget (issue 22).
+FICO_BUDGETS = "white=0.5,black=0.3,hispanic=0.3,asian=0.1"
 SERVE = ["serve", "-d", "2", "--param", "delta=0.1", "--param", "r0=0"]
 
 
@@ -310,6 +312,34 @@ CLI: list[tuple[list[str], str]] = [
     # issue 23: sat compile
     (["compile", "--workers", "0"], "--workers must be an integer >= 1, got '0'"),
     (["compile", "--workers", "two"], "--workers must be an integer >= 1, got 'two'"),
+    # issue 22: per-group budgets
+    (["run", "-l", "sa-ols", "--data", "fico", "-T", "50", "--delta-by-group", "white=0.5",
+      *OUT], "delta by group must give a budget to every group (white, black, hispanic, "
+     "asian), missing 'black'"),
+    (["run", "-l", "sa-ols", "--data", "fico", "-T", "50", "--delta-by-group",
+      "white=0.5,black=-1,hispanic=0.3,asian=0.1", *OUT],
+     "delta of group 'black' must be a finite number >= 0, got -1.0"),
+    (["run", "-l", "sa-ols", "--data", "fico", "-T", "50", "--delta-by-group",
+      "white=0.5,black=nan,hispanic=0.3,asian=0.1", *OUT],
+     "delta of group 'black' must be a finite number >= 0, got nan"),
+    (["run", "-l", "sa-ols", "--data", "fico", "-T", "50", "--delta-by-group",
+      "men=0.5,white=0.5,black=0.3,hispanic=0.3,asian=0.1", *OUT],
+     "delta by group names an unknown group 'men'; the groups are: white, black, hispanic, "
+     "asian"),
+    (["run", "-l", "sa-ols", "--data", "fico", "-T", "50", "--delta-by-group", "white", *OUT],
+     "delta-by-group must be group=budget pairs separated by ','"),
+    (["run", "-l", "sa-ols", "--data", "fico", "-T", "50", "--delta-by-group",
+      "white=0.5,white=0.4", *OUT], "delta-by-group gives group 'white' twice"),
+    (["run", "-l", "sa-ols", "--data", "fico", "-T", "50", "--delta", "0.3",
+      "--delta-by-group", FICO_BUDGETS, *OUT],
+     "delta and delta-by-group both give the budget: give one"),
+    ([*RUN, "--delta-by-group", "a=0.1", *OUT],
+     "delta-by-group applies only to a data set's game"),
+    (["lending", "--data", "fico", "--delta", "0.3", "--delta-by-group", FICO_BUDGETS],
+     "--delta and --delta-by-group both give the budget: give one"),
+    (["lending", "--data", "fico", "--delta-by-group", "white=0.5,black=0.3"],
+     "delta by group must give a budget to every group (white, black, hispanic, asian), "
+     "missing 'hispanic'"),
 ]
 
 
@@ -475,6 +505,13 @@ SPECS: list[tuple[dict, str]] = [
      "learners[0] (naive-logistic): defaulted must be a finite number, got 'low'"),
     (_spec(learners=[{"name": "offset-logistic", "ridge": -1.0}]),
      "learners[0] (offset-logistic): ridge must be a finite number >= 0, got -1.0"),
+    # issue 22: per-group budgets
+    ({**BASE, "game": {"data": "fico", "delta_by_group": [FICO_BUDGETS, "white=0.5"]}},
+     "game.delta_by_group[1]: delta by group must give a budget to every group"),
+    ({**BASE, "game": {"data": "fico", "delta_by_group": 0.5}},
+     "game.delta_by_group must be a string, got 0.5"),
+    ({**BASE, "game": {"data": "german-credit", "delta_by_group": FICO_BUDGETS}},
+     "game.delta_by_group: delta by group names an unknown group 'white'"),
 ]
 
 
@@ -1023,7 +1060,36 @@ API: list[tuple[str, object, str]] = [
      "beta must be 2 finite numbers, got shape (3,)"),
     ("probe-unreachable", lambda: _probe_rule(Game(dimension=2), np.zeros(2), 0.0, 10),
      "beta must reach a gameable feature"),
+    # issue 22: per-group budgets
+    ("group-budget-unknown", lambda: _fico_game({"men": 0.1, **_FICO_BUDGETS}),
+     "delta by group names an unknown group 'men'; the groups are: white, black, hispanic, "
+     "asian"),
+    ("group-budget-missing", lambda: _fico_game({"white": 0.5}),
+     "delta by group must give a budget to every group (white, black, hispanic, asian), "
+     "missing 'black'"),
+    ("group-budget-negative", lambda: _fico_game({**_FICO_BUDGETS, "asian": -0.1}),
+     "delta of group 'asian' must be a finite number >= 0, got -0.1"),
+    ("group-budget-nan", lambda: _fico_game({**_FICO_BUDGETS, "asian": float("nan")}),
+     "delta of group 'asian' must be a finite number >= 0, got nan"),
+    ("group-budget-text", lambda: _fico_game({**_FICO_BUDGETS, "asian": "0.1"}),
+     "delta of group 'asian' must be a finite number >= 0, got '0.1'"),
+    ("group-budget-no-groups", lambda: Game(dimension=2, delta={"a": 0.1}),
+     "delta by group needs a data set whose rows have groups (German credit, FICO), got "
+     "contexts 'uniform-ball'"),
+    ("oracle-delta-estimate", lambda: make_learner("oracle", theta1=[1.0, 0.0], r0=0.0,
+                                                    delta="estimate",
+                                                    feedback="apple").reset(2),
+     "delta must be a number >= 0 for the oracle (it knows the game's budget: it is the "
+     "benchmark, and it has no estimator), got 'estimate'"),
 ]
+
+_FICO_BUDGETS = {"white": 0.5, "black": 0.3, "hispanic": 0.3, "asian": 0.1}
+
+
+def _fico_game(delta):
+    from strategic_apple_tasting.scenarios import data_game, load_dataset
+
+    return data_game(load_dataset("fico"), delta=delta)
 
 
 def _service(**given):

@@ -171,7 +171,8 @@ def test_lending_and_run_on_the_fico_tables(tmp_path, capsys):
     # issue 22: the table by group (accept-all accepts everyone in every group)
     assert "by group (white, black, hispanic, asian" in out
     for group in ("white", "black", "hispanic", "asian"):
-        assert re.search(rf"\| 0.5 \| accept-all \| {group} \| 2 \| \d+ \| 100.0% \|", out)
+        assert re.search(rf"\| 0.5 \| accept-all \| {group} \| 0.5 \| 2 \| \d+ \| 100.0% \|",
+                         out)
     code = main(["run", "--data", "fico", "-l", "sa-ols", "-T", "300", "--seeds", "2",
                  "--delta", "0.5", "--out", str(tmp_path / "run")])
     assert code == 0
@@ -180,6 +181,23 @@ def test_lending_and_run_on_the_fico_tables(tmp_path, capsys):
     table = pq.read_table(tmp_path / "run" / "results.parquet").to_pandas()
     assert set(table["data"]) == {"fico"} and set(table["rewards"]) == {"recorded"}
     assert table["profit"].notna().all()
+
+
+def test_lending_with_a_budget_per_group(capsys):
+    """issue 22: each group games with its own budget (black and hispanic 0, so none of them
+    moves), learners are told the largest, and the table by group shows each budget."""
+    code = main(["lending", "--data", "fico", "-l", "sa-ols", "--delta-by-group",
+                 "white=0.5,black=0,hispanic=0,asian=0.5", "-T", "600", "--seeds", "1",
+                 "--threads", "1"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "δ by group: white 0.5, black 0, hispanic 0, asian 0.5" in out
+    for group, budget in (("white", "0.5"), ("black", "0"), ("hispanic", "0"),
+                          ("asian", "0.5")):
+        row = re.search(rf"\| 0.5 \| sa-ols \| {group} \| {budget} \| 1 \| [^\n]*", out)
+        assert row, group
+        moved = row.group(0).split("|")[9].strip()
+        assert (moved == "0.0%") == (budget == "0"), row.group(0)
 
 
 def test_lending_estimates_the_budget_and_recommends_a_learner(capsys):

@@ -145,14 +145,15 @@ def test_a_database_of_the_first_schema_upgrades_in_place(tmp_path, serve):
         c.post("/outcomes", json={"id": "old-1", "outcome": 1.0}).raise_for_status()
     server.stop()
     path = server.database.removeprefix("sqlite:///")
-    with sqlite3.connect(path) as db:  # back to schema 0001: drop what 0002 added
+    with sqlite3.connect(path) as db:  # back to schema 0001: drop what 0002 and 0003 added
         for table in ("start_state", "shadow_rules", "shadow_decisions", "rule_stats"):
             db.execute(f"DROP TABLE {table}")
         for table, column in (("decisions", "key_id"), ("decisions", '"group"'),
                               ("decisions", "capped"), ("outcomes", "key_id"),
                               ("rules", "key_id"), ("rules", "source"), ("rules", "learned"),
                               ("learner_state", "shadow"), ("learner_state", "pinned"),
-                              ("log_counter", "warm_accepted")):
+                              ("log_counter", "warm_accepted"), ("rules", "shift"),
+                              ("decisions", "band")):
             db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
         db.execute("UPDATE alembic_version SET version_num = '0001'")
     server.start()

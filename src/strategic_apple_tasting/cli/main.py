@@ -151,6 +151,10 @@ def _add_game_flags(p: argparse.ArgumentParser, *, dimension: int | None = None,
         g.add_argument("--rewards", choices=REWARDS, default=None,
                        help="--data: accepting earns the row's recorded outcome (default) or "
                        "the least-squares rule's prediction plus --sigma noise (linear)")
+        g.add_argument("--delta-by-group", metavar="G=B,...", default=None,
+                       help="--data: a budget per group instead of --delta, every group "
+                       "named ('black=0.3,white=0.5,...'); each applicant games with its "
+                       "group's, learners are told the largest")
     g.add_argument("--delta", type=_number("--delta"), default=0.1,
                    help="agents' manipulation budget δ (default 0.1)")
     g.add_argument("--feedback", choices=FEEDBACK, default="apple",
@@ -340,6 +344,10 @@ def _fill_lending(lend: argparse.ArgumentParser) -> None:
                      "non-strategic baselines, accept-all and reject-all)")
     run.add_argument("--delta", type=_number("--delta"), action="append", metavar="DELTA",
                      help="agents' budget in standardized units (repeat; default 0.25)")
+    run.add_argument("--delta-by-group", metavar="G=B,...", default=None,
+                     help="a budget per group instead of --delta, every group named "
+                     "('white=0.5,black=0.3,...'; FICO, German credit); learners are told "
+                     "the largest")
     run.add_argument("--truthful", type=_number("--truthful"), default=0.0,
                      help="probability that an applicant does not game (default 0)")
     run.add_argument("--horizon", "-T", type=_positive_int("--horizon"), default=20_000,
@@ -426,6 +434,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _budget_words(game: Game) -> str:
+    """δ as a run's first line states it: one budget, or each group's (learners are told the
+    largest)."""
+    if game.group_budgets is None:
+        return f"δ = {game.delta:g}"
+    pairs = zip(game.contexts.group_names, game.group_budgets, strict=True)
+    return (f"δ by group {', '.join(f'{n} {b:g}' for n, b in pairs)}; learners are told "
+            f"δ = {game.delta:g}")
+
+
 def _game(args: argparse.Namespace) -> Game:
     from ..experiments.settings import GAME_SETTINGS, game_from_settings
 
@@ -491,7 +509,7 @@ def _simulate(args: argparse.Namespace, learners: Sequence[str]):
     rounds = len(learners) * args.seeds * args.horizon
     max_memory = None if args.max_memory is None else int(args.max_memory * 2**30)
     print(f"running {', '.join(learners)} × {args.seeds} seeds × {args.horizon:,} rounds "
-          f"(d = {game.dimension}, δ = {args.delta:g}, {args.feedback} feedback"
+          f"(d = {game.dimension}, {_budget_words(game)}, {args.feedback} feedback"
           f"{f', data {args.data}' if getattr(args, 'data', None) else ''}) "
           f"on {args.threads} thread(s)", flush=True)
     start = time.perf_counter()
@@ -849,6 +867,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_lending(args: argparse.Namespace) -> int:
+    from ..game.game import budget_label
     from ..scenarios import LEARNERS, compare_lending, format_table, from_lending, run_lending
     from ..scenarios.datasets import load_dataset
     from ..scenarios.lending import load_csv
@@ -869,7 +888,9 @@ def cmd_lending(args: argparse.Namespace) -> int:
         if args.out.suffix not in (".csv", ".parquet"):
             raise ValueError(f"--out must end in .parquet or .csv, got {str(args.out)!r}")
         prepare_out(args.out.parent, force=True)
-    deltas = args.delta or [0.25]
+    if args.delta_by_group is not None and args.delta:
+        raise UsageError("--delta and --delta-by-group both give the budget: give one")
+    deltas: list = args.delta or [0.25]
     for d in deltas:
         if not (d >= 0 and d != float("inf")):
             raise ValueError(f"--delta must be a finite number >= 0, got {d!r}")
@@ -885,6 +906,13 @@ def cmd_lending(args: argparse.Namespace) -> int:
                                      default_value=args.default_value, features=args.features,
                                      gameable=args.gameable or (), amount=args.amount,
                                      rate=args.rate, missing=args.missing))
+    if args.delta_by_group is not None:
+        from ..experiments.settings import group_budget_setting
+        from ..scenarios.datasets import data_game
+
+        budgets = group_budget_setting(args.delta_by_group)
+        data_game(data, delta=budgets)  # every group named, each budget >= 0: before any work
+        deltas = [budgets]
     learners: list = args.learner or list(LEARNERS)
     print(f"data: {data.source}; {data.n} rows, d = {data.d}, gameable: "
           f"{', '.join(data.gameable_names()) or 'none'}", flush=True)
@@ -894,12 +922,15 @@ def cmd_lending(args: argparse.Namespace) -> int:
         for delta in deltas:
             est = estimate_lending_budget(data, delta=delta, truthful=args.truthful,
                                           horizon=args.horizon)
-            print(f"applicants gaming with δ = {delta:g}, answering the least-squares rule: "
+            print(f"applicants gaming with {budget_label(delta)}, answering the "
+                  f"least-squares rule: "
                   f"{format_estimate(est)}", flush=True)
         learners = estimating(learners)
     runs = len(learners) * args.seeds * len(deltas)
+    at = (budget_label(deltas[0]) if isinstance(deltas[0], dict)
+          else f"δ = {', '.join(f'{d:g}' for d in deltas)}")
     print(f"running {len(learners)} learners × {args.seeds} seeds × {args.horizon:,} "
-          f"applicants at δ = {', '.join(f'{d:g}' for d in deltas)} ({runs} runs) on "
+          f"applicants at {at} ({runs} runs) on "
           f"{args.threads} thread(s)", flush=True)
     import pandas as pd
 
@@ -909,7 +940,7 @@ def cmd_lending(args: argparse.Namespace) -> int:
     for i, delta in enumerate(deltas):
         before = i * len(learners) * args.seeds
 
-        def progress(done: int, total: int, before: int = before, delta: float = delta
+        def progress(done: int, total: int, before: int = before, delta: Any = delta
                      ) -> None:
             took = time.perf_counter() - start
             done_all = before + done
@@ -918,7 +949,8 @@ def cmd_lending(args: argparse.Namespace) -> int:
             shown[0] = took
             left = took / done_all * (runs - done_all)
             tail = f", about {left:,.0f} s left" if done_all < runs else ""
-            print(f"[{done_all}/{runs} runs] δ = {delta:g}: {took:,.0f} s{tail}", flush=True)
+            print(f"[{done_all}/{runs} runs] {budget_label(delta)}: {took:,.0f} s{tail}",
+                  flush=True)
         tables.append(run_lending(data, learners, horizon=args.horizon, seeds=args.seeds,
                                   delta=delta, truthful=args.truthful, rewards=args.rewards,
                                   delay=args.delay, period=args.period,

@@ -14,7 +14,13 @@ agents* (the rule published, every agent gaming it: Stackelberg, `def:stackel`).
   best linear rule in hindsight (the directions were searched once, on the rows).
 
 A rule (β, c) published to an agent of budget b accepts it iff ⟨β, x⟩ + b·reach₁(β) ≥ c (lazy
-agents of one budget, or none: a data game refuses heterogeneous budgets). The replay draws
+agents; a data game refuses budgets drawn at random). With a budget per group (``Game(delta=
+{group: budget})``) an agent of row i has its group's budget b_i, so for a direction β the
+accepted set at threshold c is {i : ⟨β, x_i⟩ + b_i·reach₁(β) ≥ c}: still a threshold on one
+number per row, each row's score shifted by its own group's reach, and the best threshold is
+still an exact sweep over those shifted scores (a truthful agent's is its own score). The
+shifted least-squares rule is shifted by the largest budget, the one a learner is told. The
+replay draws
 the seed's applicants, agents and outcomes from fresh copies of its streams, exactly as the
 simulation did, so it runs once per seed for every learner. Each benchmark comes back as a
 shortfall below accepting exactly the rows that gain (regret against it is ``regret`` minus
@@ -65,7 +71,7 @@ def _best_cut(hist, width):
 @njit
 def _replay(contexts, agents, rewards, theta1, r0, sigma, context_rng, agent_rng, noise_rng,
             rank_true, width_true, rank_calm, rank_game, width_game, ls, ls_threshold,
-            ls_reach, record_at, out):
+            ls_reach, row_budgets, record_at, out):
     d = theta1.shape[0]
     n_dir = rank_true.shape[0]
     true_hist = np.zeros((n_dir, width_true.max()))
@@ -78,6 +84,8 @@ def _replay(contexts, agents, rewards, theta1, r0, sigma, context_rng, agent_rng
     for t in range(1, horizon + 1):
         row = draw_context(contexts, context_rng, t, x)
         budget = agent_budget(agents, agent_rng)
+        if budget > 0.0 and row_budgets.shape[0] > 0:
+            budget = row_budgets[row]  # the row's group's (the same draws: a truthful coin)
         mean = reward_mean(rewards, theta1, x, row)
         realized = reward_draw(rewards, mean, sigma, noise_rng, row)
         gain = mean - r0
@@ -145,7 +153,8 @@ class Plan(NamedTuple):
 
 
 def plan(game: Game, search: RuleSearch | None = None) -> Plan:
-    """:class:`Plan` of a data game, from its search (run if not given)."""
+    """:class:`Plan` of a data game, from its search (run if not given). A gamer's effective
+    score is its score plus its own budget's reach (its group's, with per-group budgets)."""
     search = game_search(game) if search is None else search
     agents = game.agents
     rows = game.contexts.rows
@@ -158,11 +167,12 @@ def plan(game: Game, search: RuleSearch | None = None) -> Plan:
     rank_game = np.empty((n_dir, n), dtype=np.int64)
     width_true = np.empty(n_dir, dtype=np.int64)
     width_game = np.empty(n_dir, dtype=np.int64)
+    budgets = game.row_budgets() if game.group_budgets is not None else agents.delta
     for j, u in enumerate(directions):
         scores = rows @ u
         rank_true[j], width_true[j] = _ranks(scores)
         # A gamer's effective score: what it can reach. Both kinds share one sorted scale.
-        both, width_game[j] = _ranks(np.concatenate([scores, scores + agents.delta * reach[j]]))
+        both, width_game[j] = _ranks(np.concatenate([scores, scores + budgets * reach[j]]))
         rank_calm[j], rank_game[j] = both[:n], both[n:]
     ls = np.ascontiguousarray(game.instance(0).theta1)
     ls_reach = float(REACH[type(unit)](unit, ls))
@@ -195,5 +205,5 @@ def hindsight(game: Game, seed: int, record_at: np.ndarray, search: RuleSearch |
             float(game.r0), float(game.sigma), inst.rngs["contexts"], inst.rngs["agents"],
             inst.rngs["noise"],
             p.rank_true, p.width_true, p.rank_calm, p.rank_game, p.width_game, p.ls,
-            p.ls_threshold, p.ls_reach, record_at, out)
+            p.ls_threshold, p.ls_reach, inst.row_budgets, record_at, out)
     return Hindsight(*(out[:, i].copy() for i in range(len(BENCHMARKS))))

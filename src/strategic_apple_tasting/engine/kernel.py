@@ -19,7 +19,7 @@ import numpy as np
 from numba.extending import overload
 
 from .._jit import NO_NRT, njit, state_class
-from ..game.agents import reach, respond
+from ..game.agents import reach, respond, with_row_budget
 from ..game.best_response import respond_rule, rule_accepts, scratch_rows
 from ..game.contexts import draw_context
 from ..game.policies import accepts, score
@@ -71,14 +71,16 @@ def _respond_and_act_overload(state, agents, rng, beta, threshold, x, x_obs, wor
 @njit
 def run_rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma,
                context_rng, agent_rng, noise_rng, learner_rng, record_at, out_float, out_int,
-               period, delay, uniform, delay_rng, groups, repaid, group_counts, shift_agents):
+               period, delay, uniform, delay_rng, groups, repaid, group_counts, shift_agents,
+               row_budgets):
     """Simulate rounds 1..record_at[-1]; row k of the outputs holds totals after record_at[k].
 
     The learner publishes every ``period`` rounds; an observed outcome reaches it ``delay``
     rounds after its decision (``uniform``: a delay drawn from 0..2·delay each round).
     ``rewards`` is the game's reward model (:mod:`..game.rewards`), resolved at compile time.
     A data game with groups adds each round to ``group_counts`` (:mod:`.groups`; ``groups``
-    empty: nothing is counted), with the learner's shift read from ``shift_agents``.
+    empty: nothing is counted), with the learner's shift read from ``shift_agents``. With
+    per-group budgets the agent of row i games with ``row_budgets[i]`` (empty: the model's).
     """
     d = theta1.shape[0]
     scratch = np.empty((_ROWS + scratch_rows(d), d))
@@ -93,7 +95,7 @@ def run_rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sig
     _rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma, context_rng,
             agent_rng, noise_rng, learner_rng, record_at, out_float, out_int, scratch, period,
             delay, uniform, delay_rng, pend_vec, pend_num, pend_int, bucket, groups, repaid,
-            group_counts, shift_agents)
+            group_counts, shift_agents, row_budgets)
 
 
 # The loop is compiled without the NRT (no reference counting): every function it inlines binds
@@ -106,7 +108,7 @@ def run_rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sig
 def _rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma, context_rng,
             agent_rng, noise_rng, learner_rng, record_at, out_float, out_int, scratch, period,
             delay, uniform, delay_rng, pend_vec, pend_num, pend_int, bucket, groups, repaid,
-            group_counts, shift_agents):
+            group_counts, shift_agents, row_budgets):
     d = theta1.shape[0]
     x = scratch[0]
     x_obs = scratch[1]
@@ -129,7 +131,8 @@ def _rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma,
         row = draw_context(contexts, context_rng, t, x)  # its own stream: drawn first, the CPU
         if period == 1 or (t - 1) % period == 0:  # overlaps it with the learner's chain
             threshold = learner_policy(state, learner_rng, beta)
-        moved, a = respond_and_act(state, agents, agent_rng, beta, threshold, x, x_obs, work)
+        agent = with_row_budget(agents, row_budgets, row)  # the model itself with one budget
+        moved, a = respond_and_act(state, agent, agent_rng, beta, threshold, x, x_obs, work)
         shift = reach(shift_agents, beta) if groups.shape[0] > 0 else 0.0
 
         mean1 = reward_mean(rewards, theta1, x, row)

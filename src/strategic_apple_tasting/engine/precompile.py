@@ -133,9 +133,11 @@ def estimating(cls: type) -> Learner | None:
     if not (cls.strategy_aware and "delta" in cls._param_names()):
         return None
     try:
-        return cls(delta="estimate")
+        learner = cls(delta="estimate")
+        learner._check_params()  # the oracle refuses it: it knows δ, and has no estimator
     except ValueError:
         return None
+    return learner
 
 
 def _run_learner(name: str) -> None:

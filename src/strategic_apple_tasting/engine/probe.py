@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
-from ..game.agents import REACH, compiled_agents, respond
+from ..game.agents import REACH, compiled_agents, respond, with_row_budget
 from ..game.contexts import draw_context
 from ..game.game import Game
 from ..game.policies import score
@@ -20,13 +20,13 @@ from .simulate import check_horizon
 
 
 @njit
-def _probe(contexts, agents, beta, threshold, unit, context_rng, agent_rng, out):
+def _probe(contexts, agents, beta, threshold, unit, context_rng, agent_rng, row_budgets, out):
     d = beta.shape[0]
     x = np.empty(d)
     x_obs = np.empty(d)
     for t in range(1, out.shape[0] + 1):
-        draw_context(contexts, context_rng, t, x)
-        respond(agents, agent_rng, beta, threshold, x, x_obs)
+        row = draw_context(contexts, context_rng, t, x)
+        respond(with_row_budget(agents, row_budgets, row), agent_rng, beta, threshold, x, x_obs)
         out[t - 1] = (score(beta, x_obs) - threshold) / unit
 
 
@@ -59,5 +59,5 @@ def probe_rule(game: Game, beta: np.ndarray, threshold: float, horizon: int,
     inst = game.instance(seed)
     out = np.empty(horizon)
     _probe(inst.compiled_contexts, inst.compiled_agents, beta, float(threshold), unit,
-           inst.rngs["contexts"], inst.rngs["agents"], out)
+           inst.rngs["contexts"], inst.rngs["agents"], inst.row_budgets, out)
     return out

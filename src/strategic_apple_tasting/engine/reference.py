@@ -79,9 +79,9 @@ def play(inst: GameInstance, learner: Learner, horizon: int) -> Iterator[Round]:
         raise ValueError(f"the per-round API plays the paper's game only (delay 0, period 1), "
                          f"got delay={game.delay}, period={game.period}: use play_published")
     bandit = game.feedback == "bandit"
-    for x, _, (mean1, mean0, r1, rew0) in _rounds(inst, horizon):
+    for x, row, (mean1, mean0, r1, rew0) in _rounds(inst, horizon):
         rule = learner.policy()
-        x_obs, moved = inst.next_response(rule, x)
+        x_obs, moved = inst.next_response(rule, x, row)
         a = learner.act(x_obs)
         best = mean1 >= mean0
         observed = a or bandit
@@ -109,7 +109,7 @@ def play_published(inst: GameInstance, learner: Learner, horizon: int,
         if t == 1 or (t - 1) % period == 0:
             published = learner.publish()
         rule = (published if period == 1 else learner.rule_in_force()).rule
-        x_obs, moved = inst.next_response(rule, x)
+        x_obs, moved = inst.next_response(rule, x, row)
         # The watcher reads the rule before the decision: deciding a rejection learns from it
         # at once, which may change what the learner believes.
         done = None if watch is None else watch(row, rule, x, x_obs, moved)

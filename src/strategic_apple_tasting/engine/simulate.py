@@ -95,7 +95,7 @@ def run_one(game: Game, learner: Learner, seed: int, record_at: np.ndarray,
                inst.rngs["contexts"], inst.rngs["agents"], inst.rngs["noise"],
                inst.rngs["learner"], record_at, out_float, out_int, game.period, game.delay,
                game.delay_law == "uniform", inst.rngs["delays"], tally.groups, tally.repaid,
-               tally.counts, shift_agents)
+               tally.counts, shift_agents, inst.row_budgets)
     return bound, out_float, out_int
 
 

@@ -47,6 +47,7 @@ GAME_SETTINGS: dict[str, Any] = {
     "data": None,
     "gameable": None,
     "rewards": None,
+    "delta_by_group": None,
 }
 
 #: Settings a data game fixes itself (its rows are the contexts; its agents game its gameable
@@ -108,9 +109,9 @@ def game_from_settings(settings: dict[str, Any]) -> Game:
     s = {**GAME_SETTINGS, **settings}
     if s["data"] is not None:
         return _data_game(s)
-    for key in ("gameable", "rewards"):
+    for key in ("gameable", "rewards", "delta_by_group"):
         if s[key] is not None and not (key == "rewards" and s[key] == "linear"):
-            raise ValueError(f"{key} applies only to a data set's game (data = "
+            raise ValueError(f"{key.replace('_', '-')} applies only to a data set's game (data = "
                              f"{', '.join(_datasets())}), got {key}={s[key]!r} without data")
     for key, models in APPLIES_TO.items():
         if s[key] != GAME_SETTINGS[key] and s["contexts"] not in models \
@@ -177,6 +178,40 @@ def gameable_names(value: Any) -> tuple[str, ...] | None:
                      f"got {value!r}")
 
 
+def group_budget_setting(value: Any) -> dict[str, float] | None:
+    """The ``delta_by_group`` setting as a mapping: ``"black=0.3,white=0.5"`` (the form of a
+    results table's column) or a table of names to numbers → {name: budget}; None: one budget.
+    Which names and budgets are allowed is the game's to say (every group once, each >= 0).
+
+    Examples
+    --------
+    >>> group_budget_setting("black=0.3, white=0.5")
+    {'black': 0.3, 'white': 0.5}
+    """
+    if value is None:
+        return None
+    allowed = ("group=budget pairs separated by ',' (e.g. 'black=0.3,white=0.5'), one for "
+               "every group of the data")
+    if isinstance(value, dict):
+        return dict(value)
+    if not isinstance(value, str):
+        raise ValueError(f"delta-by-group must be {allowed}, got {value!r}")
+    out: dict[str, float] = {}
+    for item in value.split(","):
+        name, sep, number = item.rpartition("=")
+        name = name.strip()
+        try:
+            budget = float(number)
+        except ValueError:
+            budget = None
+        if not sep or not name or budget is None:
+            raise ValueError(f"delta-by-group must be {allowed}, got {value!r}")
+        if name in out:
+            raise ValueError(f"delta-by-group gives group {name!r} twice, got {value!r}")
+        out[name] = budget
+    return out
+
+
 def _data_game(s: dict[str, Any]) -> Game:
     """The game of the data set ``s["data"]`` (settings it fixes must be left at default)."""
     from ..scenarios.datasets import data_game, load_dataset
@@ -197,8 +232,15 @@ def _data_game(s: dict[str, Any]) -> Game:
     if s["feedback"] != "apple":
         raise ValueError(f"feedback must be apple with data={s['data']!r} (a loan's outcome "
                          f"is seen only if it was granted), got {s['feedback']!r}")
+    delta = s["delta"]
+    by_group = group_budget_setting(s["delta_by_group"])
+    if by_group is not None:
+        if delta != GAME_SETTINGS["delta"]:
+            raise ValueError(f"delta and delta-by-group both give the budget: give one, got "
+                             f"delta={delta!r} and delta-by-group={s['delta_by_group']!r}")
+        delta = by_group
     try:
-        return data_game(data, delta=s["delta"], truthful=s["truthful"], r0=s["r0"],
+        return data_game(data, delta=delta, truthful=s["truthful"], r0=s["r0"],
                          rewards="recorded" if s["rewards"] is None else s["rewards"],
                          sigma=s["sigma"], delay=s["delay"], delay_law=s["delay_law"],
                          period=s["period"])

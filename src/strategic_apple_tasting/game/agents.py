@@ -646,3 +646,26 @@ agent_budget = dispatch_on_class(
 clean_margin = dispatch_on_class(
     "clean_margin", ("model", "beta"), CLEAN_MARGIN,
     "Band above the threshold in which a point may have moved (compiled-only).")
+
+
+def with_row_budget(model, budgets, row):
+    """The agent of data row ``row``: ``model`` with budget ``budgets[row]`` (per-group budgets
+    of a data game, each row its group's; ``budgets`` empty: ``model`` itself). Compiled-only;
+    a built-in model (:class:`AgentsCore`) only, any other model is returned as it is (a game
+    refuses per-group budgets for it)."""
+    raise NotImplementedError("with_row_budget is compiled-only")
+
+
+@overload(with_row_budget, inline="always")
+def _with_row_budget_overload(model, budgets, row):
+    if not (isinstance(model, types.BaseNamedTuple) and model.instance_class is AgentsCore):
+        return lambda model, budgets, row: model
+
+    def rebudget(model, budgets, row):
+        if budgets.shape[0] == 0:
+            return model
+        # The same model with its delta replaced: every response then runs the arithmetic it
+        # runs for a game of that one budget, so the two engine paths agree to the bit.
+        return AgentsCore(model.kind, budgets[row], model.truthful, model.tremble,
+                          model.adversarial, model.low, model.cost_inv, model.gameable)
+    return rebudget

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +70,68 @@ def check_number(name: str, value: Any, low: float | None = None, high: float = 
 #: The longest delay or publication period, in rounds.
 MAX_ROUNDS = 10**9
 
+def group_budgets(budgets: Mapping[Any, Any], contexts: Any, agents: Any) -> tuple[float, ...]:
+    """A budget per group (a mapping of every group name to its budget) as a tuple in the
+    groups' order, or ``ValueError`` in one line: the contexts must be a data set's rows with
+    groups, the agents a built-in model of one budget, every group named once, no other name,
+    each budget a finite number >= 0.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> rows = SimpleNamespace(groups=np.array([0, 1]), group_names=("a", "b"))
+    >>> group_budgets({"b": 0.5, "a": 0.25}, rows, LazyBestResponse())
+    (0.25, 0.5)
+    >>> group_budgets({"a": 0.25}, rows, LazyBestResponse())
+    Traceback (most recent call last):
+    ...
+    ValueError: delta by group must give a budget to every group (a, b), missing 'b'
+    """
+    names = tuple(getattr(contexts, "group_names", ()) or ())
+    if getattr(contexts, "groups", None) is None or not names:
+        raise ValueError(f"delta by group needs a data set whose rows have groups (German "
+                         f"credit, FICO), got contexts {getattr(contexts, 'name', contexts)!r}")
+    if type(compiled_agents(agents)) is not AgentsCore or getattr(agents, "low", None) \
+            is not None:
+        raise ValueError(f"delta by group needs agents of one budget each (lazy, trembling, "
+                         f"ellipsoid or subset gaming), got {getattr(agents, 'name', agents)!r}")
+    allowed = ", ".join(names)
+    for name in budgets:
+        if name not in names:
+            raise ValueError(f"delta by group names an unknown group {name!r}; the groups "
+                             f"are: {allowed}")
+    missing = [n for n in names if n not in budgets]
+    if missing:
+        raise ValueError(f"delta by group must give a budget to every group ({allowed}), "
+                         f"missing {missing[0]!r}")
+    return tuple(check_number(f"delta of group {n!r}", budgets[n], low=0.0) for n in names)
+
+
+def format_group_budgets(names: tuple[str, ...], budgets: tuple[float, ...]) -> str:
+    """``name=budget,...`` in the groups' order (a results table's ``delta_by_group``, the
+    form ``--delta-by-group`` reads).
+
+    Examples
+    --------
+    >>> format_group_budgets(("a", "b"), (0.25, 0.5))
+    'a=0.25,b=0.5'
+    """
+    return ",".join(f"{n}={b!r}" for n, b in zip(names, budgets, strict=True))
+
+
+def budget_label(delta: float | Mapping[str, float]) -> str:
+    """A budget as text: ``δ = 0.25``, or each group's.
+
+    Examples
+    --------
+    >>> budget_label(0.25), budget_label({"a": 0.25, "b": 0.5})
+    ('δ = 0.25', 'δ by group: a 0.25, b 0.5')
+    """
+    if isinstance(delta, Mapping):
+        return "δ by group: " + ", ".join(f"{n} {float(b):g}" for n, b in delta.items())
+    return f"δ = {delta:g}"
+
+
 def _unit_vector(rng: np.random.Generator, d: int) -> np.ndarray:
     v = rng.standard_normal(d)
     return v / np.linalg.norm(v)
@@ -113,8 +176,12 @@ class Game:
     ----------
     dimension : int
         Context dimension d.
-    delta : float, optional
+    delta : float or mapping, optional
         Agents' manipulation budget δ; overrides the agent model's (default: the model's, 0.1).
+        A data game whose rows have groups may give a budget per group instead, a mapping of
+        every group name to its budget: each applicant games with its group's budget, the
+        game's ``delta`` becomes the largest (what a learner is told: it never sees a group)
+        and :attr:`group_budgets` holds them in the groups' order.
     feedback : {"apple", "bandit"}
         Apple tasting (see r(1) only when accepting) or bandit (see r(a) for the action taken).
     r0 : float
@@ -159,7 +226,7 @@ class Game:
     """
 
     dimension: int
-    delta: float | None = None
+    delta: float | Mapping[str, float] | None = None
     feedback: str = "apple"
     r0: float = 0.0
     sigma: float | None = None
@@ -172,6 +239,8 @@ class Game:
     delay_law: str = "fixed"
     period: int = 1
     rewards: str | None = None
+    #: Each group's budget, in the order of the rows' ``group_names`` (None: one budget).
+    group_budgets: tuple[float, ...] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         d = self.dimension
@@ -179,6 +248,10 @@ class Game:
             raise ValueError(f"dimension must be an integer >= 1, got {d!r}")
         if not is_agent_model(self.agents):
             raise ValueError(f"agents must be an agent model, got {self.agents!r}")
+        if isinstance(self.delta, Mapping):
+            budgets = group_budgets(self.delta, self.contexts, self.agents)
+            object.__setattr__(self, "group_budgets", budgets)
+            object.__setattr__(self, "delta", max(budgets))
         overrides = {k: v for k, v in (("delta", self.delta), ("truthful", self.truthful))
                      if v is not None}
         object.__setattr__(self, "agents", self.agents._replace(**overrides))
@@ -282,7 +355,17 @@ class Game:
         out.update(self.contexts.settings())
         if self.has_rows:
             out["rewards"] = self.rewards
+        if self.group_budgets is not None:
+            out["delta_by_group"] = format_group_budgets(self.contexts.group_names,
+                                                         self.group_budgets)
         return out
+
+    def row_budgets(self) -> np.ndarray:
+        """Each data row's budget, its group's ((n,) float64; empty with one budget): what the
+        engine's agents game with (:func:`~.agents.with_row_budget`)."""
+        if self.group_budgets is None:
+            return np.empty(0)
+        return np.ascontiguousarray(np.asarray(self.group_budgets)[self.contexts.groups])
 
     def instance(self, seed: int) -> GameInstance:
         """The game for one seed: its θ and its independent random streams."""
@@ -333,6 +416,8 @@ class GameInstance:
         self.compiled_contexts = compiled_contexts(self.contexts)
         self.compiled_agents = compiled_agents(game.agents)
         self.compiled_rewards = self.rewards.compiled()
+        #: Each data row's budget with per-group budgets (empty: every agent has the model's).
+        self.row_budgets = game.row_budgets()
         self._round = 0
         self._row = 0  # the row the last context came from (a data game's reward reads it)
         self._respond: Any = None  # the agents' compiled response, for this game's types
@@ -429,16 +514,24 @@ class GameInstance:
         self._round += n
         return xs, out
 
-    def next_response(self, policy: LinearThreshold | GeneralRule, x: np.ndarray
-                      ) -> tuple[np.ndarray, bool]:
+    def next_response(self, policy: LinearThreshold | GeneralRule, x: np.ndarray,
+                      row: int | None = None) -> tuple[np.ndarray, bool]:
         """The next agent's reported context under ``policy`` and whether it moved.
 
         A linear threshold is answered in closed form, a general rule by numerical best
-        response (:mod:`.best_response`); both draw the same random numbers.
+        response (:mod:`.best_response`); both draw the same random numbers. With per-group
+        budgets the agent games with the budget of data row ``row`` (default: the row the
+        last :meth:`next_context` drew).
         """
         source = self._agents_source()
+        agents = self.compiled_agents
+        if self.row_budgets.shape[0]:
+            # The engine's loop does the same (:func:`~.agents.with_row_budget`): the model
+            # with its delta replaced by the row's group's budget.
+            row = self._row if row is None else int(row)
+            agents = agents._replace(delta=float(self.row_budgets[row]))
         if isinstance(policy, GeneralRule):
-            return respond_to_rule(self.compiled_agents, policy, x, source)
+            return respond_to_rule(agents, policy, x, source)
         beta = np.ascontiguousarray(policy.beta, dtype=float)
         x = np.ascontiguousarray(x, dtype=float)
         d = self.game.dimension
@@ -449,8 +542,7 @@ class GameInstance:
         if self._respond is None:  # once: numba's dispatch would type the model every call
             self._respond = compiled_for(RESPOND[type(self.compiled_agents)],
                                          self.compiled_agents, source, beta, 0.0, x, out)
-        moved = self._respond(self.compiled_agents, source, beta, float(policy.threshold), x,
-                              out)
+        moved = self._respond(agents, source, beta, float(policy.threshold), x, out)
         return out, bool(moved)
 
     def next_delay(self) -> int:

@@ -10,6 +10,7 @@ from .._jit import njit
 from ..game.agents import REACH, compiled_agents
 from ._invariants import fixed
 from .base import Learner, LearnerKernels
+from .budget import parse_estimate
 from .inputs import check_vector
 from .theorem import ORACLE_ASSUMPTIONS, Theorem
 
@@ -77,6 +78,16 @@ class Oracle(Learner):
         self.r0 = r0
         self.feedback = feedback
         self.agents = agents
+
+    def _check_params(self) -> None:
+        # The oracle is the benchmark that knows the game, θ and δ alike. An oracle that
+        # estimated δ would be another learner (θ known, δ not), and its fixed rule has no
+        # state to learn into: with "estimate" it would shift by the cap forever, quietly.
+        if parse_estimate(self.delta) is not None:
+            raise ValueError(f"delta must be a number >= 0 for the oracle (it knows the "
+                             f"game's budget: it is the benchmark, and it has no estimator), "
+                             f"got {self.delta!r}")
+        super()._check_params()
 
     def bind(self, instance: Any, horizon: int | None = None) -> Learner:
         bound = super().bind(instance, horizon)

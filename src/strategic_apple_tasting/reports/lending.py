@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from ..engine.hindsight import game_search
+from ..game.game import budget_label
 from ..scenarios import BEST_RULE, DataSet, LendingData, compare_lending, data_game, from_lending
 from ..scenarios.run import TABLE_COLUMNS, shown_mean
 from .pages import _e, _Figures, _table, _write_page
@@ -67,7 +69,8 @@ def group_section(runs: pd.DataFrame, names: tuple[str, ...]) -> str:
 
     rows = []
     for r in group_summary(runs, names).to_dict("records"):
-        cells = [_e(r["learner"]), f"{r['delta']:g}", _e(r["group"]), str(r["seeds"])]
+        cells = [_e(r["learner"]), f"{r['delta']:g}", _e(r["group"]), f"{r['budget']:g}",
+                 str(r["seeds"])]
         for key, fmt in GROUP_COLUMNS.values():
             value = float(r[key])
             cells.append("-" if np.isnan(value) else _e(fmt.format(value)))
@@ -75,16 +78,31 @@ def group_section(runs: pd.DataFrame, names: tuple[str, ...]) -> str:
     note = ("<h2>By group</h2><p>Each applicant's group (" + _e(", ".join(names)) + ") is "
             "carried with the data; no learner sees it. Shares are of the group's applicants "
             "(<em>accepted who repaid</em>: of its accepted, in expectation), pooled over seeds "
-            "at the last round; a mover's distance is in standardized units. <em>Honest "
+            "at the last round; a mover's distance is in standardized units; <em>its budget</em> "
+            "is the group's own (δ, the largest, is what a learner is told). <em>Honest "
             "rejected by the shift</em> counts applicants who did not move, were rejected, and "
             "whose true score reached the learner's threshold less the shift it adds for "
             "gaming: the rule before the shift would have accepted them (Milli et al. 2019's "
             "social burden, counted in applicants; 0 for a learner that does not shift).</p>")
-    return note + _table(["learner", "δ", "group", "seeds", *GROUP_COLUMNS], rows,
+    return note + _table(["learner", "δ", "group", "its budget", "seeds", *GROUP_COLUMNS], rows,
                          text_columns=(0, 2))
 
 
-def burden_section(data: DataSet, deltas: list[float], figures: _Figures) -> str:
+def _budgets(runs: pd.DataFrame, deltas: list[float]) -> list[Any]:
+    """The runs' budgets: each δ, or each group's budgets where the runs had them
+    (``delta_by_group``)."""
+    from ..experiments.settings import group_budget_setting
+
+    if "delta_by_group" not in runs:
+        return deltas
+    out: list[Any] = []
+    for delta in deltas:
+        given = runs.loc[runs["delta"] == delta, "delta_by_group"].dropna()
+        out.append(group_budget_setting(str(given.iloc[0])) if len(given) else delta)
+    return out
+
+
+def burden_section(data: DataSet, deltas: list[Any], figures: _Figures) -> str:
     """The FICO finding (Milli et al. 2019; Hu et al. 2019): a strategy-robust threshold puts a
     larger social burden on the groups with lower scores (:mod:`..scenarios.burden`)."""
     from ..scenarios.burden import burden_curves
@@ -99,13 +117,15 @@ def burden_section(data: DataSet, deltas: list[float], figures: _Figures) -> str
              "score for everyone and does not change the chance of repaying; Milli et al. "
              "price a move by the change in repayment probability, and Hu et al. give the "
              "groups different costs.</p>"]
-    for delta in deltas:
+    for k, delta in enumerate(deltas):
         curves = burden_curves(data, delta, grid)
-        fig = burden_figure(curves, title=f"δ = {delta:g}")
-        stem = f"burden-delta-{delta:g}".replace(".", "_")
-        parts.append(figures.embed(fig, stem, f"burden against profit at δ = {delta:g}",
+        label = budget_label(delta)  # δ = 0.5, or each group's
+        fig = burden_figure(curves, title=label)
+        stem = (f"burden-delta-{delta:g}".replace(".", "_") if not isinstance(delta, dict)
+                else f"burden-by-group-{k}")
+        parts.append(figures.embed(fig, stem, f"burden against profit at {label}",
                                    f"Each group's social burden against the lender's profit "
-                                   f"as the threshold rises, at δ = {delta:g}."))
+                                   f"as the threshold rises, at {label}."))
     return "".join(parts)
 
 
@@ -178,7 +198,7 @@ def write_lending_report(runs: pd.DataFrame, data: DataSet | LendingData,
     if data.contexts.group_names and "group_applicants" in runs:
         body.append(group_section(runs, data.contexts.group_names))
     if data.title == "fico":
-        body.append(burden_section(data, deltas, figures))
+        body.append(burden_section(data, _budgets(runs, deltas), figures))
     for delta in deltas:
         at = runs[runs["delta"] == delta]
         stem = f"delta-{delta:g}".replace(".", "_")

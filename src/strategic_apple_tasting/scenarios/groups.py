@@ -24,7 +24,9 @@ def group_summary(runs: pd.DataFrame, names: tuple[str, ...]) -> pd.DataFrame:
     """The lender's table by group: one row per learner × budget × group, from each run's final
     totals, each share pooled over seeds (a sum over seeds divided by a sum).
 
-    Columns: ``learner``, ``delta``, ``group``, ``seeds``, ``applicants`` (per run),
+    Columns: ``learner``, ``delta``, ``group``, ``budget`` (the group's own budget: its entry
+    of the runs' ``delta_by_group`` with per-group budgets, else ``delta``), ``seeds``,
+    ``applicants`` (per run),
     ``acceptance`` (share accepted), ``repaid`` (share of the accepted who repaid, expected),
     ``moved`` (share of applicants who moved), ``distance`` (mean distance moved by a mover),
     ``burden`` (share of applicants who were honest and rejected by the shift). A share whose
@@ -45,16 +47,21 @@ def group_summary(runs: pd.DataFrame, names: tuple[str, ...]) -> pd.DataFrame:
     if "group_applicants" not in runs or not names:
         raise ValueError("runs must have per-group columns (a data game whose rows have "
                          "groups: German credit or FICO)")
-    final = runs[runs["t"] == runs.groupby(["learner", "delta", "seed"])["t"].transform("max")]
+    # Runs with budgets per group are told apart by them too (two sets of budgets may share
+    # their largest, the table's delta).
+    keys = ["learner", "delta"] + (["delta_by_group"] if "delta_by_group" in runs else [])
+    final = runs[runs["t"] == runs.groupby([*keys, "seed"], dropna=False)["t"].transform("max")]
     rows = []
-    for (learner, delta), part in final.groupby(["learner", "delta"], sort=False):
+    for key, part in final.groupby(keys, sort=False, dropna=False):
+        learner, delta = key[0], key[1]
+        budgets = _budgets(part, names, float(delta))
         totals = {c: np.stack([np.asarray(v, dtype=float) for v in part[f"group_{c}"]])
                   for c in GROUP_COUNTS}
         for g, name in enumerate(names):
             t = {c: totals[c][:, g].sum() for c in GROUP_COUNTS}
             rows.append({
                 "learner": learner, "delta": float(delta), "group": name,
-                "seeds": len(part), "applicants": t["applicants"] / len(part),
+                "budget": budgets[g], "seeds": len(part), "applicants": t["applicants"] / len(part),
                 "acceptance": _share(t["accepted"], t["applicants"]),
                 "repaid": _share(t["repaid"], t["accepted"]),
                 "moved": _share(t["moved"], t["applicants"]),
@@ -62,6 +69,15 @@ def group_summary(runs: pd.DataFrame, names: tuple[str, ...]) -> pd.DataFrame:
                 "burden": _share(t["burden"], t["applicants"]),
             })
     return pd.DataFrame(rows)
+
+
+def _budgets(part: pd.DataFrame, names: tuple[str, ...], delta: float) -> list[float]:
+    """Each group's budget in these runs: read from ``delta_by_group`` (``name=budget,...``,
+    :func:`~..game.game.format_group_budgets`), or ``delta`` for every group."""
+    if "delta_by_group" not in part or part["delta_by_group"].isna().all():
+        return [delta] * len(names)
+    given = dict(item.rsplit("=", 1) for item in str(part["delta_by_group"].iloc[0]).split(","))
+    return [float(given[n]) for n in names]
 
 
 def _share(part: float, whole: float) -> float:
@@ -75,14 +91,15 @@ def format_groups(summary: pd.DataFrame) -> str:
     Examples
     --------
     >>> print(format_groups(pd.DataFrame([{"delta": 0.5, "learner": "oracle", "group": "f",
-    ...     "seeds": 2, "applicants": 10.0, "acceptance": 0.5, "repaid": 0.8, "moved": 0.1,
-    ...     "distance": 0.25, "burden": 0.0}])).splitlines()[2])
-    | 0.5 | oracle | f | 2 | 10 | 50.0% | 80.0% | 10.0% | 0.25 | 0.00% |
+    ...     "budget": 0.5, "seeds": 2, "applicants": 10.0, "acceptance": 0.5, "repaid": 0.8,
+    ...     "moved": 0.1, "distance": 0.25, "burden": 0.0}])).splitlines()[2])
+    | 0.5 | oracle | f | 0.5 | 2 | 10 | 50.0% | 80.0% | 10.0% | 0.25 | 0.00% |
     """
-    head = "| δ | learner | group | seeds | " + " | ".join(GROUP_COLUMNS) + " |"
-    lines = [head, "|" + "---|" * (4 + len(GROUP_COLUMNS))]
+    head = "| δ | learner | group | its budget | seeds | " + " | ".join(GROUP_COLUMNS) + " |"
+    lines = [head, "|" + "---|" * (5 + len(GROUP_COLUMNS))]
     for r in summary.to_dict("records"):
-        cells = [f"{r['delta']:g}", str(r["learner"]), str(r["group"]), str(r["seeds"])]
+        cells = [f"{r['delta']:g}", str(r["learner"]), str(r["group"]), f"{r['budget']:g}",
+                 str(r["seeds"])]
         for key, fmt in GROUP_COLUMNS.values():
             value = float(r[key])
             cells.append("-" if math.isnan(value) else fmt.format(value))

@@ -43,6 +43,7 @@ from . import store
 from .budget_view import budget_metrics
 from .config import ServiceConfig
 from .deciding import ServiceError, Writer
+from .groups import group_metrics
 from .keys import KeyCheck
 from .learning import LearnerLoop
 from .redact import reason, shown
@@ -72,23 +73,30 @@ def _storable(value: str) -> str:
 #: A client's decision id, checked before the group commit: one the database cannot store
 #: would fail the whole group's transaction.
 StoredId = Annotated[DecisionId, AfterValidator(_storable)]
+#: A decision's group label (issue 22): stored for figures by group, never given to the
+#: learner; checked before the group commit as an id is.
+GroupLabel = Annotated[str, Field(strict=True, min_length=1, max_length=store.MAX_GROUP),
+                       AfterValidator(_storable)]
 
 
 class Applicant(BaseModel):
     """One applicant: the features it shows (after any gaming) and, optionally, the client's
-    id for the decision (a retry with the same id gets the same decision)."""
+    id for the decision (a retry with the same id gets the same decision) and a group label
+    (for figures by group; the learner never sees it)."""
 
     model_config = ConfigDict(extra="forbid")
     x: list[Finite]
     id: StoredId | None = None
+    group: GroupLabel | None = None
 
 
 class DecisionsIn(BaseModel):
-    """One applicant (``x``, ``id``) or a batch (``applicants``)."""
+    """One applicant (``x``, ``id``, ``group``) or a batch (``applicants``)."""
 
     model_config = ConfigDict(extra="forbid")
     x: list[Finite] | None = None
     id: StoredId | None = None
+    group: GroupLabel | None = None
     applicants: list[Applicant] | None = None
 
 
@@ -447,8 +455,10 @@ def create_app(service: Service) -> FastAPI:
             raise ServiceError(422, "give one applicant (x, and optionally id) or a batch "
                                "(applicants), not both or neither")
         if body.applicants is not None:
-            if body.id is not None:
-                raise ServiceError(422, "id belongs in each of applicants, not beside them")
+            for name in ("id", "group"):
+                if getattr(body, name) is not None:
+                    raise ServiceError(422, f"{name} belongs in each of applicants, not "
+                                       "beside them")
             if not 1 <= len(body.applicants) <= config.max_batch:
                 raise ServiceError(422, f"applicants has {len(body.applicants)} entries; "
                                    f"from 1 to {config.max_batch:,} allowed (max_batch)")
@@ -457,10 +467,12 @@ def create_app(service: Service) -> FastAPI:
             ids = [i for i, _ in items if i is not None]
             if len(set(ids)) != len(ids):
                 raise ServiceError(422, "applicants repeats an id: each decision needs its own")
+            groups = [a.group for a in body.applicants]
             return _json({"decisions": await service.writer.submit("decisions", items,
-                                                                     _key(request))})
+                                                                     _key(request), groups)})
         items = [(body.id, features(body.x, "x"))]
-        return _json((await service.writer.submit("decisions", items, _key(request)))[0])
+        return _json((await service.writer.submit("decisions", items, _key(request),
+                                                  [body.group]))[0])
 
     @app.post("/outcomes", summary="Report outcomes of accepted applicants (API key)",
               dependencies=key)
@@ -609,6 +621,7 @@ def _metrics(service: Service) -> dict[str, Any]:
         last = conn.execute(sa.select(sa.func.max(store.log_counter.c.seq))).scalar_one()
         rule = conn.execute(sa.select(r.c.version, r.c.published_at)
                             .order_by(r.c.version.desc()).limit(1)).first()
+        groups = group_metrics(conn)
     awaited = decided if service.bandit else accepted
     return {
         "decisions": decided, "accepted": int(accepted), "outcomes": reported,
@@ -622,5 +635,6 @@ def _metrics(service: Service) -> dict[str, Any]:
         "database_error": service.database_error(),
         "learner_standby": service.learner is not None and service.learner.standby,
         **budget_metrics(service),  # issue 22: only when the learner estimates δ
+        "groups": groups,  # issue 22: per group label decisions carried ({} if none)
     }
 

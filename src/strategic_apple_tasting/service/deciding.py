@@ -39,8 +39,9 @@ import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from ..game.policies import LinearThreshold
+from ..game.policies import LinearThreshold, score
 from . import store
+from .groups import in_band
 from .redact import reason
 from .sqlite_file import DatabaseLost
 
@@ -64,6 +65,7 @@ class _Request:
     future: asyncio.Future
     loop: asyncio.AbstractEventLoop
     key_id: str | None = None  # the API key that sent it
+    groups: list[str | None] | None = None  # each decision's group label (issue 22)
     result: Any = None
     rows: list[dict[str, Any]] = field(default_factory=list)
 
@@ -84,7 +86,8 @@ class Writer:
         self.cap = cap
         self._queue: queue.Queue[_Request | None] = queue.Queue()
         self._thread: threading.Thread | None = None
-        self._rule: tuple[int, LinearThreshold, bool] | None = None  # (…, first guess)
+        # (version, rule, first guess, its shift for gaming)
+        self._rule: tuple[int, LinearThreshold, bool, float | None] | None = None
         #: Why the last write failed, the database being unavailable (None once one succeeds).
         self.failure: str | None = None
         #: Why nothing is acknowledged any more: the database's file is not the one opened.
@@ -101,13 +104,14 @@ class Writer:
             self._thread = None
 
     async def submit(self, kind: str, items: list[tuple[str | None, Any]],
-                     key_id: str | None = None) -> Any:
-        """Write one request's items (sent with API key ``key_id``); returns its result once
-        committed (or raises :class:`ServiceError`)."""
+                     key_id: str | None = None, groups: list[str | None] | None = None) -> Any:
+        """Write one request's items (sent with API key ``key_id``; ``groups``: each
+        decision's group label, stored and never learned); returns its result once committed
+        (or raises :class:`ServiceError`)."""
         if self.lost is not None:
             raise ServiceError(503, self.lost)
         loop = asyncio.get_running_loop()
-        request = _Request(kind, items, loop.create_future(), loop, key_id)
+        request = _Request(kind, items, loop.create_future(), loop, key_id, groups)
         self._queue.put(request)
         return await request.future
 
@@ -182,18 +186,21 @@ class Writer:
         return ServiceError(503, f"the database refused the write ({why}); nothing was "
                             "recorded: retry")
 
-    def _latest_rule(self, conn: Connection) -> tuple[int, LinearThreshold, bool]:
-        """(version, rule, whether it was published before any outcome was learned)."""
+    def _latest_rule(self, conn: Connection
+                     ) -> tuple[int, LinearThreshold, bool, float | None]:
+        """(version, rule, whether it was published before any outcome was learned, the
+        shift it carries for gaming: None if unknown)."""
         r = store.rules
         row = conn.execute(sa.select(r.c.version, r.c.beta, r.c.threshold, r.c.probability,
-                                     r.c.learned)
+                                     r.c.learned, r.c.shift)
                            .order_by(r.c.version.desc()).limit(1)).first()
         if row is None:
             raise ServiceError(503, "no rule is published yet: the learner has not started")
         if self._rule is None or self._rule[0] != row.version:
             self._rule = (row.version, LinearThreshold(
                 np.asarray(json.loads(row.beta), dtype=float), row.threshold, row.probability),
-                          row.learned == 0)  # (None: a rule from before the cap existed)
+                          row.learned == 0,  # (None: a rule from before the cap existed)
+                          row.shift)
         return self._rule
 
     def _write(self, conn: Connection, group: list[_Request]) -> None:
@@ -205,7 +212,7 @@ class Writer:
         if decided_ids:
             for chunk in _chunks(decided_ids):
                 for row in conn.execute(sa.select(d.c.id, d.c.features, d.c.accepted,
-                                                  d.c.version, d.c.capped)
+                                                  d.c.version, d.c.capped, d.c.group)
                                         .where(d.c.id.in_(chunk))):
                     known[row.id] = row._asdict()
         reported: dict[str, float] = {}
@@ -214,11 +221,11 @@ class Writer:
             for row in conn.execute(sa.select(o.c.decision_id, o.c.outcome)
                                     .where(o.c.decision_id.in_(chunk))):
                 reported[row.decision_id] = row.outcome
-        version, rule, first_guess = 0, None, False
+        version, rule, first_guess, shift = 0, None, False, None
         room = None  # acceptances the cap still allows (None: no cap applies)
         if any(q.kind == "decisions" for q in group):
             store.lock_log(conn)  # before reading the rule: see store.lock_log
-            version, rule, first_guess = self._latest_rule(conn)
+            version, rule, first_guess, shift = self._latest_rule(conn)
             if self.cap is not None and first_guess:
                 taken = conn.execute(sa.select(store.log_counter.c.warm_accepted).where(
                     store.log_counter.c.id == 1)).scalar_one() or 0
@@ -229,7 +236,8 @@ class Writer:
         for request in group:
             try:
                 if request.kind == "decisions":
-                    request.result = self._decide(request, known, version, rule, now, room)
+                    request.result = self._decide(request, known, version, (rule, shift), now,
+                                                  room)
                 else:
                     request.result = self._outcomes(request, known, reported, now)
             except ServiceError as exc:
@@ -253,8 +261,8 @@ class Writer:
             conn.execute(sa.insert(o), outcome_rows)
 
     def _decide(self, request: _Request, known: dict[str, Any], version: int,
-                rule: LinearThreshold, now: float, room: list[int] | None
-                ) -> list[dict[str, Any]]:
+                rule: tuple[LinearThreshold, float | None], now: float,
+                room: list[int] | None) -> list[dict[str, Any]]:
         """The request's decisions; ``room``: acceptances the cap still allows (a one-item
         list, counted down; None: no cap applies). A request refused later gives back none:
         its rows are not written, and the count is taken from the rows that are."""
@@ -267,22 +275,32 @@ class Writer:
             raise
 
     def _decide_all(self, request: _Request, known: dict[str, Any], version: int,
-                    rule: LinearThreshold, now: float, room: list[int] | None
-                    ) -> list[dict[str, Any]]:
+                    rule_shift: tuple[LinearThreshold, float | None], now: float,
+                    room: list[int] | None) -> list[dict[str, Any]]:
+        rule, shift = rule_shift
         out, rows, mine = [], [], {}
-        for given, x in request.items:
+        groups = request.groups or [None] * len(request.items)
+        for (given, x), group in zip(request.items, groups, strict=True):
             row = None if given is None else mine.get(given) or known.get(given)
             if row is not None:
                 if json.loads(row["features"]) != list(x):
                     raise ServiceError(409, f"decision id {given!r} was already decided for "
                                        "other features: give a new id")
+                if row.get("group") != group:
+                    raise ServiceError(409, f"decision id {given!r} was already decided for "
+                                       f"group {row.get('group')!r}: give a new id")
                 out.append({"id": given, "accepted": bool(row["accepted"]),
                             "version": row["version"]})
                 if row.get("capped"):
                     out[-1]["capped"] = True
                 continue
             id_ = given if given is not None else uuid.uuid4().hex
-            accepted = bool(rule.accepts(self.scale(x)))
+            z = self.scale(x)
+            accepted = bool(rule.accepts(z))
+            # By the rule's own score, before the cap: the cap's rejections are not the shift's.
+            band = in_band(float(score(np.asarray(rule.beta, dtype=float),
+                                       np.asarray(z, dtype=float))),
+                           float(rule.threshold), shift, accepted)
             capped = None
             if accepted and room is not None:
                 if room[0] <= 0:
@@ -291,7 +309,7 @@ class Writer:
                     room[0] -= 1
             row = {"id": id_, "features": json.dumps(list(x)), "accepted": accepted,
                    "version": version, "created_at": now, "key_id": request.key_id,
-                   "capped": capped}
+                   "capped": capped, "group": group, "band": band}
             rows.append(row)
             mine[id_] = row
             out.append({"id": id_, "accepted": accepted, "version": version})

@@ -77,11 +77,13 @@ def frames(engine: Engine, names: list[str], since: float | None, until: float |
     for row in decisions:
         doc = {"id": row.id, "seq": row.seq, "time": row.created_at, "version": row.version,
                "accepted": bool(row.accepted), "capped": bool(row.capped),
-               "key_id": row.key_id}
+               "key_id": row.key_id, "group": row.group,
+               "band": None if row.band is None else bool(row.band)}
         doc.update(zip(names, json.loads(row.features), strict=True))
         rows.append(doc)
     out["decisions"] = pd.DataFrame(rows, columns=["id", "seq", "time", "version", "accepted",
-                                                   "capped", "key_id", *names])
+                                                   "capped", "key_id", "group", "band",
+                                                   *names])
     out["outcomes"] = pd.DataFrame(
         [{"id": row.decision_id, "seq": row.seq, "time": row.created_at,
           "outcome": row.outcome, "key_id": row.key_id} for row in outcomes],

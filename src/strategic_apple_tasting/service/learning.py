@@ -34,6 +34,7 @@ from ..learners.decisions import PublishedRule
 from ..learners.persistence import dumps, loads
 from . import retention, store
 from .config import ServiceConfig
+from .groups import rule_shift
 from .locking import LockLost, SingleLearner
 from .redact import reason, redact, shown
 from .sqlite_file import DatabaseLost
@@ -713,8 +714,11 @@ class LearnerLoop:
         rule = self.current.publish(log_at, given)
         self._published_at = store.now()
         row = rule_row(rule, self.current.seq, log_at, self._published_at)
+        # A rule given from outside carries no shift the service knows (NULL: no band).
+        shift = None if given is not None else rule_shift(self.current.learner,
+                                                          np.asarray(rule.rule.beta))
         row.update(key_id=key_id, source=None if given is None else "given",
-                   learned=self.current.learned + self.current.prior)
+                   learned=self.current.learned + self.current.prior, shift=shift)
         conn.execute(sa.insert(store.rules).values(**row))
         self._write_gathered(conn, self.current)  # the shadow's rule, in the same transaction
         return row

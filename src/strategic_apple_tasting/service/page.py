@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from ..reports.pages import _e, _table, html_page
 from . import store
 from .budget_view import budget_html
+from .groups import group_html, group_metrics
 
 #: Time buckets of the acceptance plot.
 BUCKETS = 60
@@ -89,6 +90,7 @@ def policy_page(service: Any) -> str:
         rules = conn.execute(sa.select(r).order_by(r.c.version)).all()
         series = acceptance(conn)
         shadow = shadow_figures(conn) if config.shadow is not None else None
+        groups = group_metrics(conn)
     names = config.names()
     body = [f"<h1>Published lending rule</h1><p class=meta>{_e(config.learner)} · "
             f"{len(rules)} rules published · page made {_when(store.now())}</p>"]
@@ -110,6 +112,7 @@ def policy_page(service: Any) -> str:
                                             for n, b in zip(names, beta, strict=True)]),
         ]
     body.append(budget_html(service))  # issue 22: only when the learner estimates δ
+    body.append(group_html(groups))  # issue 22: only when decisions carry a group
     body += ["<h2>Acceptance over time</h2>",
              f"<figure id=acceptance>{acceptance_svg(series, [x.published_at for x in rules])}"
              "<figcaption>Share of applicants accepted per time bucket; red lines mark "

@@ -1,8 +1,9 @@
 """``GET /metrics`` in the Prometheus text format (what monitoring systems scrape).
 
 The same figures as the JSON document (``sat_decisions_total``, ``sat_learner_lag_entries``,
-``sat_rule_age_seconds``, ..., and ``sat_delta_estimate`` with its interval when the learner
-estimates the applicants' budget), and per rule version the decisions, acceptances, outcomes,
+``sat_rule_age_seconds``, ..., ``sat_delta_estimate`` with its interval when the learner
+estimates the applicants' budget, and per group label ``sat_group_*``: :mod:`.groups`), and
+per rule version the decisions, acceptances, outcomes,
 their sum and the repaid ones (outcome > 0), counted by the learner as it reads the log
 (``rule_stats``: they outlive retention). Alert signals are these series: learner lag and rule
 age directly, drift in acceptance or repayment as the rate of the rule in force against the
@@ -64,6 +65,20 @@ class _Figures:
                  "seen")):
             if key in f:
                 yield GaugeMetricFamily(name, what, value=f[key])
+        # issue 22: per group label the decisions carried (none: no samples).
+        groups = f.get("groups") or {}
+        for name, key, what in (
+                ("sat_group_decisions", "decisions", "Decisions logged with the group label"),
+                ("sat_group_accepted", "accepted", "Acceptances of the group"),
+                ("sat_group_outcomes", "outcomes", "Accepted of the group with an outcome"),
+                ("sat_group_repaid_share", "repaid_share", "Share of those whose outcome > 0"),
+                ("sat_group_band_rejected", "band_rejected", "Rejected with a reported score "
+                 "in the band the rule's shift for gaming created")):
+            family = GaugeMetricFamily(name, what, labels=["group"])
+            for group, figures in groups.items():
+                if figures[key] is not None:
+                    family.add_metric([group], float(figures[key]))
+            yield family
         per = {
             "sat_rule_decisions": ("Decisions under the rule version", "decisions"),
             "sat_rule_accepted": ("Acceptances under the rule version", "accepted"),

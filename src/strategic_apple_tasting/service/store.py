@@ -45,7 +45,7 @@ MAX_ID = 128
 #: The longest group name a decision may carry.
 MAX_GROUP = 64
 #: The newest migration (what every start brings a database to).
-HEAD = "0002"
+HEAD = "0003"
 #: Seconds to wait for a PostgreSQL server to answer a connection (libpq waits for ever).
 CONNECT_TIMEOUT = 10
 
@@ -73,7 +73,8 @@ rules = sa.Table(
     sa.Column("published_at", sa.Double, nullable=False),
     sa.Column("key_id", sa.String(32), nullable=True),  # who asked for it (POST /publish)
     sa.Column("source", sa.String(16), nullable=True),  # "given": a warm start's rule
-    sa.Column("learned", sa.BigInteger, nullable=True))  # outcomes learned when published
+    sa.Column("learned", sa.BigInteger, nullable=True),  # outcomes learned when published
+    sa.Column("shift", sa.Double, nullable=True))  # its shift for gaming (issue 22)
 
 decisions = sa.Table(
     "decisions", METADATA,
@@ -85,7 +86,9 @@ decisions = sa.Table(
     sa.Column("created_at", sa.Double, nullable=False),
     sa.Column("key_id", sa.String(32), nullable=True),  # the API key that wrote it
     sa.Column("group", sa.String(64), nullable=True),  # for figures by group; never learned
-    sa.Column("capped", sa.Boolean, nullable=True))  # rejected by the cap, not by the rule
+    sa.Column("capped", sa.Boolean, nullable=True),  # rejected by the cap, not by the rule
+    # rejected, with a score in the band the rule's shift created (issue 22)
+    sa.Column("band", sa.Boolean, nullable=True))
 
 outcomes = sa.Table(
     "outcomes", METADATA,

@@ -89,9 +89,10 @@ def stochastic(table: pa.Table) -> list[Row]:
     delta = setting(table, "delta")
     return [_row(table, f"SA-OLS estimating δ from the applicants has regret within "
                         f"{FACTOR:g}× of SA-OLS told δ (stochastic game, δ = {delta:g})",
-                 why="the estimate costs a constant early on (the first rounds at the cap, "
-                     "then an estimate from a few movers); SA-OLS told δ has so little regret "
-                     "(it grows like log T) that the constant is more than half of it")]
+                 why="the estimate costs a constant early on (estimates from the first few "
+                     "movers; starting below the cap instead barely changes it); SA-OLS told "
+                     "δ has so little regret (it grows like log T) that the constant is more "
+                     "than half of it")]
 
 
 def partial(table: pa.Table) -> list[Row]:
