@@ -90,12 +90,25 @@ def test_observations_stay_in_their_spaces(which):
     assert largest > 0.5
 
 
-@pytest.mark.parametrize("feedback", ["apple", "bandit"])
+def _grouped_game() -> Game:
+    """German-credit-like rows in two groups with their own budgets (one of them 0)."""
+    rng = np.random.default_rng(4)
+    rows = np.column_stack([np.ones(60), rng.normal(size=(60, 2))])
+    repaid = (rng.random(60) < 1 / (1 + np.exp(-3 * rows[:, 1] - 1))).astype(float)
+    reward = np.where(repaid > 0, 1.0, -1.0)
+    data = DataContexts(rows=rows, repaid=repaid, if_repaid=reward, if_defaulted=reward.copy(),
+                        groups=rng.integers(0, 2, 60), group_names=("a", "b"))
+    return Game(dimension=3, contexts=data, delta={"a": 0.0, "b": 0.6},
+                agents=SubsetGaming(gameable=np.array([False, True, True])))
+
+
+@pytest.mark.parametrize("feedback", ["apple", "bandit", "budget by group"])
 def test_a_learner_through_the_environment_meets_the_engines_rounds(feedback):
     """SA-OLS played through the environment (its rules scaled into the action box) has the
     regret, rewards and moves of the engine's per-round loop on the same seed, bit for bit.
     Control: the next seed's episode, which the same comparison tells apart."""
-    game = Game(dimension=3, delta=0.2, feedback=feedback)
+    game = (_grouped_game() if feedback == "budget by group"
+            else Game(dimension=3, delta=0.2, feedback=feedback))
     horizon, seed = 400, 7
 
     def engine():

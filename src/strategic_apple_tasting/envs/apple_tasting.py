@@ -176,21 +176,23 @@ class StrategicAppleTastingEnv(gymnasium.Env):
         self._instance = self.game.instance(seed)
         self._t = 0
         self._drawn = 0
-        self._buffer: list[tuple[np.ndarray, list[float]]] = []
+        self._buffer: list[tuple[np.ndarray, int, list[float]]] = []
         d = self.game.dimension
         observation = {"features": np.zeros(d), "accepted": 0, "outcome_observed": 0,
                        "outcome": np.zeros(1)}
         return observation, {"round": 0}
 
-    def _next_round(self) -> tuple[np.ndarray, list[float]]:
-        """The next round's true context and (E[r(1)], E[r(0)], r(1), r(0)), drawn ahead in
-        batches as the engine's reference loop draws them."""
+    def _next_round(self) -> tuple[np.ndarray, int, list[float]]:
+        """The next round's true context, the data row it came from (a budget per group reads
+        it) and (E[r(1)], E[r(0)], r(1), r(0)), drawn ahead in batches as the engine's
+        reference loop draws them."""
         if not self._buffer:
             inst = self.instance
             n = min(BATCH, self.horizon - self._drawn)
-            xs, outcomes = inst.next_rounds(n)
+            rows = np.empty(n, dtype=np.int64)
+            xs, outcomes = inst.next_rounds(n, rows)
             inst.draw_agents_ahead(n)
-            self._buffer = list(zip(xs, outcomes.tolist(), strict=True))[::-1]
+            self._buffer = list(zip(xs, rows.tolist(), outcomes.tolist(), strict=True))[::-1]
             self._drawn += n
         return self._buffer.pop()
 
@@ -207,9 +209,9 @@ class StrategicAppleTastingEnv(gymnasium.Env):
         if not np.all(np.isfinite(rule)):
             raise ValueError(f"action must be finite, got {rule.tolist()!r}")
         beta, threshold = rule[:d], float(rule[d])
-        x, (mean1, mean0, r1, r0) = self._next_round()
+        x, row, (mean1, mean0, r1, r0) = self._next_round()
         published = LinearThreshold(beta=beta, threshold=threshold)
-        x_obs, moved = inst.next_response(published, x)
+        x_obs, moved = inst.next_response(published, x, row)
         accepted = published.accepts(x_obs)
         observed = accepted or self.game.feedback == "bandit"
         reward = r1 if accepted else r0
