@@ -313,7 +313,9 @@ def _play(data: LendingData, learner: Learner, streams: _Streams, agents: Ellips
     respond = RESPOND[type(gamer)]  # (streams.honest)
     scratch_rng = np.random.default_rng(0)  # respond draws nothing when truthful is 0
     out = np.empty(data.d)
-    features, reward = data.features, data.reward
+    # Writable copies: LendingData's arrays are frozen, and a read-only row is another compiled
+    # type for the agents' responses and the learners' kernels, which no package run compiles.
+    features, reward = np.array(data.features), np.array(data.reward)
     totals = dict.fromkeys(COUNTS, 0)
     regret = stack = earned = 0.0
     rows, k = [], 0

@@ -46,16 +46,52 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config._sat_compiled = (cache_root() / "numba", _compiled_entries(snapshot / "numba"))
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """Say how many entries the tests compiled beyond ``sat compile``'s (a user's classes,
-    defined in tests, excepted): each was compiled by a test worker, possibly by both."""
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A test worker hands the controller what it compiled (``module.function(types)``); the
+    controller fails the run when the tests compiled any package entry that ``sat compile``
+    did not (a user's classes, defined in tests, excepted: they keep their entries in files of
+    their own): each was compiled by a test worker, possibly by both, and by a user's first
+    run too."""
+    config = session.config
+    if hasattr(config, "workerinput"):
+        from strategic_apple_tasting import _jit
+
+        config.workeroutput["sat_saved"] = list(_jit.SAVED)
+        return
     compiled = getattr(config, "_sat_compiled", None)
     if compiled is None:
         return
     root, before = compiled
     extra = sorted(_compiled_entries(root) - before) if root.is_dir() else []
-    terminalreporter.write_line(f"sat compile: the tests compiled {len(extra)} package entries "
-                                "beyond it" + (": " + ", ".join(extra[:20]) if extra else ""))
+    config._sat_extra = extra
+    if extra and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """Gather what each test worker compiled (for the summary's list)."""
+    saved = getattr(node, "workeroutput", {}).get("sat_saved", [])
+    node.config._sat_saved = [*getattr(node.config, "_sat_saved", []), *saved]
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Name every package entry the tests compiled beyond ``sat compile``'s (the run fails
+    with any: :func:`pytest_sessionfinish`), and what the test workers compiled."""
+    extra = getattr(config, "_sat_extra", None)
+    if extra is None:
+        return
+    if extra:
+        terminalreporter.write_line(
+            f"FAILED sat compile: the tests compiled {len(extra)} package entries beyond it "
+            "(call kernels with the package's own argument types, or make `sat compile` "
+            "reach them):", red=True)
+        for entry in extra:
+            terminalreporter.write_line(f"    {entry}")
+        for entry in sorted(set(getattr(config, "_sat_saved", []))):
+            terminalreporter.write_line(f"    compiled by a test worker: {entry}")
+    else:
+        terminalreporter.write_line("sat compile: the tests compiled no package entry beyond it")
     shutil.rmtree(os.environ.get(SNAPSHOT, ""), ignore_errors=True)
 
 

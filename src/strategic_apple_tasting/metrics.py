@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from scipy import stats
+from scipy.special import stdtrit  # scipy.stats.t.ppf's own _ppf; scipy.stats costs `sat run` 0.8 s
 
 #: Bootstrap resamples of the seeds behind every bootstrapped interval.
 RESAMPLES = 2000
@@ -181,7 +181,7 @@ def mean_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
     mean = float(values.mean())
     if n == 1:
         return mean, math.nan
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1) * values.std(ddof=1) / math.sqrt(n))
+    half = float(stdtrit(n - 1, 0.5 + level / 2) * values.std(ddof=1) / math.sqrt(n))
     return mean, half
 
 
@@ -270,6 +270,6 @@ def regret_curves(table: pa.Table, learner: str, column: str = "regret"
     mean = np.divide(total, n, out=np.full(grid.size, np.nan), where=n > 0)
     squares = np.where(finite, (matrix - mean) ** 2, 0.0).sum(axis=0)
     sd = np.sqrt(np.divide(squares, n - 1, out=np.zeros(grid.size), where=n > 1))
-    quantile = stats.t.ppf(0.975, np.maximum(n - 1, 1))
+    quantile = stdtrit(np.maximum(n - 1, 1), 0.975)
     half = np.where(n > 1, quantile * sd / np.sqrt(np.maximum(n, 1)), np.nan)
     return grid, mean, half

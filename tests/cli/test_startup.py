@@ -61,6 +61,32 @@ def test_the_package_names_load_on_first_use():
         _ = sat_package.no_such_name
 
 
+def test_sat_run_imports_no_plotting(tmp_path):
+    """`sat run` simulates and writes a table and its summary: it needs neither matplotlib nor
+    scipy.stats (a second of CPU of its start-up together; issue 23's target is 3 s). pandas
+    it gets anyway: pyarrow imports it to ask whether an array is a pandas one."""
+    modules = _imported("-m", "strategic_apple_tasting", "run", "--learner", "accept-all", "-d",
+                        "2", "-T", "10", "--seeds", "1", "--out", str(tmp_path / "out"))
+    assert (tmp_path / "out" / "summary.txt").exists()
+    heavy = sorted(m for m in modules
+                   if m.split(".")[0] == "matplotlib" or m.startswith("scipy.stats"))
+    assert heavy == [], f"sat run imported {heavy[:10]}"
+
+
+def test_the_scenarios_names_load_on_first_use():
+    """The CLI reads the data sets' names from ``scenarios.datasets``: its package's other
+    names (which bring pandas) load on first use, each the module's own object."""
+    import strategic_apple_tasting.scenarios as scenarios
+
+    assert set(scenarios._SOURCES) == set(scenarios.__all__)
+    for name in sorted(scenarios.__all__):
+        value = getattr(scenarios, name)
+        module = sys.modules[f"strategic_apple_tasting.scenarios{scenarios._SOURCES[name]}"]
+        assert value is getattr(module, name), name
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        _ = scenarios.no_such_name
+
+
 # Installed as the child's sitecustomize: the first import of numba (the heaviest of `sat`'s
 # imports) says it has started and then waits, so the signal comes mid-import every time.
 _BLOCK_NUMBA = '''

@@ -59,10 +59,13 @@ PLAIN = textwrap.dedent("""
     """)
 
 
-@pytest.fixture
-def outside(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def outside(tmp_path_factory):
     """A compiled learner in a user's own package, importable from this process and from
-    subprocesses (PYTHONPATH)."""
+    subprocesses (PYTHONPATH). One package for the module: its compiled entries are keyed on
+    its files' paths and source, so the tests and the ``sat`` processes they start share them
+    instead of each compiling the engine's loop for it anew."""
+    tmp_path = tmp_path_factory.mktemp("outside")
     package = tmp_path / "src" / "mine"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
@@ -74,10 +77,11 @@ def outside(tmp_path, monkeypatch):
         class NoHooks(Learner):
             name = "no-hooks"
         """))
-    monkeypatch.syspath_prepend(str(tmp_path / "src"))
-    path = os.pathsep.join([str(tmp_path / "src"), os.environ.get("PYTHONPATH", "")])
-    monkeypatch.setenv("PYTHONPATH", path)
-    return tmp_path
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.syspath_prepend(str(tmp_path / "src"))
+        path = os.pathsep.join([str(tmp_path / "src"), os.environ.get("PYTHONPATH", "")])
+        monkeypatch.setenv("PYTHONPATH", path)
+        yield tmp_path
 
 
 def test_an_import_path_resolves_to_the_class(outside):

@@ -149,6 +149,7 @@ def _run_learner(name: str) -> None:
         learner = cls()
     except ValueError:  # a peer adapter without its library
         return
+    _read_out(learner)
     for game in _games():
         for engine in ENGINES[1:]:
             if engine == "compiled" and compiled_path_refusal(game, learner) is not None:
@@ -167,6 +168,21 @@ def _run_learner(name: str) -> None:
                 simulate(game, [estimator], HORIZON, seeds=1, engine=engine)
             except ValueError:  # a learner that cannot estimate in this game
                 pass
+
+
+def _read_out(learner: Learner) -> None:
+    """A learner's read-outs that call compiled code from Python (its estimate; a logistic
+    learner's fitted coefficients), after a few rounds of the per-round API, bound to a game as
+    the engine binds it."""
+    rng = np.random.default_rng(0)
+    learner = learner.bind(_games()[0].instance(0), HORIZON).reset(2, 0)
+    for _ in range(HORIZON):
+        x = rng.uniform(-1.0, 1.0, 2)
+        accepted = learner.act(x)
+        learner.update(x, accepted, 0.5 if accepted else None)
+    learner.estimate()
+    if callable(getattr(learner, "coefficients", None)):
+        learner.coefficients()
 
 
 class _PlainLinear(Learner):
@@ -228,6 +244,36 @@ def _run_game_side() -> None:
     estimate_budget(probe_rule(_games()[0], np.ones(2), 0.0, HORIZON))
     _games()[0].instance(0).next_context()
     LinearThreshold(np.ones(2), 0.5).accepts(x)
+    for game in _games()[:2]:  # a game instance's per-round read-outs, in both feedback modes
+        instance = game.instance(0)
+        instance.mean_reward(x), instance.gap(x), instance.next_rewards(x)
+    _run_kernel_helpers(x, rng)
+
+
+def _run_kernel_helpers(x: np.ndarray, rng: np.random.Generator) -> None:
+    """The compiled helpers that the package inlines into its loops and that its modules also
+    export for calling from Python (the tests check them one by one; a researcher reads a
+    learner's ``state`` with them), each compiled alone for the types the package's own arrays
+    and states have. The test suite fails naming any helper it compiled that this (or a run)
+    did not, so a new one cannot be missed silently."""
+    from ..game.agents import BUDGET, AgentsCore, LazyBestResponse, lazy_move
+    from ..game.policies import clean_above, norm, score
+    from ..learners import Exp3PSAE, Exp3SAE, exp3p_experts, lazy_experts
+
+    beta, out = np.array([1.0, 0.5]), np.zeros(2)
+    score(beta, x), norm(beta), clean_above(beta, 0.5, x, 0.0)
+    lazy_move(beta, 0.5, 0.1, x, out)
+    BUDGET[AgentsCore](LazyBestResponse().compiled(), rng)
+    coords = np.zeros(2, dtype=np.int64)
+    instance = _games()[0].instance(0)
+    experts = Exp3SAE().bind(instance, HORIZON).reset(2).state.experts
+    lazy_experts.expert_log_weight(experts, coords)
+    lazy_experts.expert_weight(experts, coords)
+    lazy_experts.expert_probability(experts, coords, 0.1)
+    lazy_experts.scale_weight(experts, coords, 0.5)
+    weights = Exp3PSAE().bind(instance, HORIZON).reset(2).state.weights
+    exp3p_experts.expert_log_weight(weights, coords)
+    exp3p_experts.expert_probability(weights, coords, 0.1)
 
 
 def run_part(part: Part) -> tuple[str, float, list[str]]:

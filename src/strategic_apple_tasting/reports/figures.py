@@ -16,21 +16,33 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from matplotlib.figure import Figure
 
 from .. import theory
 from ..engine.simulate import DATA_COLUMNS, ESTIMATE_COLUMNS, RESULT_COLUMNS
 from ..learners import LEARNERS, Theorem, learner_class
 from ..metrics import Estimate, exponent_across, exponent_along, mean_ci, regret_curves
+
+if TYPE_CHECKING:
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+
+def _pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend, imported on first use: ``sat run``'s summary
+    reads this module's helpers but draws nothing, and pyplot is a large part of its start-up
+    (issue 23: the first run after set-up within 3 s)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
+
+    return matplotlib.pyplot
 
 #: Most panels in one figure of final regret against a setting.
 MAX_PANELS = 6
@@ -461,7 +473,7 @@ def regret_figure(table: pa.Table, fits: dict[str, ExponentFit], *, title: str =
     curves = largest_horizon(table)
     d = single_dimension(table)
     colors = colors or palette(labels(table))
-    fig, (ax_lin, ax_log) = plt.subplots(1, 2, figsize=(11, 4.6))
+    fig, (ax_lin, ax_log) = _pyplot().subplots(1, 2, figsize=(11, 4.6))
     positive = False
     for name in labels(table):
         color = colors[name]
@@ -561,7 +573,7 @@ def learning_figure(table: pa.Table, *, title: str = "", colors: dict[str, str] 
     setting = _setting(curves)
     why = clean_theory(setting)
     notes = []
-    fig, (ax_clean, ax_err) = plt.subplots(1, 2, figsize=(11, 4.4))
+    fig, (ax_clean, ax_err) = _pyplot().subplots(1, 2, figsize=(11, 4.4))
     horizon = 0
     positive = False
     colors = colors or palette(labels(table))
@@ -711,7 +723,7 @@ def _panels(table: pa.Table, others: list[str]) -> tuple:
         groups = groups[:MAX_PANELS]
     ncols = min(3, len(groups))
     nrows = math.ceil(len(groups) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols, 3.6 * nrows + 0.6),
+    fig, axes = _pyplot().subplots(nrows, ncols, figsize=(4.4 * ncols, 3.6 * nrows + 0.6),
                              squeeze=False)
     return final, groups, note, fig, axes
 
@@ -803,5 +815,5 @@ def save_figure(fig: Figure, out_dir: str | os.PathLike, stem: str, *, dpi: int 
     png = out / f"{stem}.png"
     fig.savefig(png, dpi=dpi, bbox_inches="tight")
     fig.savefig(out / f"{stem}.pdf", bbox_inches="tight")
-    plt.close(fig)
+    _pyplot().close(fig)
     return png.read_bytes()

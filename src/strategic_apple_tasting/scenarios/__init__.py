@@ -7,19 +7,56 @@ named data sets. :func:`data_game` makes any of them a game for the compiled eng
 reads (profit, regret against the best linear rule and against the least-squares rule).
 """
 
-from .datasets import DATASETS, DataSet, data_game, from_lending, load_dataset
-from .fico import load_fico
-from .groups import format_groups, group_summary
-from .lending import LendingData, german_credit_path, load_csv, load_german_credit
-from .run import (
-    BEST_RULE,
-    LEARNERS,
-    compare_lending,
-    fitted_rule,
-    format_table,
-    run_lending,
-    subset_agents,
-)
+# The names below are loaded on first use (PEP 562), as the package's own are: the CLI reads
+# DATASETS from .datasets while building its parser, and the other modules bring pandas,
+# scipy and matplotlib, which `sat run` never needs (issue 23: its first run within 3 s).
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+#: Where each public name is defined (relative to this package).
+_SOURCES = {
+    **dict.fromkeys(("DATASETS", "DataSet", "data_game", "from_lending", "load_dataset"),
+                    ".datasets"),
+    "load_fico": ".fico",
+    **dict.fromkeys(("format_groups", "group_summary"), ".groups"),
+    **dict.fromkeys(("LendingData", "german_credit_path", "load_csv", "load_german_credit"),
+                    ".lending"),
+    **dict.fromkeys(("BEST_RULE", "LEARNERS", "compare_lending", "fitted_rule", "format_table",
+                     "run_lending", "subset_agents"), ".run"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        source = _SOURCES[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(import_module(source, __name__), name)
+    globals()[name] = value  # later uses are plain attribute lookups
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
+    from .datasets import DATASETS, DataSet, data_game, from_lending, load_dataset
+    from .fico import load_fico
+    from .groups import format_groups, group_summary
+    from .lending import LendingData, german_credit_path, load_csv, load_german_credit
+    from .run import (
+        BEST_RULE,
+        LEARNERS,
+        compare_lending,
+        fitted_rule,
+        format_table,
+        run_lending,
+        subset_agents,
+    )
 
 __all__ = ["BEST_RULE", "DATASETS", "LEARNERS", "DataSet", "LendingData", "compare_lending",
            "data_game", "fitted_rule", "format_groups", "format_table", "from_lending",

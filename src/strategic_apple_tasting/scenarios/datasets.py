@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..game import DataContexts, Game, SubsetGaming
 from .dataset import DataSet
-from .lending import LendingData
+
+if TYPE_CHECKING:  # imported where it is used: it brings pandas, which `sat run` never needs
+    from .lending import LendingData
 
 #: How :func:`~.lending.load_german_credit` names its source.
 GERMAN_SOURCE = "UCI Statlog German credit"
@@ -42,6 +45,8 @@ def from_lending(data: LendingData, title: str | None = None) -> DataSet:
     >>> data.gameable_names(), data.contexts.recorded().mean.tolist()
     (('cash',), [1.0, -1.0, 1.0, -1.0])
     """
+    from .lending import LendingData
+
     if not isinstance(data, LendingData):
         raise ValueError(f"data must be a LendingData (load_german_credit, load_csv), "
                          f"got {type(data).__name__}")
@@ -127,6 +132,8 @@ def data_game(data: DataSet | LendingData, *, delta: float | None = None, truthf
     >>> game.dimension, game.settings()["gameable"], game.settings()["rewards"]
     (2, 'score', 'recorded')
     """
+    from .lending import LendingData
+
     if isinstance(data, LendingData):
         data = from_lending(data)
     if not isinstance(data, DataSet):
