@@ -105,7 +105,7 @@ def shift_model(game: Any, bound: Any) -> Any:
         # belief, whose arrays the learner updates).
         return live
     if type(bound).strategy_aware and "delta" in bound.get_params():
-        belief = bound._compiled_belief()
+        belief = bound.compiled_belief()
         if type(belief) is type(compiled_agents(game.agents)):
             return belief
         return compiled_agents(game.agents._replace(delta=float(belief.delta)))

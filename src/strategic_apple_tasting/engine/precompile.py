@@ -130,7 +130,7 @@ def estimating(cls: type) -> Learner | None:
     strategy-aware learner with a ``delta``. Its state holds an
     :class:`~..learners.budget.EstimatedBudget` instead of the agent model, a type of its own
     for its kernels and the engine's loop."""
-    if not (cls.strategy_aware and "delta" in cls._param_names()):
+    if not (cls.strategy_aware and "delta" in cls.param_names()):
         return None
     try:
         return cls(delta="estimate")

@@ -122,7 +122,7 @@ def play_published(inst: GameInstance, learner: Learner, horizon: int,
         learned = []
         used = False
         if not observed:  # learned by decide(): a rejection has no outcome to wait for
-            used = learner._last_used
+            used = bool(decision.used)
             learned.append((used, False, moved))
         late = inst.next_delay()
         if observed:

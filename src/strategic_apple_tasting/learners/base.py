@@ -214,7 +214,8 @@ class Learner(DecisionDesk):
 
     # -- hyperparameters -------------------------------------------------------------------
     @classmethod
-    def _param_names(cls) -> list[str]:
+    def param_names(cls) -> list[str]:
+        """The names of the hyperparameters (``__init__``'s parameters), in order."""
         return list(_param_names(cls))
 
     def get_params(self) -> dict[str, Any]:
@@ -223,10 +224,10 @@ class Learner(DecisionDesk):
 
     def clone(self, **overrides: Any) -> Learner:
         """A fresh, unreset learner with the same hyperparameters (some overridden)."""
-        unknown = set(overrides) - set(self._param_names())
+        unknown = set(overrides) - set(self.param_names())
         if unknown:
             raise ValueError(f"{self.name} has no parameter {sorted(unknown)[0]!r}; "
-                             f"allowed: {', '.join(self._param_names())}")
+                             f"allowed: {', '.join(self.param_names())}")
         return type(self)(**{**self.get_params(), **overrides})
 
     def bind(self, instance: Any, horizon: int | None = None) -> Learner:
@@ -267,7 +268,7 @@ class Learner(DecisionDesk):
             return EstimatedBudget.new(model, cap)
         return model
 
-    def _compiled_belief(self) -> Any:
+    def compiled_belief(self) -> Any:
         """:meth:`_belief` as compiled code receives it (a learner's state holds it): one type
         for every built-in agent model, so the learner's kernels compile once for all."""
         return compiled_agents(self._belief())
@@ -290,6 +291,11 @@ class Learner(DecisionDesk):
     # -- state -----------------------------------------------------------------------------
     def _init_state(self, d: int) -> Any:
         raise NotImplementedError
+
+    def check_state(self, state: Any, template: Any, where: str) -> None:
+        """:meth:`_check_state`, the learner's own check of a state read from a saved file
+        (the loader calls it)."""
+        self._check_state(state, template, where)
 
     def _check_state(self, state: Any, template: Any, where: str) -> None:
         """Raise ``ValueError`` naming the field (``f"{where}.counts[1]"``) if ``state``, read
@@ -354,6 +360,26 @@ class Learner(DecisionDesk):
         self._state = self._init_state(self._d)
         self._reset_desk()
         return self
+
+    @serialized
+    def restore(self, state: Any, rng: np.random.Generator) -> None:
+        """Put a state and generator read from a saved file in place of those :meth:`reset`
+        made (the loader's entry; it has checked them with :meth:`check_state`)."""
+        self._require_reset()
+        self._state = state
+        self._rng = rng
+
+    @property
+    def dimension(self) -> int:
+        """The dimension d of the contexts, given to :meth:`reset`."""
+        self._require_reset()
+        return self._d
+
+    @property
+    def generator(self) -> np.random.Generator:
+        """The learner's random generator (what :meth:`reset` made of its ``rng``)."""
+        self._require_reset()
+        return self._rng
 
     def _require_reset(self) -> None:
         if not hasattr(self, "_state"):

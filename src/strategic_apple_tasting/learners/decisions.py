@@ -84,19 +84,59 @@ class PublishedRule:
 @dataclass(frozen=True)
 class Decision:
     """One applicant decided: its id, the decision, and the version of the rule it was made
-    under (``time`` on the decision clock)."""
+    under (``time`` on the decision clock).
+
+    ``used`` is whether the learner used the point for learning, for a decision learned from at
+    once (a rejection under apple tasting: nothing will be observed); None for a decision that
+    awaits its outcome, whose :meth:`~DecisionDesk.report` says it (the engine counts both).
+    """
 
     id: int | str
     accepted: bool
     version: int
     time: float
+    used: bool | None = None
 
 
 @dataclass
-class _Pending:
+class PendingDecision:
+    """A decision awaiting its outcome: its rule's version, the observed context, the
+    decision."""
+
     version: int
     x_obs: np.ndarray
     accepted: bool
+
+
+@dataclass
+class DeskRecord:
+    """The decision bookkeeping of a learner, as :mod:`.persistence` saves it and
+    :mod:`.loading` restores it (:meth:`DecisionDesk.desk_record`,
+    :meth:`DecisionDesk.restore_desk`).
+
+    ``in_force`` is the rule in force (None before the first publication or after a per-round
+    API round); ``rules`` the published rules some decision still needs, by version, with
+    ``snapshots`` of their published fields and ``uses`` (the pending decisions and holds under
+    each); ``pending`` the decisions awaiting outcomes, in decision order; ``reported`` the ids
+    whose feedback is complete; ``version`` the last version published; ``next_id`` the next
+    default id; ``clock`` the decision clock; ``stale`` whether the next decision publishes
+    first; ``every_outcomes`` and ``period`` the publication cadence; ``outcomes_since`` the
+    outcomes reported since the last publication.
+    """
+
+    in_force: PublishedRule | None
+    rules: dict[int, PublishedRule]
+    snapshots: dict[int, dict[str, Any]]
+    uses: dict[int, int]
+    pending: dict[int | str, PendingDecision]
+    reported: set[int | str]
+    version: int
+    next_id: int
+    clock: float
+    stale: bool
+    every_outcomes: int | None
+    period: float | None
+    outcomes_since: int
 
 
 #: What a learner keeps on itself for its dimension, generator, state and decisions (the rest,
@@ -104,7 +144,7 @@ class _Pending:
 DESK_ATTRIBUTES = frozenset({
     "_d", "_rng", "_state", "_in_force", "_snapshots", "_rules", "_uses", "_pending",
     "_reported", "_version", "_next_id", "_clock", "_stale", "_every_outcomes", "_period",
-    "_outcomes_since", "_last_used", "_learned_since", "_lock"})
+    "_outcomes_since", "_learned_since", "_lock"})
 
 
 def serialized(method: Callable) -> Callable:
@@ -198,7 +238,7 @@ class DecisionDesk:
         self._snapshots: dict[int, dict[str, Any]] = {}  # version → published fields
         self._rules: dict[int, PublishedRule] = {}  # versions some pending decision needs
         self._uses: dict[int, int] = {}  # version → pending decisions made under it
-        self._pending: dict[int | str, _Pending] = {}
+        self._pending: dict[int | str, PendingDecision] = {}
         self._reported: set[int | str] = set()
         self._version = 0
         self._next_id = 0
@@ -207,7 +247,6 @@ class DecisionDesk:
         self._every_outcomes: int | None = None
         self._period: float | None = None
         self._outcomes_since = 0
-        self._last_used = False  # whether the last feedback learned was used (the engine's count)
         self._learned_since = False  # whether the learner learned since its last publication
 
     @serialized
@@ -299,6 +338,43 @@ class DecisionDesk:
         self._require_reset()
         return self._in_force
 
+    @property
+    def clock(self) -> float:
+        """The decision clock: the last time given to the API, else the decisions made."""
+        self._require_reset()
+        return self._clock
+
+    @serialized
+    def desk_record(self) -> DeskRecord:
+        """The decision bookkeeping (the live objects, not copies: read it, do not change
+        it), for saving."""
+        self._require_reset()
+        return DeskRecord(
+            in_force=self._in_force, rules=self._rules, snapshots=self._snapshots,
+            uses=self._uses, pending=self._pending, reported=self._reported,
+            version=self._version, next_id=self._next_id, clock=self._clock, stale=self._stale,
+            every_outcomes=self._every_outcomes, period=self._period,
+            outcomes_since=self._outcomes_since)
+
+    @serialized
+    def restore_desk(self, record: DeskRecord) -> None:
+        """Take ``record`` (checked for consistency by the loader) as the decision
+        bookkeeping, in place of what :meth:`reset` made."""
+        self._require_reset()
+        self._in_force = record.in_force
+        self._rules = record.rules
+        self._snapshots = record.snapshots
+        self._uses = record.uses
+        self._pending = record.pending
+        self._reported = record.reported
+        self._version = record.version
+        self._next_id = record.next_id
+        self._clock = record.clock
+        self._stale = record.stale
+        self._every_outcomes = record.every_outcomes
+        self._period = record.period
+        self._outcomes_since = record.outcomes_since
+
     def _current(self) -> PublishedRule:
         """The rule in force, published first if there is none or a round has ended."""
         if self._in_force is None or self._stale:
@@ -329,22 +405,24 @@ class DecisionDesk:
         if self._learned_since and not self.holds_rules:
             raise ValueError(f"{self.name}'s published rule reads its live model, which has "
                              "learned since it was published: publish() before deciding again")
-        decision = Decision(id, rule.rule.accepts(x), rule.version, now)
-        self._file(decision, x)
-        if not (decision.accepted or self._bandit()):
+        accepted = rule.rule.accepts(x)
+        decision = Decision(id, accepted, rule.version, now,
+                            self._file(id, accepted, rule.version, x))
+        if not (accepted or self._bandit()):
             self._reported.add(id)  # its (empty) feedback is complete: no report will come
         if time is None:
             self._clock += 1.0
         return decision
 
-    def _file(self, decision: Decision, x: np.ndarray) -> None:
-        """Keep a decision awaiting its outcome, or (a rejection under apple tasting, whose
-        feedback, nothing observed, is complete now) learn from it at once."""
-        if decision.accepted or self._bandit():
-            self._pending[decision.id] = _Pending(decision.version, x, decision.accepted)
-            self._uses[decision.version] = self._uses.get(decision.version, 0) + 1
-        else:
-            self._learn_under(decision.version, x, False, None)
+    def _file(self, id: int | str, accepted: bool, version: int, x: np.ndarray) -> bool | None:
+        """Keep a decision awaiting its outcome (None), or (a rejection under apple tasting,
+        whose feedback, nothing observed, is complete now) learn from it at once and return
+        whether the point was used."""
+        if accepted or self._bandit():
+            self._pending[id] = PendingDecision(version, x, accepted)
+            self._uses[version] = self._uses.get(version, 0) + 1
+            return None
+        return self._learn_under(version, x, False, None)
 
     @serialized
     def record(self, x_obs: Any, id: int | str, accepted: bool, version: int, time: float
@@ -371,9 +449,9 @@ class DecisionDesk:
             raise ValueError(f"decision {id!r} says accepted={bool(accepted)}, but rule "
                              f"version {version} {'accepts' if not accepted else 'rejects'} "
                              "its context")
-        decision = Decision(id, bool(accepted), version, self._time(time))
-        self._file(decision, x)
-        return decision
+        now = self._time(time)
+        return Decision(id, bool(accepted), version, now,
+                        self._file(id, bool(accepted), version, x))
 
     @serialized
     def hold(self, version: int) -> None:
@@ -396,7 +474,7 @@ class DecisionDesk:
 
     def _feedback(self) -> str | None:
         """The learner's ``feedback`` parameter (None if it has none)."""
-        return getattr(self, "feedback", None) if "feedback" in self._param_names() else None
+        return getattr(self, "feedback", None) if "feedback" in self.param_names() else None
 
     def _bandit(self) -> bool:
         return self._feedback() == "bandit"
@@ -441,15 +519,13 @@ class DecisionDesk:
         snapshot = self._snapshots.get(version)
         self._learned_since = True
         if snapshot is None or version == self._version_in_force():
-            self._last_used = bool(self._learn(rule, x_obs, accepted, reward))
-            return self._last_used
+            return bool(self._learn(rule, x_obs, accepted, reward))
         now = {f: copy.deepcopy(getattr(self._state, f)) for f in snapshot}
         _assign(self._state, snapshot)
         try:
-            self._last_used = bool(self._learn(rule, x_obs, accepted, reward))
+            return bool(self._learn(rule, x_obs, accepted, reward))
         finally:
             _assign(self._state, now)
-        return self._last_used
 
 
 def _assign(state: Any, values: dict[str, Any]) -> None:

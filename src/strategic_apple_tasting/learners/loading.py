@@ -174,7 +174,7 @@ def resolve(name: Any, allow: dict[str, type | None]) -> type:
 def _params(node: Any, cls: type) -> dict[str, Any]:
     from .persistence import from_jsonable
 
-    names = cls._param_names()
+    names = cls.param_names()
     node = _object(node, "params", names)
     try:
         return {k: from_jsonable(v) for k, v in node.items()}
@@ -365,7 +365,7 @@ class States:
 def check_state(learner: Any, state: Any, template: Any, field: str) -> None:
     """The learner's own check of a decoded state (its kernels' invariants)."""
     try:
-        learner._check_state(state, template, field)
+        learner.check_state(state, template, field)
     except ValueError as exc:
         raise Refused(str(exc)) from None
 
@@ -416,15 +416,16 @@ def _beta(node: Any, d: int, field: str) -> np.ndarray:
 class Desk:
     """Decodes the decision bookkeeping of ``learner`` (its template made by the loader)."""
 
-    def __init__(self, learner: Any, states: States, template: Any) -> None:
+    def __init__(self, learner: Any, states: States, template: Any, state: Any) -> None:
         self.learner = learner
         self.states = states
         self.template = template
-        self.d = learner._d
+        self.state = state  # the learner's decoded state, which snapshots are put into
+        self.d = learner.dimension
 
-    def read(self, node: Any, format_version: int) -> dict[str, Any]:
-        """The desk's attributes (``_rules``, ``_pending``, ...), every field checked."""
-        from .decisions import _Pending
+    def read(self, node: Any, format_version: int) -> Any:
+        """The desk's bookkeeping (a :class:`~.decisions.DeskRecord`), every field checked."""
+        from .decisions import DeskRecord, PendingDecision
 
         doc = _object(node, "desk", DESK_KEYS)
         version = _int(doc["version"], "desk.version")
@@ -457,18 +458,18 @@ class Desk:
             reported.add(id_)
         every = doc["every_outcomes"]
         period = doc["period"]
-        return {
-            "_in_force": None if in_force is None else rules[in_force], "_rules": rules,
-            "_snapshots": snapshots, "_uses": uses,
-            "_pending": {i: _Pending(*p) for i, p in pending.items()},
-            "_reported": reported, "_version": version,
-            "_next_id": _int(doc["next_id"], "desk.next_id"), "_clock": clock,
-            "_stale": _bool(doc["stale"], "desk.stale"),
-            "_every_outcomes": None if every is None else _int(every, "desk.every_outcomes", 1),
-            "_period": None if period is None else _real(period, "desk.period", 0.0,
-                                                         open_low=True),
-            "_outcomes_since": _int(doc["outcomes_since"], "desk.outcomes_since"),
-        }
+        return DeskRecord(
+            in_force=None if in_force is None else rules[in_force], rules=rules,
+            snapshots=snapshots, uses=uses,
+            pending={i: PendingDecision(*p) for i, p in pending.items()},
+            reported=reported, version=version,
+            next_id=_int(doc["next_id"], "desk.next_id"), clock=clock,
+            stale=_bool(doc["stale"], "desk.stale"),
+            every_outcomes=None if every is None else _int(every, "desk.every_outcomes", 1),
+            period=None if period is None else _real(period, "desk.period", 0.0,
+                                                     open_low=True),
+            outcomes_since=_int(doc["outcomes_since"], "desk.outcomes_since"),
+        )
 
     @staticmethod
     def _held(value: Any, rules: dict[int, Any], field: str) -> int:
@@ -504,7 +505,7 @@ class Desk:
                                                f"{where}.{f}") for f in fields}
                 # The published fields are put back into the state to learn a late outcome:
                 # the state with them must pass the learner's check.
-                check_state(learner, learner._state._replace(**saved), self.template, where)
+                check_state(learner, self.state._replace(**saved), self.template, where)
                 snapshots[version] = saved
         return rules, snapshots
 
@@ -617,7 +618,7 @@ def read(meta: Any, arrays: dict[str, np.ndarray], format_version: int,
         raise Refused(f"d must be at most {most:,} (a file of {size:,} bytes holds fewer "
                       f"numbers; no saved learner has more than {MAX_D:,}), got {d:,}")
     learner = template_learner(cls, params, d, size)
-    template = learner._state
+    template = learner.state
     states = States(arrays, exact=cls.kernels is not None, variable=cls.variable_shapes)
     state = states.decode(meta["state"], template, "state")
     made = _attributes(learner)
@@ -634,12 +635,10 @@ def read(meta: Any, arrays: dict[str, np.ndarray], format_version: int,
         setattr(learner, name, value)
     check_state(learner, state, template, "state")
     rng = rng_from(meta["rng"])
-    learner._state = state
-    desk = Desk(learner, states, template).read(meta["desk"], format_version)
+    desk = Desk(learner, states, template, state).read(meta["desk"], format_version)
     unused = sorted(set(arrays) - states.used)
     if unused:
         raise Refused(f"it holds arrays no field uses: {', '.join(unused[:3])}")
-    learner._rng = rng
-    for name, value in desk.items():
-        setattr(learner, name, value)
+    learner.restore(state, rng)
+    learner.restore_desk(desk)
     return learner

@@ -410,7 +410,7 @@ class _Logistic(Learner):
         counts = np.zeros(8, dtype=np.int64)
         counts[_NEXT] = d  # the first refit: at the warm-up's end
         return LogisticState(
-            agents=self._compiled_belief(), r0=float(self.r0), repaid=repaid, defaulted=defaulted,
+            agents=self.compiled_belief(), r0=float(self.r0), repaid=repaid, defaulted=defaulted,
             shift=self._shift, clean_only=self._clean_only, offset=self._offset,
             counts=counts, fit=prior, late=prior.copy(), trial=new_factor(k),
             kept=np.zeros((self._batch_points(d), k + 1)), coef=np.zeros(k),

@@ -195,17 +195,17 @@ def dumps(learner: Any) -> bytes:
     :func:`save` writes; a database keeps them in a column)."""
     from .. import __version__
 
-    learner._require_reset()
+    live = learner.state  # refuses a learner not reset
     owner = type(learner).__name__
     arrays: dict[str, np.ndarray] = {}
-    state = _encode(learner._state, "state", arrays, owner)
+    state = _encode(live, "state", arrays, owner)
     attributes = {name: _encode(value, f"attribute.{name}", arrays, owner)
                   for name, value in _attributes(learner).items()}
     desk = _encode_desk(learner, arrays, owner)
     meta = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "written_by": __version__,
         "learner": _class_name(learner), "params": jsonable(learner.get_params()),
-        "d": learner._d, "rng": _jsonable_rng(learner._rng, owner), "state": state,
+        "d": learner.dimension, "rng": _jsonable_rng(learner.generator, owner), "state": state,
         "attributes": attributes, "desk": desk,
     }
     members = [("meta.json", json.dumps(meta, indent=1).encode())]
@@ -227,7 +227,7 @@ def save(learner: Any, path: str | os.PathLike) -> Path:
     The file is created with mode 0600 (it holds applicants' features), written next to its
     final name and renamed into place, so a crash never leaves half a file under that name.
     """
-    learner._require_reset()
+    learner.state  # noqa: B018 (refuses a learner not reset, before the file is touched)
     path = Path(path)
     _writable(path)
     data = dumps(learner)
@@ -406,24 +406,25 @@ def _encode_rule(rule: Any, path: str, arrays: dict[str, np.ndarray], owner: str
 
 
 def _encode_desk(learner: Any, arrays: dict[str, np.ndarray], owner: str) -> dict[str, Any]:
+    desk = learner.desk_record()
     rules = []
-    for version, published in learner._rules.items():
+    for version, published in desk.rules.items():
         rules.append({
             "version": version, "effective": published.effective,
             "rule": _encode_rule(published.rule, f"rule{version}", arrays, owner),
             "snapshot": {f: _encode(v, f"snapshot{version}.{f}", arrays, owner)
-                         for f, v in learner._snapshots.get(version, {}).items()},
+                         for f, v in desk.snapshots.get(version, {}).items()},
         })
-    waiting = list(learner._pending.items())
+    waiting = list(desk.pending.items())
     arrays["pending"] = (np.stack([p.x_obs for _, p in waiting]) if waiting
-                         else np.empty((0, learner._d)))
+                         else np.empty((0, learner.dimension)))
     pending = {"ids": [id_ for id_, _ in waiting], "versions": [p.version for _, p in waiting],
                "accepted": [p.accepted for _, p in waiting]}
     return {
-        "in_force": None if learner._in_force is None else learner._in_force.version,
-        "rules": rules, "uses": [[v, n] for v, n in learner._uses.items()],
-        "pending": pending, "reported": sorted(learner._reported, key=str),
-        "version": learner._version, "next_id": learner._next_id, "clock": learner._clock,
-        "stale": learner._stale, "every_outcomes": learner._every_outcomes,
-        "period": learner._period, "outcomes_since": learner._outcomes_since,
+        "in_force": None if desk.in_force is None else desk.in_force.version,
+        "rules": rules, "uses": [[v, n] for v, n in desk.uses.items()],
+        "pending": pending, "reported": sorted(desk.reported, key=str),
+        "version": desk.version, "next_id": desk.next_id, "clock": desk.clock,
+        "stale": desk.stale, "every_outcomes": desk.every_outcomes,
+        "period": desk.period, "outcomes_since": desk.outcomes_since,
     }

@@ -99,7 +99,7 @@ def tuned_to_horizon(label: str, names: Mapping[str, str] | None = None) -> bool
     (True, False)
     """
     name = learner_name(label, names)
-    return name is not None and "horizon" in learner_class(name)._param_names()
+    return name is not None and "horizon" in learner_class(name).param_names()
 
 
 def theorem_text(label: str, d: int | None, names: Mapping[str, str] | None = None) -> str:
