@@ -1023,6 +1023,13 @@ API: list[tuple[str, object, str]] = [
      "beta must be 2 finite numbers, got shape (3,)"),
     ("probe-unreachable", lambda: _probe_rule(Game(dimension=2), np.zeros(2), 0.0, 10),
      "beta must reach a gameable feature"),
+    # issue 23: learner protocol (a learner's supported_feedback, one of its tags)
+    ("learner-unsupported-feedback", lambda: _apple_only(r0=0.0, feedback="bandit").reset(2),
+     "feedback must be one of apple (what apple-only learns under), got 'bandit'"),
+    ("bind-unsupported-feedback",
+     lambda: _apple_only().bind(Game(dimension=2, feedback="bandit").instance(0)),
+     "learner apple-only learns under feedback apple only, but the game has "
+     "feedback='bandit'"),
 ]
 
 
@@ -1054,6 +1061,12 @@ def _estimate_budget(*args, **kw):
     from strategic_apple_tasting.learners.budget import estimate_budget
 
     return estimate_budget(*args, **kw)
+
+
+def _apple_only(**params):
+    from tests.learners.test_tags import AppleOnly
+
+    return AppleOnly(**params)
 
 
 def _probe_rule(*args):

@@ -166,8 +166,9 @@ def check_compiled_matches_reference(learner: Learner, feedback: str) -> None:
     # engine.simulate.compiled_path_refusal): a general rule is published every round, a
     # learner that learns with its policy's draw learns without delay.
     games = (_game(feedback, r0=r0, truthful=0.3),
-             _game(feedback, r0=r0, truthful=0.3, delay=0 if cls.published_fields else 3,
-                   delay_law="uniform", period=1 if cls.nonlinear else 4))
+             _game(feedback, r0=r0, truthful=0.3,
+                   delay=0 if cls.tags().published_fields else 3,
+                   delay_law="uniform", period=1 if cls.tags().nonlinear else 4))
     for game in games:
         a = simulate(game, [learner.clone()], HORIZON, seeds=[6, 7], engine="compiled")
         b = simulate(game, [learner.clone()], HORIZON, seeds=[6, 7], engine="reference")
@@ -201,7 +202,7 @@ def check_reset_clears_state(learner: Learner, feedback: str) -> None:
 def check_never_uses_gamed_point_as_clean(learner: Learner, feedback: str) -> None:
     """A strategy-aware learner never learns from a moved point, in any setting; any learner's
     count of gamed points learned from is bounded by the moved and the clean ones."""
-    aware = type(learner).strategy_aware
+    aware = learner.tags().strategy_aware
     # A plain-Python learner runs on the (slower) reference loop: shorter runs, one seed.
     horizon, seeds = (2000, 2) if _compiled(learner) else (2 * PLAIN_HORIZON, 1)
     # Each context model costs a compilation of the engine loop: a learner unaware of gaming
@@ -288,7 +289,7 @@ def check_outcomes_in_any_order(learner: Learner, feedback: str) -> None:
             run.report(int(i), float(rewards[i]))
         assert not run.pending()
         runs.append(run)
-    if type(learner).outcomes_commute:
+    if learner.tags().outcomes_commute:
         # The same learner, to rounding: the same counts, estimate and next rule. (Not the
         # same arrays: a QR factor updated in another order may differ in its rows' signs.)
         counts = [_integers(run.state) for run in runs]
@@ -325,7 +326,7 @@ def _value(rule: LinearThreshold | GeneralRule, x: np.ndarray) -> float:
 
 def _decide(learner: Learner, x: np.ndarray, i: int) -> Any:
     """Decide applicant ``i``; a learner whose rule reads its live model publishes first."""
-    if not type(learner).holds_rules:
+    if not learner.tags().holds_rules:
         learner.publish()
     return learner.decide(x, id=i)
 
@@ -497,7 +498,7 @@ def _feed_extremes(learner: Learner, feedback: str) -> None:
                     f"outcome {y!r})"
             try:
                 # (A rule that reads the learner's live model is published before each decision.)
-                if i % 10 == 0 or not type(learner).holds_rules:
+                if i % 10 == 0 or not learner.tags().holds_rules:
                     run.publish()
                 problem = _finite_rule(run.rule_in_force().rule, x)
                 run.decide(x, id=i)
@@ -582,6 +583,8 @@ def _cases(learner: Learner, feedback: Iterable[str], checks: Sequence[str] | No
     for mode in feedback:
         if mode not in FEEDBACK:
             raise ValueError(f"feedback must be among {', '.join(FEEDBACK)}, got {mode!r}")
+        if mode not in learner.tags().feedback:
+            continue  # a mode the learner does not learn under (its supported_feedback)
         for check in _selected(checks):
             if getattr(check, "compiled_only", False) and not _compiled(learner):
                 continue  # a plain-Python learner has no compiled path to compare

@@ -93,17 +93,16 @@ def parts() -> list[Part]:
         elif name not in LEARNERS:
             plain.append(name)
 
-    def weight(item: tuple[type, list[str]]) -> tuple[bool, int]:
-        group = item[1]
-        return (not any(learner_class(n).nonlinear for n in group), -len(group))
+    def nonlinear(group: list[str]) -> bool:
+        return any(learner_class(n).tags().nonlinear for n in group)
 
-    ordered = sorted(by_state.items(), key=weight)
+    ordered = sorted(by_state.items(), key=lambda item: (not nonlinear(item[1]), -len(item[1])))
     out = [Part(f"{state.__name__} ({', '.join(group)})", tuple(group))
-           for state, group in ordered if any(learner_class(n).nonlinear for n in group)]
+           for state, group in ordered if nonlinear(group)]
     if plain:
         out.append(Part(f"plain-Python learners ({', '.join(plain)})", tuple(plain)))
     out += [Part(f"{state.__name__} ({', '.join(group)})", tuple(group))
-            for state, group in ordered if not any(learner_class(n).nonlinear for n in group)]
+            for state, group in ordered if not nonlinear(group)]
     out.append(Part("the game's Python side"))
     return out
 
@@ -130,7 +129,7 @@ def estimating(cls: type) -> Learner | None:
     strategy-aware learner with a ``delta``. Its state holds an
     :class:`~..learners.budget.EstimatedBudget` instead of the agent model, a type of its own
     for its kernels and the engine's loop."""
-    if not (cls.strategy_aware and "delta" in cls.param_names()):
+    if not (cls.tags().strategy_aware and "delta" in cls.param_names()):
         return None
     try:
         return cls(delta="estimate")

@@ -58,6 +58,7 @@ from ..game.policies import RULES, GeneralRule, LinearThreshold
 from .budget import EstimatedBudget, observe, parse_estimate
 from .decisions import DecisionDesk, serialized
 from .inputs import all_finite, check_bound, check_vector
+from .tags import LearnerTags
 from .theorem import Theorem
 
 
@@ -112,6 +113,7 @@ learner_linear = dispatch_on_class(
 
 
 _PARAM_NAMES: dict[tuple[type, Any], tuple[str, ...]] = {}
+_TAGS: dict[type, LearnerTags] = {}
 
 
 def _param_names(cls: type) -> tuple[str, ...]:
@@ -186,6 +188,9 @@ class Learner(DecisionDesk):
     #: have the template's shape exactly; these only its dtype and number of dimensions (check
     #: the rest in :meth:`_check_state`).
     variable_shapes: ClassVar[tuple[str, ...]] = ()
+    #: The feedback modes the learner learns under (a game or ``feedback`` parameter outside
+    #: them is refused in one line).
+    supported_feedback: ClassVar[tuple[str, ...]] = FEEDBACK
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -204,6 +209,17 @@ class Learner(DecisionDesk):
             if kernels.rule is not None:
                 RULES[kernels.state] = kernels.rule
                 _LINEAR[kernels.state] = kernels.linear or never_linear
+        _TAGS[cls] = LearnerTags.of(cls)  # a bad declaration is refused with the class
+
+    @classmethod
+    def tags(cls) -> LearnerTags:
+        """What this learner class is (strategy-aware, nonlinear, its theorem, ...), collected
+        from its class attributes into one object (:class:`~.tags.LearnerTags`): what the
+        checks, the engine, the loader and the reports read."""
+        tags = _TAGS.get(cls)
+        if tags is None:
+            tags = _TAGS[cls] = LearnerTags.of(cls)
+        return tags
 
     @classmethod
     def check_configurations(cls) -> list[Learner]:
@@ -247,7 +263,12 @@ class Learner(DecisionDesk):
         if params.get("feedback") not in (None, game.feedback):
             raise ValueError(f"learner {self.name} has feedback={params['feedback']!r} "
                              f"but the game has feedback={game.feedback!r}")
-        if type(self).nonlinear:
+        tags = self.tags()
+        if game.feedback not in tags.feedback:
+            raise ValueError(f"learner {self.name} learns under feedback "
+                             f"{', '.join(tags.feedback)} only, but the game has "
+                             f"feedback={game.feedback!r}")
+        if tags.nonlinear:
             check_supported(game.agents, self.name)
         return self.clone(**fill)
 
@@ -283,6 +304,10 @@ class Learner(DecisionDesk):
         if "feedback" in params and params["feedback"] not in FEEDBACK:
             raise ValueError(f"feedback must be one of {', '.join(FEEDBACK)}, "
                              f"got {params['feedback']!r}")
+        supported = self.tags().feedback
+        if params.get("feedback") is not None and params["feedback"] not in supported:
+            raise ValueError(f"feedback must be one of {', '.join(supported)} (what "
+                             f"{self.name} learns under), got {params['feedback']!r}")
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
@@ -403,7 +428,7 @@ class Learner(DecisionDesk):
         if not isinstance(rule, LinearThreshold | GeneralRule):
             raise ValueError(f"{who} must return a LinearThreshold or a GeneralRule, "
                              f"got {rule!r}")
-        if isinstance(rule, GeneralRule) and not type(self).nonlinear:
+        if isinstance(rule, GeneralRule) and not self.tags().nonlinear:
             raise ValueError(f"{who} returned a GeneralRule but {type(self).__name__} does "
                              "not set nonlinear = True")
         beta = np.asarray(rule.beta)

@@ -288,9 +288,10 @@ class DecisionDesk:
         update reads what its own rule drew (``published_fields``) cannot learn under a rule
         it did not draw, and refuses."""
         self._require_reset()
-        if self.published_fields:
+        fields = self.tags().published_fields
+        if fields:
             raise ValueError(f"{self.name} learns from what its own rule drew "
-                             f"({', '.join(self.published_fields)}): it cannot adopt a given "
+                             f"({', '.join(fields)}): it cannot adopt a given "
                              "rule")
         if not isinstance(rule, LinearThreshold):
             raise ValueError(f"a rule to adopt must be linear (β, threshold), got "
@@ -307,9 +308,10 @@ class DecisionDesk:
             self._forget(self._in_force.version)
         self._in_force = published
         self._rules[published.version] = published
-        if self.published_fields:
+        fields = self.tags().published_fields
+        if fields:
             self._snapshots[published.version] = {
-                f: copy.deepcopy(getattr(self._state, f)) for f in self.published_fields}
+                f: copy.deepcopy(getattr(self._state, f)) for f in fields}
         self._stale = False
         self._outcomes_since = 0
         self._learned_since = False
@@ -402,7 +404,7 @@ class DecisionDesk:
         rule = self._current()
         if self._period is not None and now >= rule.effective + self._period:
             rule = self._publish_at(now)
-        if self._learned_since and not self.holds_rules:
+        if self._learned_since and not self.tags().holds_rules:
             raise ValueError(f"{self.name}'s published rule reads its live model, which has "
                              "learned since it was published: publish() before deciding again")
         accepted = rule.rule.accepts(x)

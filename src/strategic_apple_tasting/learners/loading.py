@@ -484,7 +484,7 @@ class Desk:
         from .decisions import PublishedRule
 
         learner = self.learner
-        fields = type(learner).published_fields
+        fields = learner.tags().published_fields
         rules: dict[int, Any] = {}
         snapshots: dict[int, dict[str, Any]] = {}
         for k, entry in enumerate(entries):
@@ -513,7 +513,7 @@ class Desk:
         from ..game.policies import GeneralRule, LinearThreshold
 
         general = isinstance(node, dict) and "state" in node
-        if general and not type(self.learner).nonlinear:
+        if general and not self.learner.tags().nonlinear:
             raise Refused(f"{field} must be a linear threshold ({type(self.learner).__name__} "
                           "publishes no other), got a general rule")
         node = _object(node, field, ("beta", "threshold", "probability",

@@ -63,7 +63,7 @@ def theorem_of(label: str, names: Mapping[str, str] | None = None) -> Theorem | 
     True
     """
     name = learner_name(label, names)
-    return None if name is None else learner_class(name).theorem
+    return None if name is None else learner_class(name).tags().theorem
 
 
 def learner_name(label: str, names: Mapping[str, str] | None = None) -> str | None:
