@@ -454,7 +454,6 @@ def _finite_rule(rule: LinearThreshold | GeneralRule, x: np.ndarray) -> str | No
 def _nan_in_state(learner: Learner) -> str | None:
     """The first field of a learner's state (or array it keeps on itself) holding a NaN: a
     learner with a NaN in its model has stopped learning, whatever it still publishes."""
-    from .learners.persistence import _attributes
 
     def first(value: Any, path: str) -> str | None:
         if isinstance(value, np.ndarray):
@@ -467,7 +466,7 @@ def _nan_in_state(learner: Learner) -> str | None:
         return None
 
     found = first(learner.state, "state")
-    for name, value in _attributes(learner).items():
+    for name, value in learner.model_attributes().items():
         found = found or first(value, name)
     return found
 

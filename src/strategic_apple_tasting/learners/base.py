@@ -56,7 +56,7 @@ from ..game.best_response import check_supported
 from ..game.game import FEEDBACK, check_number
 from ..game.policies import RULES, GeneralRule, LinearThreshold
 from .budget import EstimatedBudget, observe, parse_estimate
-from .decisions import DecisionDesk, serialized
+from .decisions import DESK_ATTRIBUTES, DecisionDesk, serialized
 from .inputs import all_finite, check_bound, check_vector
 from .tags import LearnerTags
 from .theorem import Theorem
@@ -335,6 +335,14 @@ class Learner(DecisionDesk):
         kernels = type(self).kernels
         if kernels is not None and kernels.check is not None:
             kernels.check(state, template, where)
+
+    def model_attributes(self) -> dict[str, Any]:
+        """What the learner keeps on itself besides its hyperparameters, its state and the
+        decision bookkeeping: a plain-Python learner may keep its model there
+        (``self._gram``), which a saved file holds as its ``attributes``."""
+        params = set(self.get_params())
+        return {k: v for k, v in vars(self).items()
+                if k not in params and k not in DESK_ATTRIBUTES}
 
     def milestones(self, d: int) -> list[int]:
         """Rounds after which this learner changes phase (explore-then-commit's T0, ...), for a

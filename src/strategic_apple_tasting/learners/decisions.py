@@ -67,7 +67,7 @@ class PublishedRule:
         A general rule (LinUCB's) is not linear: its linear part is given, marked
         ``"kind": "general"``, and decisions follow the learner's full rule.
         """
-        from .persistence import jsonable  # the JSON encoding of parameters lives there
+        from .encoding import jsonable
 
         return {
             "version": self.version,

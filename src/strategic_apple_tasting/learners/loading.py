@@ -128,8 +128,6 @@ def allowed(allow: Any) -> dict[str, type | None]:
     ``ValueError`` (the caller's mistake, not the file's) unless ``allow`` is a list of learner
     classes and import paths.
     """
-    from .base import Learner
-
     if allow is None:
         return {}
     if isinstance(allow, str | bytes) or not isinstance(allow, Iterable):
@@ -137,7 +135,7 @@ def allowed(allow: Any) -> dict[str, type | None]:
                          f"'package.module:Class', got {allow!r}")
     out: dict[str, type | None] = {}
     for item in allow:
-        if isinstance(item, type) and issubclass(item, Learner):
+        if _learner_class(item):
             out[_path(item)] = item
         elif isinstance(item, str) and ":" in item:
             out[item] = None
@@ -145,6 +143,14 @@ def allowed(allow: Any) -> dict[str, type | None]:
             raise ValueError(f"allow must hold learner classes or import paths "
                              f"'package.module:Class', got {item!r}")
     return out
+
+
+def _learner_class(item: Any) -> bool:
+    """Whether ``item`` is a learner class: by what a learner class has (the loader sits above
+    the protocol it reads, and imports no learner's base)."""
+    return isinstance(item, type) and all(
+        callable(getattr(item, name, None))
+        for name in ("tags", "param_names", "reset", "check_state", "restore", "restore_desk"))
 
 
 def resolve(name: Any, allow: dict[str, type | None]) -> type:
@@ -172,7 +178,7 @@ def resolve(name: Any, allow: dict[str, type | None]) -> type:
 
 # -- the learner's template ------------------------------------------------------------------
 def _params(node: Any, cls: type) -> dict[str, Any]:
-    from .persistence import from_jsonable
+    from .encoding import from_jsonable
 
     names = cls.param_names()
     node = _object(node, "params", names)
@@ -402,7 +408,7 @@ def rng_from(node: Any) -> np.random.Generator:
 
 # -- the decision bookkeeping ------------------------------------------------------------------
 def _beta(node: Any, d: int, field: str) -> np.ndarray:
-    from .persistence import _ARRAY
+    from .encoding import ARRAY_TAG as _ARRAY
 
     node = _object(node, field, (_ARRAY, "dtype"))
     if node["dtype"] != "float64":
@@ -603,8 +609,6 @@ def read(meta: Any, arrays: dict[str, np.ndarray], format_version: int,
          allow: dict[str, type | None], size: int) -> Any:
     """The learner a saved document describes (formats 1 to 3: they differ in how pending
     decisions are kept and in the digest, checked before this), or :class:`Refused`."""
-    from .persistence import _attributes
-
     meta = _object(meta, "meta.json", META_KEYS)
     if not isinstance(meta["written_by"], str):
         raise Refused(f"written_by must be a release, got {_show(meta['written_by'])}")
@@ -621,7 +625,7 @@ def read(meta: Any, arrays: dict[str, np.ndarray], format_version: int,
     template = learner.state
     states = States(arrays, exact=cls.kernels is not None, variable=cls.variable_shapes)
     state = states.decode(meta["state"], template, "state")
-    made = _attributes(learner)
+    made = learner.model_attributes()
     node = meta["attributes"]
     if not isinstance(node, dict) or set(node) != set(made):
         given = ", ".join(sorted(node)) if isinstance(node, dict) else _show(node)

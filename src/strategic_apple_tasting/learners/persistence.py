@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from .encoding import jsonable
 from .loading import INFLATE, Refused, allowed, read
 
 #: What the ``format`` field of a saved learner's metadata says.
@@ -53,75 +54,6 @@ FORMAT = "strategic-apple-tasting learner"
 FORMAT_VERSION = 3
 #: The member of a format-3 file holding the digest of the others.
 DIGEST = "sha256"
-
-_AGENTS = "__agents__"
-_ARRAY = "__array__"
-#: dtypes a parameter's array may have (numbers and booleans: nothing numpy would treat as
-#: Python objects).
-_PARAM_DTYPES = "biuf"
-
-
-# -- parameters (and rules' documents) as JSON -----------------------------------------------
-def jsonable(value: Any) -> Any:
-    """``value`` (a learner's parameters) as plain JSON: agent models and arrays are tagged so
-    that :func:`from_jsonable` rebuilds them."""
-    from ..game.agents import AGENTS
-
-    if value is None or isinstance(value, bool | str):
-        return value
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        return float(value)
-    if isinstance(value, np.ndarray):
-        return {_ARRAY: value.tolist(), "dtype": str(value.dtype)}
-    if isinstance(value, tuple) and type(value) in AGENTS.values():
-        return {_AGENTS: type(value).name,
-                "fields": {k: jsonable(v) for k, v in value._asdict().items()}}
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    raise ValueError(f"parameter value {value!r} ({type(value).__name__}) cannot be written "
-                     "as JSON")
-
-
-def from_jsonable(value: Any) -> Any:
-    """The inverse of :func:`jsonable`; ``ValueError`` in one line for a tagged array or agent
-    model it cannot rebuild (arrays of numbers and booleans only)."""
-    from ..game.agents import AGENTS
-
-    if isinstance(value, dict):
-        if _ARRAY in value:
-            dtype = value.get("dtype")
-            try:
-                kind = np.dtype(dtype).kind if isinstance(dtype, str) else None
-            except TypeError:
-                kind = None
-            if set(value) != {_ARRAY, "dtype"} or kind is None or kind not in _PARAM_DTYPES:
-                raise ValueError(f"an array must be {{{_ARRAY!r}: [...], 'dtype': a numeric "
-                                 f"dtype}}, got {_short(value)}")
-            try:
-                return np.asarray(value[_ARRAY], dtype=dtype)
-            except (TypeError, ValueError, OverflowError) as exc:
-                raise ValueError(f"an array of dtype {dtype} cannot hold {_short(value[_ARRAY])}"
-                                 f" ({exc})") from None
-        if _AGENTS in value:
-            name, fields = value[_AGENTS], value.get("fields")
-            if not isinstance(name, str) or name not in AGENTS:
-                raise ValueError(f"agent model {name!r} is unknown; allowed: "
-                                 f"{', '.join(AGENTS)}")
-            model = AGENTS[name]
-            if set(value) != {_AGENTS, "fields"} or not isinstance(fields, dict) \
-                    or not set(fields) <= set(model._fields):
-                raise ValueError(f"agent model {name!r} has fields {', '.join(model._fields)}, "
-                                 f"got {_short(fields)}")
-            return model(**{k: from_jsonable(v) for k, v in fields.items()})
-        return {k: from_jsonable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [from_jsonable(v) for v in value]
-    return value
-
 
 def _short(value: Any) -> str:
     return _clip(repr(value))
@@ -200,7 +132,7 @@ def dumps(learner: Any) -> bytes:
     arrays: dict[str, np.ndarray] = {}
     state = _encode(live, "state", arrays, owner)
     attributes = {name: _encode(value, f"attribute.{name}", arrays, owner)
-                  for name, value in _attributes(learner).items()}
+                  for name, value in learner.model_attributes().items()}
     desk = _encode_desk(learner, arrays, owner)
     meta = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "written_by": __version__,
@@ -363,16 +295,6 @@ def _read_v3(meta: dict[str, Any], arrays: dict[str, np.ndarray], size: int,
              allow: dict[str, type | None]) -> Any:
     """Format 3: format 2 with a digest, which :func:`loads` checks before this."""
     return read(meta, arrays, 3, allow, size)
-
-
-def _attributes(learner: Any) -> dict[str, Any]:
-    """What a learner keeps on itself besides its hyperparameters, its state and the decision
-    bookkeeping: a plain-Python learner may keep its model there (``self._gram``)."""
-    from .decisions import DESK_ATTRIBUTES
-
-    params = set(learner.get_params())
-    return {k: v for k, v in vars(learner).items()
-            if k not in params and k not in DESK_ATTRIBUTES}
 
 
 #: Format version → reader. A new format adds a reader and keeps the old ones.
