@@ -23,12 +23,12 @@ NAMEDTUPLE_API = frozenset({"_replace", "_asdict", "_fields", "_make", "_field_d
 #: (module, attribute) → why another's private attribute may be read there. Only other
 #: libraries' internals, each in the one module that wraps them.
 ALLOWED: dict[tuple[str, str], str] = {
-    # numba's cache machinery (docs/design.md: every use of numba's internals is in _jit.py,
-    # each guarded by a test that fails on an upgrade: tests/test_jit.py).
-    ("_jit.py", "_CacheLocator"): "numba: the cache locator class we subclass",
-    ("_jit.py", "_locator_classes"): "numba: where our cache locator is registered",
-    ("_jit.py", "_index_key"): "numba: the cache index key we extend (super())",
-    ("_jit.py", "_cache"): "numba: a dispatcher's cache, to stamp its entries",
+    # numba's cache machinery (docs/design.md: every use of numba's internals is in _jit.py and
+    # _jit_cache.py, each guarded by a test that fails on an upgrade: tests/test_jit.py and
+    # tests/engine/test_cache.py).
+    ("_jit_cache.py", "_CacheLocator"): "numba: the cache locator class we subclass",
+    ("_jit_cache.py", "_locator_classes"): "numba: where our cache locator is registered",
+    ("_jit.py", "_cache"): "numba: a dispatcher's cache, set to the package's stamped cache",
     ("_jit.py", "_getframe"): "CPython: the caller's module, to name a compiled function",
     # The peer adapters read the parameters their libraries' policies predict with (the
     # compiled twins, docs/design.md), which those libraries keep only in private fields.

@@ -26,8 +26,8 @@ not types. So the parts are:
   with compiled code.
 
 Each part runs in a worker process; the cache's index is locked while a worker writes it
-(``_jit._locked``). A part already in the cache loads in a fraction of a second, and once every
-part has finished, a stamp beside the cache (the package's source, numba's and Python's
+(``_jit_cache._locked``). A part already in the cache loads in a fraction of a second, and once
+every part has finished, a stamp beside the cache (the package's source, numba's and Python's
 versions, the machine) makes the next ``sat compile`` return at once until one of them changes.
 """
 
@@ -230,26 +230,26 @@ def _run_game_side() -> None:
 def run_part(part: Part) -> tuple[str, float, list[str]]:
     """Compile (or load) one part in this process; returns its name, the seconds it took and
     what it compiled (``module.function(types)`` of each entry saved into the cache)."""
-    from .. import _jit
+    from .. import _jit_cache
 
     start = time.perf_counter()
-    before = len(_jit.SAVED)
+    before = len(_jit_cache.SAVED)
     if part.learners:
         for name in part.learners:
             _run_learner(name)
     else:
         _run_game_side()
-    return part.name, time.perf_counter() - start, _jit.SAVED[before:]
+    return part.name, time.perf_counter() - start, _jit_cache.SAVED[before:]
 
 
 def stamp_path() -> Path:
     """The file whose presence says that ``sat compile`` finished for this package's source,
     numba, Python and machine (its name is their hash), in the cache's directory."""
-    from .._jit import _PACKAGE_DIR, cache_root
+    from .._jit_cache import PACKAGE_DIR, cache_root
 
     digest = hashlib.sha256()
-    for path in sorted(_PACKAGE_DIR.rglob("*.py")):
-        digest.update(path.relative_to(_PACKAGE_DIR).as_posix().encode())
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        digest.update(path.relative_to(PACKAGE_DIR).as_posix().encode())
         digest.update(path.read_bytes())
     for name in sorted(_entry_points()):
         digest.update(f"{name}={_entry_points()[name].value}".encode())
@@ -269,7 +269,7 @@ def compile_all(workers: int | None = None, *, force: bool = False, verbose: boo
     tell (``verbose``: and each entry compiled). Returns the number of cache entries compiled.
     With the stamp of a finished run present (:func:`stamp_path`) it returns 0 at once, unless
     ``force``."""
-    from .._jit import cache_root
+    from .._jit_cache import cache_root
     from .simulate import default_threads
 
     stamp = stamp_path()
