@@ -200,8 +200,9 @@ def check_reset_clears_state(learner: Learner, feedback: str) -> None:
 
 
 def check_never_uses_gamed_point_as_clean(learner: Learner, feedback: str) -> None:
-    """A strategy-aware learner never learns from a moved point, in any setting; any learner's
-    count of gamed points learned from is bounded by the moved and the clean ones."""
+    """A strategy-aware learner never learns from a moved point, in any setting; for any
+    learner, the gamed points learned from are among the moved ones, and they and the clean
+    points (learned, accepted, unmoved) are among the points learned from."""
     aware = learner.tags().strategy_aware
     # A plain-Python learner runs on the (slower) reference loop: shorter runs, one seed.
     horizon, seeds = (2000, 2) if _compiled(learner) else (2 * PLAIN_HORIZON, 1)
@@ -217,7 +218,9 @@ def check_never_uses_gamed_point_as_clean(learner: Learner, feedback: str) -> No
                 game = Game(dimension=3, delta=delta, feedback=feedback, **kw)
                 t = simulate(game, [learner.clone()], horizon, seeds=seeds).to_pydict()
                 gamed = np.array(t["gamed_as_clean"])
-                assert np.all(gamed <= np.minimum(t["moved"], t["clean"])), "bookkeeping"
+                clean, learned = np.array(t["clean"]), np.array(t["learned"])
+                assert np.all(gamed <= t["moved"]) and np.all(clean + gamed <= learned) \
+                    and np.all(clean <= t["accepted"]), "bookkeeping"
                 if aware:
                     assert not gamed.any(), f"learned from a gamed point: {contexts}, " \
                                             f"truthful={truthful}, delta={delta}"

@@ -170,7 +170,7 @@ def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray
         counts[0] += r.accepted
         counts[1] += r.moved
         for used, accepted, moved in r.learned:
-            counts[2] += used and accepted
+            counts[2] += used and accepted and not moved  # clean: learned, unmoved
             counts[3] += used
             counts[4] += used and moved
         if t == record_at[k]:
