@@ -71,8 +71,7 @@ from ._invariants import (
     upper_triangular,
     within,
 )
-from .base import Learner, LearnerKernels
-from .decisions import serialized
+from .base import Learner, LearnerKernels, serialized
 from .inputs import check_bound
 from .least_squares import add_point, new_factor, solve
 
