@@ -95,7 +95,8 @@ def totals_at_grid(per_round: dict[str, np.ndarray], horizon: int, per_decade: i
         out[key] = np.cumsum(per_round[key].astype(np.int64))[grid - 1]
     used, moved, accepted = per_round["used"], per_round["moved"], per_round["accepted"]
     out["gamed_as_clean"] = np.cumsum((used & moved).astype(np.int64))[grid - 1]
-    out["clean"] = np.cumsum((used & accepted).astype(np.int64))[grid - 1]
+    # clean: accepted points learned from whose agent did not move (the engine's count)
+    out["clean"] = np.cumsum((used & accepted & ~moved).astype(np.int64))[grid - 1]
     return out
 
 
