@@ -212,9 +212,9 @@ def run_lending(data: LendingData, learners: Sequence[str | Learner] = LEARNERS,
         stackelberg_exact, reward, accepted, moved, clean, learned, gamed_as_clean,
         seconds``: cumulative regrets against the two benchmarks (module docstring), the
         learner's total reward, and counts (``moved``: agents that gamed; ``clean``: accepted
-        points learned from; ``learned``: all points learned from; ``gamed_as_clean``: moved
-        points learned from). ``stackelberg_exact`` is True when every agent games, where the
-        two benchmarks coincide.
+        points learned from whose agent did not move; ``learned``: all points learned from;
+        ``gamed_as_clean``: moved points learned from). ``stackelberg_exact`` is True when every
+        agent games, where the two benchmarks coincide.
 
     Examples
     --------
@@ -334,12 +334,13 @@ def _play(data: LendingData, learner: Learner, streams: _Streams, agents: Ellips
         if not streams.honest[t] and float(beta @ x) < rule.threshold:
             moved = bool(respond(gamer, scratch_rng, beta, float(rule.threshold), x, out))
         x_obs = out.copy() if moved else x
-        accepted = learner.decide(x_obs, id=t).accepted
+        decision = learner.decide(x_obs, id=t)
+        accepted = decision.accepted
         got = float(reward[i]) if accepted else r0
         if accepted:
             moved_at[t] = moved
         else:  # a rejection's (empty) feedback is learned by decide(), at once
-            _count(totals, learner._last_used, False, moved)
+            _count(totals, bool(decision.used), False, moved)
         # The loan of round t − delay is repaid (or not) now: its outcome reaches the learner.
         due = t - delay
         if due in moved_at:
@@ -363,7 +364,7 @@ def _play(data: LendingData, learner: Learner, streams: _Streams, agents: Ellips
 
 
 def _count(totals: dict[str, int], used: bool, accepted: bool, moved: bool) -> None:
-    totals["clean"] += used and accepted
+    totals["clean"] += used and accepted and not moved  # the engine's meaning (issue 23)
     totals["learned"] += used
     totals["gamed_as_clean"] += used and moved
 

@@ -34,7 +34,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if hasattr(config, "workerinput") or not config.getoption("numprocesses", None) \
             or os.environ.get("SAT_NO_PRECOMPILE") == "1":
         return
-    from strategic_apple_tasting._jit import cache_root
+    from strategic_apple_tasting._jit_cache import cache_root
     from strategic_apple_tasting.engine.precompile import compile_all
 
     reporter = config.pluginmanager.get_plugin("terminalreporter")

@@ -1081,6 +1081,13 @@ API: list[tuple[str, object, str]] = [
                                                     feedback="apple").reset(2),
      "delta must be a number >= 0 for the oracle (it knows the game's budget: it is the "
      "benchmark, and it has no estimator), got 'estimate'"),
+    # issue 23: learner protocol (a learner's supported_feedback, one of its tags)
+    ("learner-unsupported-feedback", lambda: _apple_only(r0=0.0, feedback="bandit").reset(2),
+     "feedback must be one of apple (what apple-only learns under), got 'bandit'"),
+    ("bind-unsupported-feedback",
+     lambda: _apple_only().bind(Game(dimension=2, feedback="bandit").instance(0)),
+     "learner apple-only learns under feedback apple only, but the game has "
+     "feedback='bandit'"),
 ]
 
 _FICO_BUDGETS = {"white": 0.5, "black": 0.3, "hispanic": 0.3, "asian": 0.1}
@@ -1120,6 +1127,12 @@ def _estimate_budget(*args, **kw):
     from strategic_apple_tasting.learners.budget import estimate_budget
 
     return estimate_budget(*args, **kw)
+
+
+def _apple_only(**params):
+    from tests.learners.test_tags import AppleOnly
+
+    return AppleOnly(**params)
 
 
 def _probe_rule(*args):

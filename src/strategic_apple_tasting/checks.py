@@ -95,7 +95,8 @@ def totals_at_grid(per_round: dict[str, np.ndarray], horizon: int, per_decade: i
         out[key] = np.cumsum(per_round[key].astype(np.int64))[grid - 1]
     used, moved, accepted = per_round["used"], per_round["moved"], per_round["accepted"]
     out["gamed_as_clean"] = np.cumsum((used & moved).astype(np.int64))[grid - 1]
-    out["clean"] = np.cumsum((used & accepted).astype(np.int64))[grid - 1]
+    # clean: accepted points learned from whose agent did not move (the engine's count)
+    out["clean"] = np.cumsum((used & accepted & ~moved).astype(np.int64))[grid - 1]
     return out
 
 
@@ -166,8 +167,9 @@ def check_compiled_matches_reference(learner: Learner, feedback: str) -> None:
     # engine.simulate.compiled_path_refusal): a general rule is published every round, a
     # learner that learns with its policy's draw learns without delay.
     games = (_game(feedback, r0=r0, truthful=0.3),
-             _game(feedback, r0=r0, truthful=0.3, delay=0 if cls.published_fields else 3,
-                   delay_law="uniform", period=1 if cls.nonlinear else 4))
+             _game(feedback, r0=r0, truthful=0.3,
+                   delay=0 if cls.tags().published_fields else 3,
+                   delay_law="uniform", period=1 if cls.tags().nonlinear else 4))
     for game in games:
         a = simulate(game, [learner.clone()], HORIZON, seeds=[6, 7], engine="compiled")
         b = simulate(game, [learner.clone()], HORIZON, seeds=[6, 7], engine="reference")
@@ -199,9 +201,10 @@ def check_reset_clears_state(learner: Learner, feedback: str) -> None:
 
 
 def check_never_uses_gamed_point_as_clean(learner: Learner, feedback: str) -> None:
-    """A strategy-aware learner never learns from a moved point, in any setting; any learner's
-    count of gamed points learned from is bounded by the moved and the clean ones."""
-    aware = type(learner).strategy_aware
+    """A strategy-aware learner never learns from a moved point, in any setting; for any
+    learner, the gamed points learned from are among the moved ones, and they and the clean
+    points (learned, accepted, unmoved) are among the points learned from."""
+    aware = learner.tags().strategy_aware
     # A plain-Python learner runs on the (slower) reference loop: shorter runs, one seed.
     horizon, seeds = (2000, 2) if _compiled(learner) else (2 * PLAIN_HORIZON, 1)
     # Each context model costs a compilation of the engine loop: a learner unaware of gaming
@@ -216,7 +219,9 @@ def check_never_uses_gamed_point_as_clean(learner: Learner, feedback: str) -> No
                 game = Game(dimension=3, delta=delta, feedback=feedback, **kw)
                 t = simulate(game, [learner.clone()], horizon, seeds=seeds).to_pydict()
                 gamed = np.array(t["gamed_as_clean"])
-                assert np.all(gamed <= np.minimum(t["moved"], t["clean"])), "bookkeeping"
+                clean, learned = np.array(t["clean"]), np.array(t["learned"])
+                assert np.all(gamed <= t["moved"]) and np.all(clean + gamed <= learned) \
+                    and np.all(clean <= t["accepted"]), "bookkeeping"
                 if aware:
                     assert not gamed.any(), f"learned from a gamed point: {contexts}, " \
                                             f"truthful={truthful}, delta={delta}"
@@ -288,7 +293,7 @@ def check_outcomes_in_any_order(learner: Learner, feedback: str) -> None:
             run.report(int(i), float(rewards[i]))
         assert not run.pending()
         runs.append(run)
-    if type(learner).outcomes_commute:
+    if learner.tags().outcomes_commute:
         # The same learner, to rounding: the same counts, estimate and next rule. (Not the
         # same arrays: a QR factor updated in another order may differ in its rows' signs.)
         counts = [_integers(run.state) for run in runs]
@@ -325,7 +330,7 @@ def _value(rule: LinearThreshold | GeneralRule, x: np.ndarray) -> float:
 
 def _decide(learner: Learner, x: np.ndarray, i: int) -> Any:
     """Decide applicant ``i``; a learner whose rule reads its live model publishes first."""
-    if not type(learner).holds_rules:
+    if not learner.tags().holds_rules:
         learner.publish()
     return learner.decide(x, id=i)
 
@@ -453,7 +458,6 @@ def _finite_rule(rule: LinearThreshold | GeneralRule, x: np.ndarray) -> str | No
 def _nan_in_state(learner: Learner) -> str | None:
     """The first field of a learner's state (or array it keeps on itself) holding a NaN: a
     learner with a NaN in its model has stopped learning, whatever it still publishes."""
-    from .learners.persistence import _attributes
 
     def first(value: Any, path: str) -> str | None:
         if isinstance(value, np.ndarray):
@@ -466,7 +470,7 @@ def _nan_in_state(learner: Learner) -> str | None:
         return None
 
     found = first(learner.state, "state")
-    for name, value in _attributes(learner).items():
+    for name, value in learner.model_attributes().items():
         found = found or first(value, name)
     return found
 
@@ -497,7 +501,7 @@ def _feed_extremes(learner: Learner, feedback: str) -> None:
                     f"outcome {y!r})"
             try:
                 # (A rule that reads the learner's live model is published before each decision.)
-                if i % 10 == 0 or not type(learner).holds_rules:
+                if i % 10 == 0 or not learner.tags().holds_rules:
                     run.publish()
                 problem = _finite_rule(run.rule_in_force().rule, x)
                 run.decide(x, id=i)
@@ -582,6 +586,8 @@ def _cases(learner: Learner, feedback: Iterable[str], checks: Sequence[str] | No
     for mode in feedback:
         if mode not in FEEDBACK:
             raise ValueError(f"feedback must be among {', '.join(FEEDBACK)}, got {mode!r}")
+        if mode not in learner.tags().feedback:
+            continue  # a mode the learner does not learn under (its supported_feedback)
         for check in _selected(checks):
             if getattr(check, "compiled_only", False) and not _compiled(learner):
                 continue  # a plain-Python learner has no compiled path to compare

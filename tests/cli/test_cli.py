@@ -308,7 +308,7 @@ def test_a_closed_pipe_loses_nothing(tmp_path):
 
 def test_a_sweep_shows_no_time_left_before_it_means_something():
     """The first cells' time is mostly compiling: an estimate from them was hours too long."""
-    from strategic_apple_tasting.cli.main import progress_line
+    from strategic_apple_tasting.cli.common import progress_line
     from strategic_apple_tasting.experiments.sweep import Progress
 
     def at(done: int, rounds_done: int) -> str:

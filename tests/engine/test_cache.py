@@ -117,9 +117,9 @@ def test_numba_still_keys_its_cache_through_index_key():
 
     from numba.core import caching
 
-    from strategic_apple_tasting._jit import _StampedCache
+    from strategic_apple_tasting._jit_cache import StampedCache
 
-    assert issubclass(_StampedCache, caching.FunctionCache)
+    assert issubclass(StampedCache, caching.FunctionCache)
     assert list(inspect.signature(caching.Cache._index_key).parameters) == ["self", "sig",
                                                                              "codegen"]
     for method in (caching.Cache._load_overload, caching.Cache._save_overload):

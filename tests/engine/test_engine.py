@@ -84,8 +84,9 @@ def test_feedback_mismatch_is_refused():
 
 
 def test_clean_and_learned_mean_one_thing_each():
-    """`clean` counts accepted points learned from (θ̂1's data); `learned` every point learned
-    from, which under bandit feedback includes the rejected points that fit θ̂0."""
+    """`clean` counts accepted points learned from (θ̂1's data; SA-OLS learns no moved point);
+    `learned` every point learned from, which under bandit feedback includes the rejected
+    points that fit θ̂0."""
     for feedback in ("apple", "bandit"):
         table = simulate(Game(dimension=3, feedback=feedback), ["sa-ols"], 3000, seeds=2)
         last = table.filter(pc.equal(table.column("t"), 3000)).to_pydict()
@@ -95,6 +96,22 @@ def test_clean_and_learned_mean_one_thing_each():
             assert np.array_equal(clean, learned)
         else:  # nobody games to be rejected: every rejected point fits θ̂0
             assert np.array_equal(learned - clean, 3000 - accepted)
+
+
+def test_clean_counts_no_gamed_point_for_any_learner():
+    """`clean` counts learned, accepted points whose features are the agents' true ones (issue
+    23): a learner that learns from gamed points (naive greedy, a peer's) gets no clean credit
+    for them; those are `gamed_as_clean`, and under apple tasting the two make `learned`. The
+    same on both engine paths."""
+    game = Game(dimension=3, delta=0.5, truthful=0.5)
+    for engine in ("compiled", "reference"):
+        table = simulate(game, ["naive-greedy", "sa-ols"], 2000, seeds=2, engine=engine)
+        last = table.filter(pc.equal(table.column("t"), 2000)).to_pydict()
+        for k, name in enumerate(last["learner"]):
+            clean, gamed, learned = last["clean"][k], last["gamed_as_clean"][k], \
+                last["learned"][k]
+            assert clean + gamed == learned, (engine, name)
+            assert gamed > 0 if name == "naive-greedy" else gamed == 0, (engine, name)
 
 
 def test_a_learners_phase_ends_are_recorded():

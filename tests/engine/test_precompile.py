@@ -25,7 +25,7 @@ from strategic_apple_tasting.learners import LEARNERS
 #: estimator under each agent model; then the package's entries it saved into the cache.
 REPRESENTATIVE = """
 import json, sys
-from strategic_apple_tasting import _jit
+from strategic_apple_tasting import _jit_cache
 from strategic_apple_tasting.engine.simulate import compiled_path_refusal, simulate
 from strategic_apple_tasting.experiments.settings import (FLAG_AGENTS, FLAG_CONTEXTS,
                                                           game_from_settings)
@@ -60,7 +60,7 @@ for shape in shapes[:len(FLAG_AGENTS)]:  # the budget probed and estimated (issu
         estimate_budget(probe_rule(game, [1.0, 1.0], 0.0, 30))
     except ValueError:  # a rule that no agent of this model can game
         pass
-print(json.dumps(_jit.SAVED))
+print(json.dumps(_jit_cache.SAVED))
 """
 
 

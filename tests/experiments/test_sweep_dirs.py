@@ -14,7 +14,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from strategic_apple_tasting.cli.main import _spec_learners, main
+from strategic_apple_tasting.cli.main import main
+from strategic_apple_tasting.cli.sweep import spec_learners
 from strategic_apple_tasting.experiments.spec import SpecError, check_spec
 from strategic_apple_tasting.experiments.sweep import (
     SweepWarning,
@@ -178,7 +179,7 @@ def test_every_spec_a_directory_ran_stays_accepted(tmp_path, capsys):
     spec_file.write_text(TOML)
     assert main(["sweep", str(spec_file), "--out", str(tmp_path)]) == 0
     assert "done: 0 cells run, 8 already finished" in capsys.readouterr().out
-    assert _spec_learners(tmp_path) == {"sa-ols": "sa-ols", "oracle": "oracle",
+    assert spec_learners(tmp_path) == {"sa-ols": "sa-ols", "oracle": "oracle",
                                         "greedy": "naive-greedy"}
     assert set(load(tmp_path).column("learner").to_pylist()) == {"sa-ols", "oracle", "greedy"}
 
@@ -188,7 +189,7 @@ def test_a_directory_from_before_specs_were_kept_still_works(tmp_path, clean):
     old = tmp_path / "old"
     shutil.rmtree(old / "specs")  # as an earlier version left it: spec.json and cells/
     assert _sorted(load(old)).equals(_sorted(load(clean)))
-    assert _spec_learners(old) == {"sa-ols": "sa-ols", "oracle": "oracle"}
+    assert spec_learners(old) == {"sa-ols": "sa-ols", "oracle": "oracle"}
     assert run_sweep(check_spec(SMALL), old, executor=_Refuse()).skipped == 8
     assert len(list((old / "specs").glob("*.json"))) == 1  # its spec is now recorded
     with pytest.raises(SpecError, match="holds results of a different spec"):

@@ -101,7 +101,7 @@ def test_a_late_outcome_of_exp3_sae_updates_the_expert_that_was_played():
             pass
     now = late.state.played.copy()
     late.report(decisions[1].id, 0.9)
-    wrong._learn(wrong._rules[1].rule, x, True, 0.9)  # with the current draw in place
+    wrong._learn(wrong.desk_record().rules[1].rule, x, True, 0.9)  # the current draw in place
 
     def weights(lr):
         return expert_log_weight(lr.state.experts, played), expert_log_weight(lr.state.experts,

@@ -218,8 +218,8 @@ def test_a_file_of_format_1_still_loads(tmp_path):
     again = load_learner(path)
     assert again.pending() == learner.pending()
     assert np.array_equal(again.state.fits, learner.state.fits)
-    x = next(iter(learner._pending.values())).x_obs
-    assert np.array_equal(next(iter(again._pending.values())).x_obs, x)
+    x = next(iter(learner.desk_record().pending.values())).x_obs
+    assert np.array_equal(next(iter(again.desk_record().pending.values())).x_obs, x)
 
 
 def test_a_file_of_format_2_still_loads(tmp_path):
@@ -359,7 +359,7 @@ def test_the_digest_refuses_a_changed_file_and_the_checks_hold_without_it():
     with pytest.raises(ValueError, match=r"^the file is corrupt: its contents do not match "
                                          r"their digest \(sha256\)$"):
         saved.load(saved.pack(meta, files, digest="keep"))
-    assert saved.load(saved.pack(meta, files))._clock == saved.learner("sa-ols")._clock + 1
+    assert saved.load(saved.pack(meta, files)).clock == saved.learner("sa-ols").clock + 1
     counts = saved.array(files, "state.counts")
     counts[1] = 10**6  # the phase: the kernels index the schedule by it
     files["state.counts.npy"] = saved.npy(counts)

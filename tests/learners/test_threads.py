@@ -85,7 +85,7 @@ def test_decisions_outcomes_and_publications_from_four_threads_lose_nothing():
     counts = learner.state.counts
     total = THREADS * PER_THREAD
     assert counts[0] == total and counts[2] == total  # rounds seen, points in the fit
-    assert not learner.pending() and all(n >= 0 for n in learner._uses.values())
+    assert not learner.pending() and all(n >= 0 for n in learner.desk_record().uses.values())
     serial = _exploring()
     for k in range(THREADS):
         for x, y in zip(*_applicants(k), strict=True):

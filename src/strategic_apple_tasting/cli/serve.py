@@ -51,29 +51,37 @@ def _database_flags(p: argparse.ArgumentParser, sub: bool = False) -> None:
 
 
 def fill_serve(p: argparse.ArgumentParser) -> None:
-    from .main import _add_game_flags, _int_in, _learner, _names, _number, _Parser, _positive_int
+    from .common import (
+        Parser,
+        add_game_flags,
+        int_in,
+        learner_name,
+        name_list,
+        number,
+        positive_int,
+    )
 
     _database_flags(p)
-    p.add_argument("--learner", "-l", type=_learner, help="learner (default sa-ols)")
+    p.add_argument("--learner", "-l", type=learner_name, help="learner (default sa-ols)")
     p.add_argument("--param", type=_param, action="append", metavar="NAME=VALUE",
                    help="a learner parameter (repeat), e.g. --param delta=0.3 --param r0=0")
-    p.add_argument("--dimension", "-d", type=_int_in("--dimension", 1, 10_000),
+    p.add_argument("--dimension", "-d", type=int_in("--dimension", 1, 10_000),
                    help="features per applicant")
-    p.add_argument("--features", type=_names("--features"), metavar="A,B,...",
+    p.add_argument("--features", type=name_list("--features"), metavar="A,B,...",
                    help="the features' names, in order")
-    p.add_argument("--seed", type=_int_in("--seed", 0), help="the learner's seed (default 0)")
+    p.add_argument("--seed", type=int_in("--seed", 0), help="the learner's seed (default 0)")
     p.add_argument("--publish", metavar="CADENCE",
                    help="manual, outcomes:K or period:SECONDS, or both joined by a comma "
                    "(outcomes:100,period:3600: whichever comes first; default outcomes:100)")
-    p.add_argument("--min-interval", type=_number("--min-interval"), metavar="SECONDS",
+    p.add_argument("--min-interval", type=number("--min-interval"), metavar="SECONDS",
                    help="seconds at least between two publications by the cadence (default 0)")
-    p.add_argument("--warm-cap", type=_int_in("--warm-cap", 0), metavar="N",
+    p.add_argument("--warm-cap", type=int_in("--warm-cap", 0), metavar="N",
                    help="acceptances allowed in all under rules published before any outcome "
                    "was learned (default: no cap)")
-    p.add_argument("--retain-days", type=_number("--retain-days"), metavar="DAYS",
+    p.add_argument("--retain-days", type=number("--retain-days"), metavar="DAYS",
                    help="drop log entries this old once a saved learner holds them (default: "
                    "keep for ever)")
-    p.add_argument("--shadow", type=_learner, metavar="LEARNER",
+    p.add_argument("--shadow", type=learner_name, metavar="LEARNER",
                    help="a candidate learner fed the same log, never answering (compared on "
                    "the page)")
     p.add_argument("--shadow-param", type=_param, action="append", metavar="NAME=VALUE",
@@ -88,24 +96,24 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
     start.add_argument("--start-log", metavar="FILE",
                        help="a new database's history: CSV or Parquet of past decisions and "
                        "outcomes (a column per feature, accepted, outcome), learned first")
-    p.add_argument("--max-batch", type=_positive_int("--max-batch"),
+    p.add_argument("--max-batch", type=positive_int("--max-batch"),
                    help="applicants or outcomes per request (default 10000)")
-    p.add_argument("--max-body", type=_int_in("--max-body", 1024),
+    p.add_argument("--max-body", type=int_in("--max-body", 1024),
                    help="bytes per request body (default 4 MiB)")
-    p.add_argument("--body-timeout", type=_number("--body-timeout"), metavar="SECONDS",
+    p.add_argument("--body-timeout", type=number("--body-timeout"), metavar="SECONDS",
                    help="seconds a request's body may take to arrive, else 408 (default 10)")
-    p.add_argument("--snapshot-every", type=_positive_int("--snapshot-every"),
+    p.add_argument("--snapshot-every", type=positive_int("--snapshot-every"),
                    help="log entries between saved learner states (default 10000)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
                    "127.0.0.1; 0.0.0.0 for every interface)")
-    p.add_argument("--port", type=_int_in("--port", 1, 65535), default=8000,
+    p.add_argument("--port", type=int_in("--port", 1, 65535), default=8000,
                    help="port (default 8000)")
     p.add_argument("--role", choices=("all", "decide"), default="all",
                    help="all: decide and learn (one per database); decide: decide only "
                    "(more workers beside the one that learns)")
-    sub = p.add_subparsers(dest="action", parser_class=_Parser)
+    sub = p.add_subparsers(dest="action", parser_class=Parser)
     keys = sub.add_parser("keys", help="create, revoke or list API keys")
-    keys_sub = keys.add_subparsers(dest="keys_action", required=True, parser_class=_Parser)
+    keys_sub = keys.add_subparsers(dest="keys_action", required=True, parser_class=Parser)
     create = keys_sub.add_parser("create", help="create a key (printed once)")
     create.add_argument("--name", required=True, help="who or what uses the key")
     _database_flags(create, sub=True)
@@ -132,14 +140,14 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
     play.add_argument("--key-file", metavar="FILE",
                       help=f"a file holding the API key (else the environment's {KEY_VARIABLE})")
     play.add_argument("--key", help=argparse.SUPPRESS)  # refused: see _play_key
-    play.add_argument("--horizon", "-T", type=_positive_int("--horizon"), default=1000,
+    play.add_argument("--horizon", "-T", type=positive_int("--horizon"), default=1000,
                       help="rounds (default 1000)")
-    play.add_argument("--seed", type=_int_in("--seed", 0), default=0,
+    play.add_argument("--seed", type=int_in("--seed", 0), default=0,
                       help="the game's seed (default 0; the service's --seed must match)")
     play.add_argument("--compare", action="store_true",
                       help="also play the game in process with the service's learner and "
                       "compare decisions, rules and regret")
-    _add_game_flags(play)
+    add_game_flags(play)
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -358,12 +366,12 @@ def _play_key(args: argparse.Namespace) -> str:
 
 def _play(args: argparse.Namespace) -> int:
     from ..learners import make_learner
-    from ..learners.persistence import from_jsonable
+    from ..learners.encoding import from_jsonable
     from ..service import wire
-    from .main import _game
+    from .common import game_from_args
 
     key = _play_key(args)
-    game = _game(args)
+    game = game_from_args(args)
     run = wire.play_over_the_wire(args.url, key, game, args.seed, args.horizon)
     print(f"{args.horizon} rounds over the wire ({run.requests} requests): regret "
           f"{run.regret:.6g}, accepted {sum(run.accepted)}, rules published {len(run.rules)}")

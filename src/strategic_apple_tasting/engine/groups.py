@@ -104,8 +104,8 @@ def shift_model(game: Any, bound: Any) -> Any:
         # A learner estimating its budget: the δ in force as it changes (the learner's own
         # belief, whose arrays the learner updates).
         return live
-    if type(bound).strategy_aware and "delta" in bound.get_params():
-        belief = bound._compiled_belief()
+    if bound.tags().strategy_aware and "delta" in bound.get_params():
+        belief = bound.compiled_belief()
         if type(belief) is type(compiled_agents(game.agents)):
             return belief
         return compiled_agents(game.agents._replace(delta=float(belief.delta)))

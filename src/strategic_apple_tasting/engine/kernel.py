@@ -201,7 +201,9 @@ def _rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma,
             observe_point(state, rule_beta, rule_threshold, point)  # delta="estimate" only
             used = learner_update(state, learner_rng, rule_beta, rule_threshold, point, was, got,
                                   seen)
-            n_clean += used and was  # accepted points learned from (θ̂1's data)
+            # clean: an accepted point learned from whose features are the agent's true ones
+            # (not moved): a learner that learns from gamed points gets no credit for them.
+            n_clean += used and was and not was_moved
             n_learned += used  # every point learned from (bandit: rejected ones fit θ̂0)
             n_gamed_clean += used and was_moved
             e = after

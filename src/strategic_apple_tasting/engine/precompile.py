@@ -26,8 +26,8 @@ not types. So the parts are:
   with compiled code.
 
 Each part runs in a worker process; the cache's index is locked while a worker writes it
-(``_jit._locked``). A part already in the cache loads in a fraction of a second, and once every
-part has finished, a stamp beside the cache (the package's source, numba's and Python's
+(``_jit_cache._locked``). A part already in the cache loads in a fraction of a second, and once
+every part has finished, a stamp beside the cache (the package's source, numba's and Python's
 versions, the machine) makes the next ``sat compile`` return at once until one of them changes.
 """
 
@@ -93,17 +93,16 @@ def parts() -> list[Part]:
         elif name not in LEARNERS:
             plain.append(name)
 
-    def weight(item: tuple[type, list[str]]) -> tuple[bool, int]:
-        group = item[1]
-        return (not any(learner_class(n).nonlinear for n in group), -len(group))
+    def nonlinear(group: list[str]) -> bool:
+        return any(learner_class(n).tags().nonlinear for n in group)
 
-    ordered = sorted(by_state.items(), key=weight)
+    ordered = sorted(by_state.items(), key=lambda item: (not nonlinear(item[1]), -len(item[1])))
     out = [Part(f"{state.__name__} ({', '.join(group)})", tuple(group))
-           for state, group in ordered if any(learner_class(n).nonlinear for n in group)]
+           for state, group in ordered if nonlinear(group)]
     if plain:
         out.append(Part(f"plain-Python learners ({', '.join(plain)})", tuple(plain)))
     out += [Part(f"{state.__name__} ({', '.join(group)})", tuple(group))
-            for state, group in ordered if not any(learner_class(n).nonlinear for n in group)]
+            for state, group in ordered if not nonlinear(group)]
     out.append(Part("the game's Python side"))
     return out
 
@@ -130,7 +129,7 @@ def estimating(cls: type) -> Learner | None:
     strategy-aware learner with a ``delta``. Its state holds an
     :class:`~..learners.budget.EstimatedBudget` instead of the agent model, a type of its own
     for its kernels and the engine's loop."""
-    if not (cls.strategy_aware and "delta" in cls._param_names()):
+    if not (cls.tags().strategy_aware and "delta" in cls.param_names()):
         return None
     try:
         learner = cls(delta="estimate")
@@ -279,26 +278,26 @@ def _run_kernel_helpers(x: np.ndarray, rng: np.random.Generator) -> None:
 def run_part(part: Part) -> tuple[str, float, list[str]]:
     """Compile (or load) one part in this process; returns its name, the seconds it took and
     what it compiled (``module.function(types)`` of each entry saved into the cache)."""
-    from .. import _jit
+    from .. import _jit_cache
 
     start = time.perf_counter()
-    before = len(_jit.SAVED)
+    before = len(_jit_cache.SAVED)
     if part.learners:
         for name in part.learners:
             _run_learner(name)
     else:
         _run_game_side()
-    return part.name, time.perf_counter() - start, _jit.SAVED[before:]
+    return part.name, time.perf_counter() - start, _jit_cache.SAVED[before:]
 
 
 def stamp_path() -> Path:
     """The file whose presence says that ``sat compile`` finished for this package's source,
     numba, Python and machine (its name is their hash), in the cache's directory."""
-    from .._jit import _PACKAGE_DIR, cache_root
+    from .._jit_cache import PACKAGE_DIR, cache_root
 
     digest = hashlib.sha256()
-    for path in sorted(_PACKAGE_DIR.rglob("*.py")):
-        digest.update(path.relative_to(_PACKAGE_DIR).as_posix().encode())
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        digest.update(path.relative_to(PACKAGE_DIR).as_posix().encode())
         digest.update(path.read_bytes())
     for name in sorted(_entry_points()):
         digest.update(f"{name}={_entry_points()[name].value}".encode())
@@ -318,7 +317,7 @@ def compile_all(workers: int | None = None, *, force: bool = False, verbose: boo
     tell (``verbose``: and each entry compiled). Returns the number of cache entries compiled.
     With the stamp of a finished run present (:func:`stamp_path`) it returns 0 at once, unless
     ``force``."""
-    from .._jit import cache_root
+    from .._jit_cache import cache_root
     from .simulate import default_threads
 
     stamp = stamp_path()

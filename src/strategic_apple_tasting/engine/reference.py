@@ -122,7 +122,7 @@ def play_published(inst: GameInstance, learner: Learner, horizon: int,
         learned = []
         used = False
         if not observed:  # learned by decide(): a rejection has no outcome to wait for
-            used = learner._last_used
+            used = bool(decision.used)
             learned.append((used, False, moved))
         late = inst.next_delay()
         if observed:
@@ -170,7 +170,7 @@ def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray
         counts[0] += r.accepted
         counts[1] += r.moved
         for used, accepted, moved in r.learned:
-            counts[2] += used and accepted
+            counts[2] += used and accepted and not moved  # clean: learned, unmoved
             counts[3] += used
             counts[4] += used and moved
         if t == record_at[k]:

@@ -110,10 +110,10 @@ def compiled_path_refusal(game: Game, learner: Learner) -> str | None:
     cls = type(learner)
     if cls.kernels is None:
         return f"{learner.name} is a plain-Python learner"
-    if game.period > 1 and cls.nonlinear:
+    if game.period > 1 and cls.tags().nonlinear:
         return (f"{learner.name} publishes a general rule, which the compiled loop cannot hold "
                 f"for a period (period = {game.period})")
-    if game.max_delay > 0 and cls.published_fields:
+    if game.max_delay > 0 and cls.tags().published_fields:
         return (f"{learner.name} learns with what its policy drew, which the compiled loop "
                 f"cannot keep for late outcomes (delay = {game.delay})")
     return None
@@ -222,7 +222,7 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
     for lr in learner_list:
         if not isinstance(lr, Learner):
             raise ValueError(f"learners must be Learner instances or their names, got {lr!r}")
-        if game.period > 1 and not type(lr).holds_rules:
+        if game.period > 1 and not lr.tags().holds_rules:
             raise ValueError(f"learner {lr.name} cannot hold a rule for a period (period = "
                              f"{game.period}): its rule reads its live model, which changes as "
                              "it learns")

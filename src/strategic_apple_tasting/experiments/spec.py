@@ -215,7 +215,7 @@ def _check_learner(i: int, entry: Any) -> tuple[str, str | None, dict[str, list[
     label = entry.pop("label", None)
     if label is not None and not isinstance(label, str):
         raise SpecError(f"{path}.label must be a string, got {_show(label)}")
-    allowed = cls._param_names()
+    allowed = cls.param_names()
     params = {}
     for key, raw in entry.items():
         if key not in allowed:

@@ -28,6 +28,7 @@ from .logistic import NaiveLogistic, OffsetLogistic, SALogistic
 from .offset_ols import OffsetOLS
 from .persistence import load as load_learner
 from .sampled_sae import SampledSAE
+from .tags import LearnerTags
 from .theorem import Theorem
 from .unknown_horizon import UnknownHorizon
 
@@ -110,7 +111,8 @@ def make_learner(name: str, **params) -> Learner:
 
 
 __all__ = ["ENTRY_POINTS", "LEARNERS", "SAOLS", "AcceptAll", "Decision", "EpsilonGreedy",
-           "Exp3PSAE", "Exp3SAE", "ExploreThenCommit", "Learner", "LearnerKernels", "LinTS",
+           "Exp3PSAE", "Exp3SAE", "ExploreThenCommit", "Learner", "LearnerKernels", "LearnerTags",
+           "LinTS",
            "LinUCB", "NaiveGreedyOLS", "NaiveLogistic", "OffsetLogistic", "OffsetOLS", "Oracle",
            "PublishedRule", "RejectAll", "SALogistic", "SampledSAE", "ShiftedOLS", "Theorem",
            "UnknownHorizon", "learner_class", "load_learner", "make_learner", "njit"]

@@ -43,21 +43,31 @@ implementation of each algorithm, on both of the engine's paths.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
+import threading
 from collections.abc import Callable
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from .._jit import dispatch_on_class, njit, note_kernels
+from .._jit import dispatch_on_class, njit
+from .._jit_cache import note_kernels
 from ..game.agents import LazyBestResponse, compiled_agents, is_agent_model
 from ..game.best_response import check_supported
 from ..game.game import FEEDBACK, check_number
 from ..game.policies import RULES, GeneralRule, LinearThreshold
 from .budget import EstimatedBudget, observe, parse_estimate
-from .decisions import DecisionDesk, serialized
-from .inputs import all_finite, check_bound, check_vector
+from .decisions import (
+    Decision,
+    DecisionDesk,
+    DeskHooks,
+    DeskRecord,
+    PublishedRule,
+)
+from .inputs import INPUT_BOUND, all_finite, check_bound, check_vector
+from .tags import LearnerTags
 from .theorem import Theorem
 
 
@@ -111,7 +121,13 @@ learner_linear = dispatch_on_class(
     "Compiled-only: whether a general-rule learner's rule this round is its linear part.")
 
 
+#: What the base class keeps on a learner (its dimension, generator, state, decision desk and
+#: lock); the rest, besides its hyperparameters, is the learner's own (:meth:`Learner.
+#: model_attributes`, which a saved file holds).
+BASE_ATTRIBUTES = frozenset({"_d", "_rng", "_state", "_desk", "_lock"})
+
 _PARAM_NAMES: dict[tuple[type, Any], tuple[str, ...]] = {}
+_TAGS: dict[type, LearnerTags] = {}
 
 
 def _param_names(cls: type) -> tuple[str, ...]:
@@ -126,6 +142,17 @@ def _param_names(cls: type) -> tuple[str, ...]:
     return names
 
 
+def serialized(method: Callable) -> Callable:
+    """A public method of a learner, run while holding the learner's own lock: calls from
+    several threads take turns, so the learner's state is always that of some serial order of
+    them. The lock is reentrant (a public method may call another)."""
+    @functools.wraps(method)
+    def locked(self: Learner, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return locked
+
+
 def _nbytes(state: Any) -> int:
     """Bytes of every array in a state (namedtuples nest)."""
     if isinstance(state, np.ndarray):
@@ -135,7 +162,7 @@ def _nbytes(state: Any) -> int:
     return 0
 
 
-class Learner(DecisionDesk):
+class Learner:
     """Base class of every learner: hyperparameters in ``__init__``, state in :meth:`reset`.
 
     Subclasses set ``name`` (the name in results tables), ``strategy_aware`` (False for
@@ -186,6 +213,45 @@ class Learner(DecisionDesk):
     #: have the template's shape exactly; these only its dtype and number of dimensions (check
     #: the rest in :meth:`_check_state`).
     variable_shapes: ClassVar[tuple[str, ...]] = ()
+    #: State fields that ``policy`` sets and ``update`` reads (copied with each published
+    #: rule and put back while learning from an outcome of a decision made under it).
+    published_fields: ClassVar[tuple[str, ...]] = ()
+    #: Whether a published rule stays valid while outcomes are learned. False for a learner
+    #: whose rule reads its live model (the peer libraries' adapters): it must publish again
+    #: after learning before it decides, and it cannot hold a rule for a period.
+    holds_rules: ClassVar[bool] = True
+    #: The largest magnitude of a feature or an outcome the API takes (``r0`` and ``delta``
+    #: too): beyond it every entry refuses in one line, before any kernel. A learner whose
+    #: arithmetic needs less sets a smaller one. The public check
+    #: :func:`~strategic_apple_tasting.checks.check_stays_finite` feeds inputs at it (and 0,
+    #: subnormal numbers, mixed scales, repeated and collinear points).
+    input_bound: ClassVar[float] = INPUT_BOUND
+    #: Whether the learner may be used from several threads at once. Every public method of
+    #: the per-round and decision API (and ``reset``, ``save``, ``estimate``) holds the
+    #: learner's own lock, made with the learner, so calls from several threads take turns and
+    #: leave the state of some serial order of them. False for a learner whose published rule
+    #: reads state that another call changes outside that lock (the peer adapters' rules call
+    #: their library's live model): use such a learner from one thread at a time.
+    thread_safe: ClassVar[bool] = True
+    #: The feedback modes the learner learns under (a game or ``feedback`` parameter outside
+    #: them is refused in one line).
+    supported_feedback: ClassVar[tuple[str, ...]] = FEEDBACK
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Learner:
+        learner = super().__new__(cls)
+        learner._lock = threading.RLock()
+        return learner
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A lock does not pickle, and a copy of a learner is a learner of its own: it gets a
+        # new lock (__setstate__).
+        state = self.__dict__.copy()
+        state.pop("_lock", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -204,6 +270,17 @@ class Learner(DecisionDesk):
             if kernels.rule is not None:
                 RULES[kernels.state] = kernels.rule
                 _LINEAR[kernels.state] = kernels.linear or never_linear
+        _TAGS[cls] = LearnerTags.of(cls)  # a bad declaration is refused with the class
+
+    @classmethod
+    def tags(cls) -> LearnerTags:
+        """What this learner class is (strategy-aware, nonlinear, its theorem, ...), collected
+        from its class attributes into one object (:class:`~.tags.LearnerTags`): what the
+        checks, the engine, the loader and the reports read."""
+        tags = _TAGS.get(cls)
+        if tags is None:
+            tags = _TAGS[cls] = LearnerTags.of(cls)
+        return tags
 
     @classmethod
     def check_configurations(cls) -> list[Learner]:
@@ -214,7 +291,8 @@ class Learner(DecisionDesk):
 
     # -- hyperparameters -------------------------------------------------------------------
     @classmethod
-    def _param_names(cls) -> list[str]:
+    def param_names(cls) -> list[str]:
+        """The names of the hyperparameters (``__init__``'s parameters), in order."""
         return list(_param_names(cls))
 
     def get_params(self) -> dict[str, Any]:
@@ -223,10 +301,10 @@ class Learner(DecisionDesk):
 
     def clone(self, **overrides: Any) -> Learner:
         """A fresh, unreset learner with the same hyperparameters (some overridden)."""
-        unknown = set(overrides) - set(self._param_names())
+        unknown = set(overrides) - set(self.param_names())
         if unknown:
             raise ValueError(f"{self.name} has no parameter {sorted(unknown)[0]!r}; "
-                             f"allowed: {', '.join(self._param_names())}")
+                             f"allowed: {', '.join(self.param_names())}")
         return type(self)(**{**self.get_params(), **overrides})
 
     def bind(self, instance: Any, horizon: int | None = None) -> Learner:
@@ -246,7 +324,12 @@ class Learner(DecisionDesk):
         if params.get("feedback") not in (None, game.feedback):
             raise ValueError(f"learner {self.name} has feedback={params['feedback']!r} "
                              f"but the game has feedback={game.feedback!r}")
-        if type(self).nonlinear:
+        tags = self.tags()
+        if game.feedback not in tags.feedback:
+            raise ValueError(f"learner {self.name} learns under feedback "
+                             f"{', '.join(tags.feedback)} only, but the game has "
+                             f"feedback={game.feedback!r}")
+        if tags.nonlinear:
             check_supported(game.agents, self.name)
         return self.clone(**fill)
 
@@ -267,7 +350,7 @@ class Learner(DecisionDesk):
             return EstimatedBudget.new(model, cap)
         return model
 
-    def _compiled_belief(self) -> Any:
+    def compiled_belief(self) -> Any:
         """:meth:`_belief` as compiled code receives it (a learner's state holds it): one type
         for every built-in agent model, so the learner's kernels compile once for all."""
         return compiled_agents(self._belief())
@@ -282,6 +365,10 @@ class Learner(DecisionDesk):
         if "feedback" in params and params["feedback"] not in FEEDBACK:
             raise ValueError(f"feedback must be one of {', '.join(FEEDBACK)}, "
                              f"got {params['feedback']!r}")
+        supported = self.tags().feedback
+        if params.get("feedback") is not None and params["feedback"] not in supported:
+            raise ValueError(f"feedback must be one of {', '.join(supported)} (what "
+                             f"{self.name} learns under), got {params['feedback']!r}")
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
@@ -290,6 +377,11 @@ class Learner(DecisionDesk):
     # -- state -----------------------------------------------------------------------------
     def _init_state(self, d: int) -> Any:
         raise NotImplementedError
+
+    def check_state(self, state: Any, template: Any, where: str) -> None:
+        """:meth:`_check_state`, the learner's own check of a state read from a saved file
+        (the loader calls it)."""
+        self._check_state(state, template, where)
 
     def _check_state(self, state: Any, template: Any, where: str) -> None:
         """Raise ``ValueError`` naming the field (``f"{where}.counts[1]"``) if ``state``, read
@@ -304,6 +396,14 @@ class Learner(DecisionDesk):
         kernels = type(self).kernels
         if kernels is not None and kernels.check is not None:
             kernels.check(state, template, where)
+
+    def model_attributes(self) -> dict[str, Any]:
+        """What the learner keeps on itself besides its hyperparameters, its state and the
+        decision bookkeeping: a plain-Python learner may keep its model there
+        (``self._gram``), which a saved file holds as its ``attributes``."""
+        params = set(self.get_params())
+        return {k: v for k, v in vars(self).items()
+                if k not in params and k not in BASE_ATTRIBUTES}
 
     def milestones(self, d: int) -> list[int]:
         """Rounds after which this learner changes phase (explore-then-commit's T0, ...), for a
@@ -352,8 +452,41 @@ class Learner(DecisionDesk):
         # a Generator only.
         self._rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self._state = self._init_state(self._d)
-        self._reset_desk()
+        self._desk = DecisionDesk(DeskHooks(
+            name=self.name, publish=self._next_rule, learn=self._learn, state=self._live_state,
+            params=self.get_params, tags=type(self).tags, feedback=self._feedback(),
+            dimension=self._d, input_bound=type(self).input_bound))
         return self
+
+    def _next_rule(self) -> LinearThreshold | GeneralRule:
+        return self._checked_rule(self._publish())
+
+    def _live_state(self) -> Any:
+        return self._state
+
+    def _feedback(self) -> str | None:
+        """The learner's ``feedback`` parameter (None if it has none)."""
+        return getattr(self, "feedback", None) if "feedback" in self.param_names() else None
+
+    @serialized
+    def restore(self, state: Any, rng: np.random.Generator) -> None:
+        """Put a state and generator read from a saved file in place of those :meth:`reset`
+        made (the loader's entry; it has checked them with :meth:`check_state`)."""
+        self._require_reset()
+        self._state = state
+        self._rng = rng
+
+    @property
+    def dimension(self) -> int:
+        """The dimension d of the contexts, given to :meth:`reset`."""
+        self._require_reset()
+        return self._d
+
+    @property
+    def generator(self) -> np.random.Generator:
+        """The learner's random generator (what :meth:`reset` made of its ``rng``)."""
+        self._require_reset()
+        return self._rng
 
     def _require_reset(self) -> None:
         if not hasattr(self, "_state"):
@@ -369,7 +502,7 @@ class Learner(DecisionDesk):
         ``accepts(x)``.
         """
         self._require_reset()
-        return self._current().rule
+        return self._desk.current().rule
 
     def _checked_rule(self, rule: Any) -> LinearThreshold | GeneralRule:
         """A rule from ``_publish``, or ``ValueError`` naming what is wrong with it."""
@@ -377,7 +510,7 @@ class Learner(DecisionDesk):
         if not isinstance(rule, LinearThreshold | GeneralRule):
             raise ValueError(f"{who} must return a LinearThreshold or a GeneralRule, "
                              f"got {rule!r}")
-        if isinstance(rule, GeneralRule) and not type(self).nonlinear:
+        if isinstance(rule, GeneralRule) and not self.tags().nonlinear:
             raise ValueError(f"{who} returned a GeneralRule but {type(self).__name__} does "
                              "not set nonlinear = True")
         beta = np.asarray(rule.beta)
@@ -444,11 +577,100 @@ class Learner(DecisionDesk):
                                  f"got {reward!r}")
         # The per-round API is the decision API's special case: the round's outcome is learned
         # under the rule in force, and the next policy() call publishes.
-        version = self._current().version
-        used = self._learn_under(version, x, bool(accepted),
-                                 None if reward is None else float(reward))
-        self._end_round()
+        version = self._desk.current().version
+        used = self._desk.learn_under(version, x, bool(accepted),
+                                      None if reward is None else float(reward))
+        self._desk.end_round()
         return used
+
+    # -- the decision API: the learner's desk (:mod:`.decisions`), under the learner's lock --
+    @serialized
+    def publish(self, time: float | None = None) -> PublishedRule:
+        """Publish the learner's next rule: it decides from now on. Returns it with its
+        version (1, 2, ...) and the time it took effect (:meth:`.DecisionDesk.publish`)."""
+        self._require_reset()
+        return self._desk.publish(time)
+
+    @serialized
+    def publish_every(self, outcomes: int | None = None, period: float | None = None
+                      ) -> Learner:
+        """Publish automatically: after every ``outcomes`` reports, and/or at the first
+        decision once ``period`` has passed on the decision clock since the rule in force took
+        effect (:meth:`.DecisionDesk.publish_every`). Returns ``self``."""
+        self._require_reset()
+        self._desk.publish_every(outcomes, period)
+        return self
+
+    @serialized
+    def adopt(self, rule: LinearThreshold, time: float | None = None) -> PublishedRule:
+        """Publish a given linear rule in place of the learner's own next rule
+        (:meth:`.DecisionDesk.adopt`)."""
+        self._require_reset()
+        return self._desk.adopt(rule, time)
+
+    @serialized
+    def rule_in_force(self) -> PublishedRule | None:
+        """The published rule deciding now (None before the first publication)."""
+        self._require_reset()
+        return self._desk.rule_in_force()
+
+    @serialized
+    def decide(self, x_obs: Any, id: int | str | None = None, time: float | None = None
+               ) -> Decision:
+        """Decide one applicant under the rule in force (:meth:`.DecisionDesk.decide`)."""
+        self._require_reset()
+        return self._desk.decide(x_obs, id, time)
+
+    @serialized
+    def record(self, x_obs: Any, id: int | str, accepted: bool, version: int, time: float
+               ) -> Decision:
+        """File a decision made elsewhere under published rule ``version``
+        (:meth:`.DecisionDesk.record`)."""
+        self._require_reset()
+        return self._desk.record(x_obs, id, accepted, version, time)
+
+    @serialized
+    def hold(self, version: int) -> None:
+        """Keep published rule ``version`` until :meth:`release` (:meth:`.DecisionDesk.hold`)."""
+        self._require_reset()
+        self._desk.hold(version)
+
+    @serialized
+    def release(self, version: int) -> None:
+        """Undo one :meth:`hold` of ``version`` (:meth:`.DecisionDesk.release`)."""
+        self._require_reset()
+        self._desk.release(version)
+
+    @serialized
+    def pending(self) -> list[int | str]:
+        """Ids of the decisions whose outcomes are awaited, in decision order."""
+        self._require_reset()
+        return self._desk.pending()
+
+    @serialized
+    def report(self, id: int | str, outcome: float) -> bool:
+        """Feed back the outcome of decision ``id``; returns whether the point was used for
+        learning (:meth:`.DecisionDesk.report`)."""
+        self._require_reset()
+        return self._desk.report(id, outcome)
+
+    @property
+    def clock(self) -> float:
+        """The decision clock: the last time given to the API, else the decisions made."""
+        self._require_reset()
+        return self._desk.clock
+
+    @serialized
+    def desk_record(self) -> DeskRecord:
+        """The decision bookkeeping, for saving (:meth:`.DecisionDesk.desk_record`)."""
+        self._require_reset()
+        return self._desk.desk_record()
+
+    @serialized
+    def restore_desk(self, record: DeskRecord) -> None:
+        """Take ``record`` as the decision bookkeeping (the loader's entry)."""
+        self._require_reset()
+        self._desk.restore_desk(record)
 
     @serialized
     def save(self, path: Any) -> Any:

@@ -1,9 +1,11 @@
 """Deciding in the real world: rules published for a period, decisions by id, outcomes later.
 
 A lender publishes a rule (the paper's principal commits to it publicly), decides many applicants
-under it, and learns whether a loan was repaid months later, in any order. The records here and
-the :class:`DecisionDesk` mixin give every learner that API (:class:`~.base.Learner` inherits
-it):
+under it, and learns whether a loan was repaid months later, in any order. A
+:class:`DecisionDesk` keeps that bookkeeping for one learner, by composition: a learner makes its
+desk at ``reset``, hands it its hooks (:class:`DeskHooks`: its next rule, how it learns, its
+state) and offers the desk's API as its own (:class:`~.base.Learner`'s thin methods, which hold
+the learner's lock):
 
 * :meth:`~DecisionDesk.publish` makes the learner's next rule the rule in force, with a version
   and the time it took effect;
@@ -33,17 +35,15 @@ learned with the copy of its decision's rule in place.
 from __future__ import annotations
 
 import copy
-import functools
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..game.game import check_number
 from ..game.policies import GeneralRule, LinearThreshold
-from .inputs import INPUT_BOUND, check_bound, check_vector
+from .inputs import check_bound, check_vector
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class PublishedRule:
         A general rule (LinUCB's) is not linear: its linear part is given, marked
         ``"kind": "general"``, and decisions follow the learner's full rule.
         """
-        from .persistence import jsonable  # the JSON encoding of parameters lives there
+        from .encoding import jsonable
 
         return {
             "version": self.version,
@@ -84,38 +84,59 @@ class PublishedRule:
 @dataclass(frozen=True)
 class Decision:
     """One applicant decided: its id, the decision, and the version of the rule it was made
-    under (``time`` on the decision clock)."""
+    under (``time`` on the decision clock).
+
+    ``used`` is whether the learner used the point for learning, for a decision learned from at
+    once (a rejection under apple tasting: nothing will be observed); None for a decision that
+    awaits its outcome, whose :meth:`~DecisionDesk.report` says it (the engine counts both).
+    """
 
     id: int | str
     accepted: bool
     version: int
     time: float
+    used: bool | None = None
 
 
 @dataclass
-class _Pending:
+class PendingDecision:
+    """A decision awaiting its outcome: its rule's version, the observed context, the
+    decision."""
+
     version: int
     x_obs: np.ndarray
     accepted: bool
 
 
-#: What a learner keeps on itself for its dimension, generator, state and decisions (the rest,
-#: besides its hyperparameters, is its own: see :mod:`.persistence`).
-DESK_ATTRIBUTES = frozenset({
-    "_d", "_rng", "_state", "_in_force", "_snapshots", "_rules", "_uses", "_pending",
-    "_reported", "_version", "_next_id", "_clock", "_stale", "_every_outcomes", "_period",
-    "_outcomes_since", "_last_used", "_learned_since", "_lock"})
+@dataclass
+class DeskRecord:
+    """The decision bookkeeping of a learner, as :mod:`.persistence` saves it and
+    :mod:`.loading` restores it (:meth:`DecisionDesk.desk_record`,
+    :meth:`DecisionDesk.restore_desk`).
 
+    ``in_force`` is the rule in force (None before the first publication or after a per-round
+    API round); ``rules`` the published rules some decision still needs, by version, with
+    ``snapshots`` of their published fields and ``uses`` (the pending decisions and holds under
+    each); ``pending`` the decisions awaiting outcomes, in decision order; ``reported`` the ids
+    whose feedback is complete; ``version`` the last version published; ``next_id`` the next
+    default id; ``clock`` the decision clock; ``stale`` whether the next decision publishes
+    first; ``every_outcomes`` and ``period`` the publication cadence; ``outcomes_since`` the
+    outcomes reported since the last publication.
+    """
 
-def serialized(method: Callable) -> Callable:
-    """A public method of a learner, run while holding the learner's own lock: calls from
-    several threads take turns, so the learner's state is always that of some serial order of
-    them. The lock is reentrant (a public method may call another)."""
-    @functools.wraps(method)
-    def locked(self: DecisionDesk, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            return method(self, *args, **kwargs)
-    return locked
+    in_force: PublishedRule | None
+    rules: dict[int, PublishedRule]
+    snapshots: dict[int, dict[str, Any]]
+    uses: dict[int, int]
+    pending: dict[int | str, PendingDecision]
+    reported: set[int | str]
+    version: int
+    next_id: int
+    clock: float
+    stale: bool
+    every_outcomes: int | None
+    period: float | None
+    outcomes_since: int
 
 
 def _number(name: str, value: Any, **allowed: Any) -> float:
@@ -132,9 +153,31 @@ def _count(name: str, value: Any) -> int | None:
     return int(value)
 
 
+class DeskHooks(NamedTuple):
+    """What a desk needs of the learner it serves, given by the learner at ``reset``.
+
+    ``publish()`` is the learner's next rule (checked); ``learn(rule, x_obs, accepted,
+    reward)`` learns one decision's feedback under ``rule`` and says whether the point was used;
+    ``state()`` is the learner's live state (whose ``published_fields`` a publication copies);
+    ``params()`` its hyperparameters; ``tags()`` its class's tags; and its name, ``feedback``
+    parameter (None if it has none), dimension and input bound.
+    """
+
+    name: str
+    publish: Callable[[], LinearThreshold | GeneralRule]
+    learn: Callable[[Any, np.ndarray, bool, float | None], bool]
+    state: Callable[[], Any]
+    params: Callable[[], dict[str, Any]]
+    tags: Callable[[], Any]
+    feedback: str | None
+    dimension: int
+    input_bound: float
+
+
 class DecisionDesk:
-    """Publication, decisions by id and delayed outcomes, for every learner (mixed into
-    :class:`~.base.Learner`; see the module's description).
+    """Publication, decisions by id and delayed outcomes, for one learner (each
+    :class:`~.base.Learner` makes one at ``reset`` and offers its API; see the module's
+    description). The learner's methods hold its lock around each call.
 
     Examples
     --------
@@ -155,50 +198,13 @@ class DecisionDesk:
     2
     """
 
-    #: State fields that ``policy`` sets and ``update`` reads (copied with each published
-    #: rule and put back while learning from an outcome of a decision made under it).
-    published_fields: tuple[str, ...] = ()
-    #: Whether a published rule stays valid while outcomes are learned. False for a learner
-    #: whose rule reads its live model (the peer libraries' adapters): it must publish again
-    #: after learning before it decides, and it cannot hold a rule for a period.
-    holds_rules: bool = True
-    #: The largest magnitude of a feature or an outcome the API takes (``r0`` and ``delta``
-    #: too): beyond it every entry refuses in one line, before any kernel. A learner whose
-    #: arithmetic needs less sets a smaller one. The public check
-    #: :func:`~strategic_apple_tasting.checks.check_stays_finite` feeds inputs at it (and 0,
-    #: subnormal numbers, mixed scales, repeated and collinear points).
-    input_bound: float = INPUT_BOUND
-    #: Whether the learner may be used from several threads at once. Every public method of
-    #: the per-round and decision API (and ``reset``, ``save``, ``estimate``) holds the
-    #: learner's own lock, made with the learner, so calls from several threads take turns and
-    #: leave the state of some serial order of them. False for a learner whose published rule
-    #: reads state that another call changes outside that lock (the peer adapters' rules call
-    #: their library's live model): use such a learner from one thread at a time.
-    thread_safe: bool = True
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> DecisionDesk:
-        desk = super().__new__(cls)
-        desk._lock = threading.RLock()
-        return desk
-
-    def __getstate__(self) -> dict[str, Any]:
-        # A lock does not pickle, and a copy of a learner is a learner of its own: it gets a
-        # new lock (__setstate__).
-        state = self.__dict__.copy()
-        state.pop("_lock", None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.RLock()
-
-    # -- bookkeeping created by reset ------------------------------------------------------
-    def _reset_desk(self) -> None:
+    def __init__(self, hooks: DeskHooks) -> None:
+        self.hooks = hooks
         self._in_force: PublishedRule | None = None
         self._snapshots: dict[int, dict[str, Any]] = {}  # version → published fields
         self._rules: dict[int, PublishedRule] = {}  # versions some pending decision needs
         self._uses: dict[int, int] = {}  # version → pending decisions made under it
-        self._pending: dict[int | str, _Pending] = {}
+        self._pending: dict[int | str, PendingDecision] = {}
         self._reported: set[int | str] = set()
         self._version = 0
         self._next_id = 0
@@ -207,17 +213,14 @@ class DecisionDesk:
         self._every_outcomes: int | None = None
         self._period: float | None = None
         self._outcomes_since = 0
-        self._last_used = False  # whether the last feedback learned was used (the engine's count)
         self._learned_since = False  # whether the learner learned since its last publication
 
-    @serialized
     def publish_every(self, outcomes: int | None = None, period: float | None = None
                       ) -> DecisionDesk:
         """Publish automatically: after every ``outcomes`` reports, and/or at the first
         decision once ``period`` has passed on the decision clock since the rule in force took
         effect (with no ``time`` given, the clock counts decisions). None turns a cadence off;
         returns ``self``."""
-        self._require_reset()
         self._every_outcomes = _count("outcomes", outcomes)
         if period is not None:
             period = _number("period", period, low=0.0, open_low=True, what="> 0 or None")
@@ -234,43 +237,41 @@ class DecisionDesk:
         return time
 
     # -- publication -----------------------------------------------------------------------
-    @serialized
     def publish(self, time: float | None = None) -> PublishedRule:
         """Publish the learner's next rule: it decides from now on. Returns it with its
         version (1, 2, ...) and the time it took effect."""
-        self._require_reset()
         return self._publish_at(self._time(time))
 
-    @serialized
     def adopt(self, rule: LinearThreshold, time: float | None = None) -> PublishedRule:
         """Publish a given linear rule (a lender's scorecard, a rule from elsewhere) in place
         of the learner's own next rule: it decides from now on, and the outcomes of its
         decisions are learned against it, as against a rule of the learner's. A learner whose
         update reads what its own rule drew (``published_fields``) cannot learn under a rule
         it did not draw, and refuses."""
-        self._require_reset()
-        if self.published_fields:
-            raise ValueError(f"{self.name} learns from what its own rule drew "
-                             f"({', '.join(self.published_fields)}): it cannot adopt a given "
+        fields = self.hooks.tags().published_fields
+        if fields:
+            raise ValueError(f"{self.hooks.name} learns from what its own rule drew "
+                             f"({', '.join(fields)}): it cannot adopt a given "
                              "rule")
         if not isinstance(rule, LinearThreshold):
             raise ValueError(f"a rule to adopt must be linear (β, threshold), got "
                              f"{type(rule).__name__}")
-        beta = check_vector("rule.beta", rule.beta, self._d, np.inf)
+        beta = check_vector("rule.beta", rule.beta, self.hooks.dimension, np.inf)
         threshold = _number("rule.threshold", rule.threshold)
         return self._publish_at(self._time(time), LinearThreshold(beta, threshold))
 
     def _publish_at(self, time: float, given: LinearThreshold | None = None) -> PublishedRule:
-        rule = self._checked_rule(self._publish()) if given is None else given
+        rule = self.hooks.publish() if given is None else given
         self._version += 1
-        published = PublishedRule(self._version, rule, time, self.name, self.get_params())
+        published = PublishedRule(self._version, rule, time, self.hooks.name, self.hooks.params())
         if self._in_force is not None and not self._uses.get(self._in_force.version):
             self._forget(self._in_force.version)
         self._in_force = published
         self._rules[published.version] = published
-        if self.published_fields:
+        fields = self.hooks.tags().published_fields
+        if fields:
             self._snapshots[published.version] = {
-                f: copy.deepcopy(getattr(self._state, f)) for f in self.published_fields}
+                f: copy.deepcopy(getattr(self.hooks.state(), f)) for f in fields}
         self._stale = False
         self._outcomes_since = 0
         self._learned_since = False
@@ -279,7 +280,7 @@ class DecisionDesk:
     def _version_in_force(self) -> int | None:
         return None if self._in_force is None else self._in_force.version
 
-    def _end_round(self) -> None:
+    def end_round(self) -> None:
         """The per-round API's round is over: the next ``policy()`` publishes. The rule in
         force is dropped unless a decision awaits an outcome under it (it may be a function of
         the learner's model as it was, which neither stays valid nor pickles)."""
@@ -293,27 +294,55 @@ class DecisionDesk:
         self._snapshots.pop(version, None)
         self._uses.pop(version, None)
 
-    @serialized
     def rule_in_force(self) -> PublishedRule | None:
         """The published rule deciding now (None before the first publication)."""
-        self._require_reset()
         return self._in_force
 
-    def _current(self) -> PublishedRule:
+    @property
+    def clock(self) -> float:
+        """The decision clock: the last time given to the API, else the decisions made."""
+        return self._clock
+
+    def desk_record(self) -> DeskRecord:
+        """The decision bookkeeping (the live objects, not copies: read it, do not change
+        it), for saving."""
+        return DeskRecord(
+            in_force=self._in_force, rules=self._rules, snapshots=self._snapshots,
+            uses=self._uses, pending=self._pending, reported=self._reported,
+            version=self._version, next_id=self._next_id, clock=self._clock, stale=self._stale,
+            every_outcomes=self._every_outcomes, period=self._period,
+            outcomes_since=self._outcomes_since)
+
+    def restore_desk(self, record: DeskRecord) -> None:
+        """Take ``record`` (checked for consistency by the loader) as the decision
+        bookkeeping, in place of what :meth:`reset` made."""
+        self._in_force = record.in_force
+        self._rules = record.rules
+        self._snapshots = record.snapshots
+        self._uses = record.uses
+        self._pending = record.pending
+        self._reported = record.reported
+        self._version = record.version
+        self._next_id = record.next_id
+        self._clock = record.clock
+        self._stale = record.stale
+        self._every_outcomes = record.every_outcomes
+        self._period = record.period
+        self._outcomes_since = record.outcomes_since
+
+    def current(self) -> PublishedRule:
         """The rule in force, published first if there is none or a round has ended."""
         if self._in_force is None or self._stale:
             return self._publish_at(self._clock)
         return self._in_force
 
     # -- decisions -------------------------------------------------------------------------
-    @serialized
     def decide(self, x_obs: Any, id: int | str | None = None, time: float | None = None
                ) -> Decision:
         """Decide one applicant under the rule in force (published first if none is, or if
         the cadence's period has passed). ``id`` defaults to the next integer; ``time`` to
         the decision clock (the number of decisions made)."""
-        self._require_reset()
-        x = check_vector("x_obs", x_obs, self._d, self.input_bound)
+        x = check_vector("x_obs", x_obs, self.hooks.dimension, self.hooks.input_bound)
         if id is None:
             while self._next_id in self._pending or self._next_id in self._reported:
                 self._next_id += 1
@@ -323,30 +352,31 @@ class DecisionDesk:
         elif id in self._pending or id in self._reported:
             raise ValueError(f"id {id!r} is already taken by an earlier decision")
         now = self._time(time)
-        rule = self._current()
+        rule = self.current()
         if self._period is not None and now >= rule.effective + self._period:
             rule = self._publish_at(now)
-        if self._learned_since and not self.holds_rules:
-            raise ValueError(f"{self.name}'s published rule reads its live model, which has "
+        if self._learned_since and not self.hooks.tags().holds_rules:
+            raise ValueError(f"{self.hooks.name}'s published rule reads its live model, which has "
                              "learned since it was published: publish() before deciding again")
-        decision = Decision(id, rule.rule.accepts(x), rule.version, now)
-        self._file(decision, x)
-        if not (decision.accepted or self._bandit()):
+        accepted = rule.rule.accepts(x)
+        decision = Decision(id, accepted, rule.version, now,
+                            self._file(id, accepted, rule.version, x))
+        if not (accepted or self._bandit()):
             self._reported.add(id)  # its (empty) feedback is complete: no report will come
         if time is None:
             self._clock += 1.0
         return decision
 
-    def _file(self, decision: Decision, x: np.ndarray) -> None:
-        """Keep a decision awaiting its outcome, or (a rejection under apple tasting, whose
-        feedback, nothing observed, is complete now) learn from it at once."""
-        if decision.accepted or self._bandit():
-            self._pending[decision.id] = _Pending(decision.version, x, decision.accepted)
-            self._uses[decision.version] = self._uses.get(decision.version, 0) + 1
-        else:
-            self._learn_under(decision.version, x, False, None)
+    def _file(self, id: int | str, accepted: bool, version: int, x: np.ndarray) -> bool | None:
+        """Keep a decision awaiting its outcome (None), or (a rejection under apple tasting,
+        whose feedback, nothing observed, is complete now) learn from it at once and return
+        whether the point was used."""
+        if accepted or self._bandit():
+            self._pending[id] = PendingDecision(version, x, accepted)
+            self._uses[version] = self._uses.get(version, 0) + 1
+            return None
+        return self.learn_under(version, x, False, None)
 
-    @serialized
     def record(self, x_obs: Any, id: int | str, accepted: bool, version: int, time: float
                ) -> Decision:
         """File a decision made elsewhere under published rule ``version`` (a decision
@@ -356,8 +386,7 @@ class DecisionDesk:
 
         The log that calls this keeps ids unique, so the desk does not remember recorded ids
         (a service's log would otherwise grow the learner's state without end)."""
-        self._require_reset()
-        x = check_vector("x_obs", x_obs, self._d, self.input_bound)
+        x = check_vector("x_obs", x_obs, self.hooks.dimension, self.hooks.input_bound)
         if isinstance(id, bool) or not isinstance(id, int | str):
             raise ValueError(f"id must be an integer or a string, got {id!r}")
         if id in self._pending:
@@ -371,48 +400,36 @@ class DecisionDesk:
             raise ValueError(f"decision {id!r} says accepted={bool(accepted)}, but rule "
                              f"version {version} {'accepts' if not accepted else 'rejects'} "
                              "its context")
-        decision = Decision(id, bool(accepted), version, self._time(time))
-        self._file(decision, x)
-        return decision
+        now = self._time(time)
+        return Decision(id, bool(accepted), version, now,
+                        self._file(id, bool(accepted), version, x))
 
-    @serialized
     def hold(self, version: int) -> None:
         """Keep published rule ``version`` (the one in force, or one still held) until
         :meth:`release`: deciders elsewhere may still decide under it."""
-        self._require_reset()
         if version not in self._rules:
             raise ValueError(f"rule version {version!r} is not held: it cannot be kept")
         self._uses[version] = self._uses.get(version, 0) + 1
 
-    @serialized
     def release(self, version: int) -> None:
         """Undo one :meth:`hold` of ``version``; it is forgotten once nothing needs it."""
-        self._require_reset()
         if not self._uses.get(version):
             raise ValueError(f"rule version {version!r} is not held by hold()")
         self._uses[version] -= 1
         if not self._uses[version] and version != self._version_in_force():
             self._forget(version)
 
-    def _feedback(self) -> str | None:
-        """The learner's ``feedback`` parameter (None if it has none)."""
-        return getattr(self, "feedback", None) if "feedback" in self._param_names() else None
-
     def _bandit(self) -> bool:
-        return self._feedback() == "bandit"
+        return self.hooks.feedback == "bandit"
 
-    @serialized
     def pending(self) -> list[int | str]:
         """Ids of the decisions whose outcomes are awaited, in decision order."""
-        self._require_reset()
         return list(self._pending)
 
-    @serialized
     def report(self, id: int | str, outcome: float) -> bool:
         """Feed back the outcome (the reward of the decision taken) of decision ``id``: the
         learner learns from it under the rule in force when the decision was made. Returns
         whether the point was used for learning; may publish, by the outcome cadence."""
-        self._require_reset()
         pending = self._pending.get(id) if isinstance(id, int | str) else None
         if pending is None:
             if isinstance(id, int | str) and id in self._reported:
@@ -420,10 +437,10 @@ class DecisionDesk:
                                  "under apple tasting (never observed) or was reported already")
             raise ValueError(f"decision {id!r} is unknown: no decision with that id awaits an "
                              "outcome")
-        outcome = check_bound("outcome", _number("outcome", outcome), self.input_bound)
+        outcome = check_bound("outcome", _number("outcome", outcome), self.hooks.input_bound)
         del self._pending[id]
         self._reported.add(id)
-        used = self._learn_under(pending.version, pending.x_obs, pending.accepted,
+        used = self.learn_under(pending.version, pending.x_obs, pending.accepted,
                                  float(outcome))
         self._uses[pending.version] -= 1
         if not self._uses[pending.version] and pending.version != self._version_in_force():
@@ -433,7 +450,7 @@ class DecisionDesk:
             self._publish_at(self._clock)
         return used
 
-    def _learn_under(self, version: int, x_obs: np.ndarray, accepted: bool,
+    def learn_under(self, version: int, x_obs: np.ndarray, accepted: bool,
                      reward: float | None) -> bool:
         """Learn from one decision's feedback under the rule of ``version``, with the state
         fields its publication drew put back for the call."""
@@ -441,15 +458,13 @@ class DecisionDesk:
         snapshot = self._snapshots.get(version)
         self._learned_since = True
         if snapshot is None or version == self._version_in_force():
-            self._last_used = bool(self._learn(rule, x_obs, accepted, reward))
-            return self._last_used
-        now = {f: copy.deepcopy(getattr(self._state, f)) for f in snapshot}
-        _assign(self._state, snapshot)
+            return bool(self.hooks.learn(rule, x_obs, accepted, reward))
+        now = {f: copy.deepcopy(getattr(self.hooks.state(), f)) for f in snapshot}
+        _assign(self.hooks.state(), snapshot)
         try:
-            self._last_used = bool(self._learn(rule, x_obs, accepted, reward))
+            return bool(self.hooks.learn(rule, x_obs, accepted, reward))
         finally:
-            _assign(self._state, now)
-        return self._last_used
+            _assign(self.hooks.state(), now)
 
 
 def _assign(state: Any, values: dict[str, Any]) -> None:

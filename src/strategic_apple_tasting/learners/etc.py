@@ -92,4 +92,4 @@ class ExploreThenCommit(Learner):
         return phase_ends(self._phases(d))
 
     def _init_state(self, d: int) -> Any:
-        return new_state(d, self._compiled_belief(), self.r0, self._phases(d))
+        return new_state(d, self.compiled_belief(), self.r0, self._phases(d))

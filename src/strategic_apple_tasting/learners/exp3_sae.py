@@ -171,7 +171,7 @@ class Exp3SAE(Learner):
         p = self.parameters(d)
         capacity = int(min(self.horizon, p.grid_size))
         return Exp3SAEState(
-            agents=self._compiled_belief(), r0=float(self.r0), bound=float(self.bound),
+            agents=self.compiled_belief(), r0=float(self.r0), bound=float(self.bound),
             lam=float(p.lam), eta=float(p.eta), gamma=float(p.gamma),
             experts=new_experts(d, p.points_per_axis, max(capacity, 1)),
             played=np.zeros(d, dtype=np.int64), q_played=np.ones(1))

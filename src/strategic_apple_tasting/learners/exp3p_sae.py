@@ -230,7 +230,7 @@ class Exp3PSAE(Learner):
         bonus = p.alpha / (math.sqrt(n_experts) * math.sqrt(horizon))
         capacity = int(min(self.horizon, p.grid_size))
         return Exp3PSAEState(
-            agents=self._compiled_belief(), r0=float(self.r0), bound=float(self.bound),
+            agents=self.compiled_belief(), r0=float(self.r0), bound=float(self.bound),
             lam=float(p.lam), gamma=float(p.gamma), bonus=bonus,
             weights=new_weights(d, p.points_per_axis, max(capacity, 1), log_w0),
             played=np.zeros(d, dtype=np.int64), q_played=np.ones(1))

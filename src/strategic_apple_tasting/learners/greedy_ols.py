@@ -48,7 +48,7 @@ class _GreedyOLS(Learner):
         return phase_ends(self._phases(d))
 
     def _init_state(self, d: int) -> Any:
-        return new_state(d, self._compiled_belief(), self.r0, self._phases(d), shift=self._shift,
+        return new_state(d, self.compiled_belief(), self.r0, self._phases(d), shift=self._shift,
                          clean_only=self._clean_only,
                          unlock=self.accept_when_locked)
 

@@ -128,8 +128,6 @@ def allowed(allow: Any) -> dict[str, type | None]:
     ``ValueError`` (the caller's mistake, not the file's) unless ``allow`` is a list of learner
     classes and import paths.
     """
-    from .base import Learner
-
     if allow is None:
         return {}
     if isinstance(allow, str | bytes) or not isinstance(allow, Iterable):
@@ -137,7 +135,7 @@ def allowed(allow: Any) -> dict[str, type | None]:
                          f"'package.module:Class', got {allow!r}")
     out: dict[str, type | None] = {}
     for item in allow:
-        if isinstance(item, type) and issubclass(item, Learner):
+        if _learner_class(item):
             out[_path(item)] = item
         elif isinstance(item, str) and ":" in item:
             out[item] = None
@@ -145,6 +143,14 @@ def allowed(allow: Any) -> dict[str, type | None]:
             raise ValueError(f"allow must hold learner classes or import paths "
                              f"'package.module:Class', got {item!r}")
     return out
+
+
+def _learner_class(item: Any) -> bool:
+    """Whether ``item`` is a learner class: by what a learner class has (the loader sits above
+    the protocol it reads, and imports no learner's base)."""
+    return isinstance(item, type) and all(
+        callable(getattr(item, name, None))
+        for name in ("tags", "param_names", "reset", "check_state", "restore", "restore_desk"))
 
 
 def resolve(name: Any, allow: dict[str, type | None]) -> type:
@@ -172,9 +178,9 @@ def resolve(name: Any, allow: dict[str, type | None]) -> type:
 
 # -- the learner's template ------------------------------------------------------------------
 def _params(node: Any, cls: type) -> dict[str, Any]:
-    from .persistence import from_jsonable
+    from .encoding import from_jsonable
 
-    names = cls._param_names()
+    names = cls.param_names()
     node = _object(node, "params", names)
     try:
         return {k: from_jsonable(v) for k, v in node.items()}
@@ -365,7 +371,7 @@ class States:
 def check_state(learner: Any, state: Any, template: Any, field: str) -> None:
     """The learner's own check of a decoded state (its kernels' invariants)."""
     try:
-        learner._check_state(state, template, field)
+        learner.check_state(state, template, field)
     except ValueError as exc:
         raise Refused(str(exc)) from None
 
@@ -402,7 +408,7 @@ def rng_from(node: Any) -> np.random.Generator:
 
 # -- the decision bookkeeping ------------------------------------------------------------------
 def _beta(node: Any, d: int, field: str) -> np.ndarray:
-    from .persistence import _ARRAY
+    from .encoding import ARRAY_TAG as _ARRAY
 
     node = _object(node, field, (_ARRAY, "dtype"))
     if node["dtype"] != "float64":
@@ -416,15 +422,16 @@ def _beta(node: Any, d: int, field: str) -> np.ndarray:
 class Desk:
     """Decodes the decision bookkeeping of ``learner`` (its template made by the loader)."""
 
-    def __init__(self, learner: Any, states: States, template: Any) -> None:
+    def __init__(self, learner: Any, states: States, template: Any, state: Any) -> None:
         self.learner = learner
         self.states = states
         self.template = template
-        self.d = learner._d
+        self.state = state  # the learner's decoded state, which snapshots are put into
+        self.d = learner.dimension
 
-    def read(self, node: Any, format_version: int) -> dict[str, Any]:
-        """The desk's attributes (``_rules``, ``_pending``, ...), every field checked."""
-        from .decisions import _Pending
+    def read(self, node: Any, format_version: int) -> Any:
+        """The desk's bookkeeping (a :class:`~.decisions.DeskRecord`), every field checked."""
+        from .decisions import DeskRecord, PendingDecision
 
         doc = _object(node, "desk", DESK_KEYS)
         version = _int(doc["version"], "desk.version")
@@ -457,18 +464,18 @@ class Desk:
             reported.add(id_)
         every = doc["every_outcomes"]
         period = doc["period"]
-        return {
-            "_in_force": None if in_force is None else rules[in_force], "_rules": rules,
-            "_snapshots": snapshots, "_uses": uses,
-            "_pending": {i: _Pending(*p) for i, p in pending.items()},
-            "_reported": reported, "_version": version,
-            "_next_id": _int(doc["next_id"], "desk.next_id"), "_clock": clock,
-            "_stale": _bool(doc["stale"], "desk.stale"),
-            "_every_outcomes": None if every is None else _int(every, "desk.every_outcomes", 1),
-            "_period": None if period is None else _real(period, "desk.period", 0.0,
-                                                         open_low=True),
-            "_outcomes_since": _int(doc["outcomes_since"], "desk.outcomes_since"),
-        }
+        return DeskRecord(
+            in_force=None if in_force is None else rules[in_force], rules=rules,
+            snapshots=snapshots, uses=uses,
+            pending={i: PendingDecision(*p) for i, p in pending.items()},
+            reported=reported, version=version,
+            next_id=_int(doc["next_id"], "desk.next_id"), clock=clock,
+            stale=_bool(doc["stale"], "desk.stale"),
+            every_outcomes=None if every is None else _int(every, "desk.every_outcomes", 1),
+            period=None if period is None else _real(period, "desk.period", 0.0,
+                                                     open_low=True),
+            outcomes_since=_int(doc["outcomes_since"], "desk.outcomes_since"),
+        )
 
     @staticmethod
     def _held(value: Any, rules: dict[int, Any], field: str) -> int:
@@ -483,7 +490,7 @@ class Desk:
         from .decisions import PublishedRule
 
         learner = self.learner
-        fields = type(learner).published_fields
+        fields = learner.tags().published_fields
         rules: dict[int, Any] = {}
         snapshots: dict[int, dict[str, Any]] = {}
         for k, entry in enumerate(entries):
@@ -504,7 +511,7 @@ class Desk:
                                                f"{where}.{f}") for f in fields}
                 # The published fields are put back into the state to learn a late outcome:
                 # the state with them must pass the learner's check.
-                check_state(learner, learner._state._replace(**saved), self.template, where)
+                check_state(learner, self.state._replace(**saved), self.template, where)
                 snapshots[version] = saved
         return rules, snapshots
 
@@ -512,7 +519,7 @@ class Desk:
         from ..game.policies import GeneralRule, LinearThreshold
 
         general = isinstance(node, dict) and "state" in node
-        if general and not type(self.learner).nonlinear:
+        if general and not self.learner.tags().nonlinear:
             raise Refused(f"{field} must be a linear threshold ({type(self.learner).__name__} "
                           "publishes no other), got a general rule")
         node = _object(node, field, ("beta", "threshold", "probability",
@@ -602,8 +609,6 @@ def read(meta: Any, arrays: dict[str, np.ndarray], format_version: int,
          allow: dict[str, type | None], size: int) -> Any:
     """The learner a saved document describes (formats 1 to 3: they differ in how pending
     decisions are kept and in the digest, checked before this), or :class:`Refused`."""
-    from .persistence import _attributes
-
     meta = _object(meta, "meta.json", META_KEYS)
     if not isinstance(meta["written_by"], str):
         raise Refused(f"written_by must be a release, got {_show(meta['written_by'])}")
@@ -617,10 +622,10 @@ def read(meta: Any, arrays: dict[str, np.ndarray], format_version: int,
         raise Refused(f"d must be at most {most:,} (a file of {size:,} bytes holds fewer "
                       f"numbers; no saved learner has more than {MAX_D:,}), got {d:,}")
     learner = template_learner(cls, params, d, size)
-    template = learner._state
+    template = learner.state
     states = States(arrays, exact=cls.kernels is not None, variable=cls.variable_shapes)
     state = states.decode(meta["state"], template, "state")
-    made = _attributes(learner)
+    made = learner.model_attributes()
     node = meta["attributes"]
     if not isinstance(node, dict) or set(node) != set(made):
         given = ", ".join(sorted(node)) if isinstance(node, dict) else _show(node)
@@ -634,12 +639,10 @@ def read(meta: Any, arrays: dict[str, np.ndarray], format_version: int,
         setattr(learner, name, value)
     check_state(learner, state, template, "state")
     rng = rng_from(meta["rng"])
-    learner._state = state
-    desk = Desk(learner, states, template).read(meta["desk"], format_version)
+    desk = Desk(learner, states, template, state).read(meta["desk"], format_version)
     unused = sorted(set(arrays) - states.used)
     if unused:
         raise Refused(f"it holds arrays no field uses: {', '.join(unused[:3])}")
-    learner._rng = rng
-    for name, value in desk.items():
-        setattr(learner, name, value)
+    learner.restore(state, rng)
+    learner.restore_desk(desk)
     return learner

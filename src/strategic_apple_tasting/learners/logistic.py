@@ -71,8 +71,7 @@ from ._invariants import (
     upper_triangular,
     within,
 )
-from .base import Learner, LearnerKernels
-from .decisions import serialized
+from .base import Learner, LearnerKernels, serialized
 from .inputs import check_bound
 from .least_squares import add_point, new_factor, solve
 
@@ -410,7 +409,7 @@ class _Logistic(Learner):
         counts = np.zeros(8, dtype=np.int64)
         counts[_NEXT] = d  # the first refit: at the warm-up's end
         return LogisticState(
-            agents=self._compiled_belief(), r0=float(self.r0), repaid=repaid, defaulted=defaulted,
+            agents=self.compiled_belief(), r0=float(self.r0), repaid=repaid, defaulted=defaulted,
             shift=self._shift, clean_only=self._clean_only, offset=self._offset,
             counts=counts, fit=prior, late=prior.copy(), trial=new_factor(k),
             kept=np.zeros((self._batch_points(d), k + 1)), coef=np.zeros(k),

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from .encoding import jsonable
 from .loading import INFLATE, Refused, allowed, read
 
 #: What the ``format`` field of a saved learner's metadata says.
@@ -53,75 +54,6 @@ FORMAT = "strategic-apple-tasting learner"
 FORMAT_VERSION = 3
 #: The member of a format-3 file holding the digest of the others.
 DIGEST = "sha256"
-
-_AGENTS = "__agents__"
-_ARRAY = "__array__"
-#: dtypes a parameter's array may have (numbers and booleans: nothing numpy would treat as
-#: Python objects).
-_PARAM_DTYPES = "biuf"
-
-
-# -- parameters (and rules' documents) as JSON -----------------------------------------------
-def jsonable(value: Any) -> Any:
-    """``value`` (a learner's parameters) as plain JSON: agent models and arrays are tagged so
-    that :func:`from_jsonable` rebuilds them."""
-    from ..game.agents import AGENTS
-
-    if value is None or isinstance(value, bool | str):
-        return value
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        return float(value)
-    if isinstance(value, np.ndarray):
-        return {_ARRAY: value.tolist(), "dtype": str(value.dtype)}
-    if isinstance(value, tuple) and type(value) in AGENTS.values():
-        return {_AGENTS: type(value).name,
-                "fields": {k: jsonable(v) for k, v in value._asdict().items()}}
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    raise ValueError(f"parameter value {value!r} ({type(value).__name__}) cannot be written "
-                     "as JSON")
-
-
-def from_jsonable(value: Any) -> Any:
-    """The inverse of :func:`jsonable`; ``ValueError`` in one line for a tagged array or agent
-    model it cannot rebuild (arrays of numbers and booleans only)."""
-    from ..game.agents import AGENTS
-
-    if isinstance(value, dict):
-        if _ARRAY in value:
-            dtype = value.get("dtype")
-            try:
-                kind = np.dtype(dtype).kind if isinstance(dtype, str) else None
-            except TypeError:
-                kind = None
-            if set(value) != {_ARRAY, "dtype"} or kind is None or kind not in _PARAM_DTYPES:
-                raise ValueError(f"an array must be {{{_ARRAY!r}: [...], 'dtype': a numeric "
-                                 f"dtype}}, got {_short(value)}")
-            try:
-                return np.asarray(value[_ARRAY], dtype=dtype)
-            except (TypeError, ValueError, OverflowError) as exc:
-                raise ValueError(f"an array of dtype {dtype} cannot hold {_short(value[_ARRAY])}"
-                                 f" ({exc})") from None
-        if _AGENTS in value:
-            name, fields = value[_AGENTS], value.get("fields")
-            if not isinstance(name, str) or name not in AGENTS:
-                raise ValueError(f"agent model {name!r} is unknown; allowed: "
-                                 f"{', '.join(AGENTS)}")
-            model = AGENTS[name]
-            if set(value) != {_AGENTS, "fields"} or not isinstance(fields, dict) \
-                    or not set(fields) <= set(model._fields):
-                raise ValueError(f"agent model {name!r} has fields {', '.join(model._fields)}, "
-                                 f"got {_short(fields)}")
-            return model(**{k: from_jsonable(v) for k, v in fields.items()})
-        return {k: from_jsonable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [from_jsonable(v) for v in value]
-    return value
-
 
 def _short(value: Any) -> str:
     return _clip(repr(value))
@@ -195,17 +127,17 @@ def dumps(learner: Any) -> bytes:
     :func:`save` writes; a database keeps them in a column)."""
     from .. import __version__
 
-    learner._require_reset()
+    live = learner.state  # refuses a learner not reset
     owner = type(learner).__name__
     arrays: dict[str, np.ndarray] = {}
-    state = _encode(learner._state, "state", arrays, owner)
+    state = _encode(live, "state", arrays, owner)
     attributes = {name: _encode(value, f"attribute.{name}", arrays, owner)
-                  for name, value in _attributes(learner).items()}
+                  for name, value in learner.model_attributes().items()}
     desk = _encode_desk(learner, arrays, owner)
     meta = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "written_by": __version__,
         "learner": _class_name(learner), "params": jsonable(learner.get_params()),
-        "d": learner._d, "rng": _jsonable_rng(learner._rng, owner), "state": state,
+        "d": learner.dimension, "rng": _jsonable_rng(learner.generator, owner), "state": state,
         "attributes": attributes, "desk": desk,
     }
     members = [("meta.json", json.dumps(meta, indent=1).encode())]
@@ -227,7 +159,7 @@ def save(learner: Any, path: str | os.PathLike) -> Path:
     The file is created with mode 0600 (it holds applicants' features), written next to its
     final name and renamed into place, so a crash never leaves half a file under that name.
     """
-    learner._require_reset()
+    learner.state  # noqa: B018 (refuses a learner not reset, before the file is touched)
     path = Path(path)
     _writable(path)
     data = dumps(learner)
@@ -365,16 +297,6 @@ def _read_v3(meta: dict[str, Any], arrays: dict[str, np.ndarray], size: int,
     return read(meta, arrays, 3, allow, size)
 
 
-def _attributes(learner: Any) -> dict[str, Any]:
-    """What a learner keeps on itself besides its hyperparameters, its state and the decision
-    bookkeeping: a plain-Python learner may keep its model there (``self._gram``)."""
-    from .decisions import DESK_ATTRIBUTES
-
-    params = set(learner.get_params())
-    return {k: v for k, v in vars(learner).items()
-            if k not in params and k not in DESK_ATTRIBUTES}
-
-
 #: Format version → reader. A new format adds a reader and keeps the old ones.
 READERS = {1: _read_v1, 2: _read_v2, 3: _read_v3}
 
@@ -406,24 +328,25 @@ def _encode_rule(rule: Any, path: str, arrays: dict[str, np.ndarray], owner: str
 
 
 def _encode_desk(learner: Any, arrays: dict[str, np.ndarray], owner: str) -> dict[str, Any]:
+    desk = learner.desk_record()
     rules = []
-    for version, published in learner._rules.items():
+    for version, published in desk.rules.items():
         rules.append({
             "version": version, "effective": published.effective,
             "rule": _encode_rule(published.rule, f"rule{version}", arrays, owner),
             "snapshot": {f: _encode(v, f"snapshot{version}.{f}", arrays, owner)
-                         for f, v in learner._snapshots.get(version, {}).items()},
+                         for f, v in desk.snapshots.get(version, {}).items()},
         })
-    waiting = list(learner._pending.items())
+    waiting = list(desk.pending.items())
     arrays["pending"] = (np.stack([p.x_obs for _, p in waiting]) if waiting
-                         else np.empty((0, learner._d)))
+                         else np.empty((0, learner.dimension)))
     pending = {"ids": [id_ for id_, _ in waiting], "versions": [p.version for _, p in waiting],
                "accepted": [p.accepted for _, p in waiting]}
     return {
-        "in_force": None if learner._in_force is None else learner._in_force.version,
-        "rules": rules, "uses": [[v, n] for v, n in learner._uses.items()],
-        "pending": pending, "reported": sorted(learner._reported, key=str),
-        "version": learner._version, "next_id": learner._next_id, "clock": learner._clock,
-        "stale": learner._stale, "every_outcomes": learner._every_outcomes,
-        "period": learner._period, "outcomes_since": learner._outcomes_since,
+        "in_force": None if desk.in_force is None else desk.in_force.version,
+        "rules": rules, "uses": [[v, n] for v, n in desk.uses.items()],
+        "pending": pending, "reported": sorted(desk.reported, key=str),
+        "version": desk.version, "next_id": desk.next_id, "clock": desk.clock,
+        "stale": desk.stale, "every_outcomes": desk.every_outcomes,
+        "period": desk.period, "outcomes_since": desk.outcomes_since,
     }

@@ -432,7 +432,7 @@ class SampledSAE(Learner):
         n = int(self.experts)
         experts = sample_ball(self._rng, n, d, float(self.bound))
         return SampledSAEState(
-            agents=self._compiled_belief(), r0=float(self.r0), lam=lam, eta=eta,
+            agents=self.compiled_belief(), r0=float(self.r0), lam=lam, eta=eta,
             gamma=float(self.gamma), bandit=self.feedback == "bandit", experts=experts,
             w=np.ones(n), q=np.zeros(n), q_sum=np.full(1, _STALE),
             votes=np.zeros(n, dtype=np.bool_), x_hat=np.zeros(d),

@@ -111,7 +111,7 @@ class UnknownHorizon(Learner):
         return phase_ends(self._phases(d))
 
     def _init_state(self, d: int) -> Any:
-        return new_state(d, self._compiled_belief(), self.r0, self._phases(d),
+        return new_state(d, self.compiled_belief(), self.r0, self._phases(d),
                          keep=bool(self.keep_data))
 
     def _phases(self, d: int) -> list[tuple[int, int, int]]:

@@ -75,7 +75,7 @@ def theorem_of(label: str, names: Mapping[str, str] | None = None) -> Theorem | 
     True
     """
     name = learner_name(label, names)
-    return None if name is None else learner_class(name).theorem
+    return None if name is None else learner_class(name).tags().theorem
 
 
 def learner_name(label: str, names: Mapping[str, str] | None = None) -> str | None:
@@ -111,7 +111,7 @@ def tuned_to_horizon(label: str, names: Mapping[str, str] | None = None) -> bool
     (True, False)
     """
     name = learner_name(label, names)
-    return name is not None and "horizon" in learner_class(name)._param_names()
+    return name is not None and "horizon" in learner_class(name).param_names()
 
 
 def theorem_text(label: str, d: int | None, names: Mapping[str, str] | None = None) -> str:

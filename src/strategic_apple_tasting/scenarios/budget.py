@@ -42,7 +42,7 @@ def estimating(names: Sequence[str]) -> list[tuple[str, Learner]]:
     out: list[tuple[str, Learner]] = []
     for name in names:
         learner = make_learner(name)
-        if (type(learner).strategy_aware and "delta" in learner.get_params()
+        if (learner.tags().strategy_aware and "delta" in learner.get_params()
                 and name != "oracle"):
             out.append((f"{name} (δ estimated)", make_learner(name, delta="estimate")))
         else:

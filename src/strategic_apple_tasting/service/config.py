@@ -163,7 +163,7 @@ class ServiceConfig:
     def from_fixed(cls, fixed: dict[str, Any], database: str) -> ServiceConfig:
         """The settings a database remembers (:meth:`fixed`) as a config that replays its log
         (``sat serve check``): the learner, the scaling and the shadow."""
-        from ..learners.persistence import from_jsonable
+        from ..learners.encoding import from_jsonable
 
         features = None
         scaling = fixed.get("scaling")
@@ -339,7 +339,7 @@ class ServiceConfig:
     def fixed(self) -> dict[str, Any]:
         """The settings the database remembers (the scaling and the shadow only when there
         are any, so a database made before them compares equal)."""
-        from ..learners.persistence import jsonable
+        from ..learners.encoding import jsonable
 
         doc = asdict(self)
         out = {k: jsonable(doc[k]) for k in FIXED}

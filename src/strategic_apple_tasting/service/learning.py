@@ -135,7 +135,7 @@ class LogLearner:
         # The learners' clocks at the log's start (a warm start's learner has its own time):
         # an entry's time is its position after them.
         self.origin, self.shadow_origin = origins if origins is not None else (
-            self.learner._clock, 0.0 if shadow is None else shadow._clock)
+            self.learner.clock, 0.0 if shadow is None else shadow.clock)
         # (version, position): a superseded rule is kept until the learner has read the log
         # as far as it reached when the next rule was published (store.lock_log).
         self.releases: list[tuple[int, int]] = []

@@ -160,8 +160,8 @@ def read_learner(flag: str, path: str, config: ServiceConfig) -> Any:
                    if jsonable(theirs.get(k)) != jsonable(ours.get(k)))
         raise ValueError(f"{flag} has {key} = {theirs.get(key)!r}, the service's params give "
                          f"{ours.get(key)!r}: start with the learner's parameters")
-    if learner._d != config.dimension:
-        raise ValueError(f"{flag} has dimension {learner._d}, the service "
+    if learner.dimension != config.dimension:
+        raise ValueError(f"{flag} has dimension {learner.dimension}, the service "
                          f"{config.dimension}")
     waiting = learner.pending()
     if waiting:

@@ -44,9 +44,9 @@ class WireRun:
 class RemoteDesk:
     """A running service in a learner's place in the engine's decision-API loop: ``publish``,
     ``rule_in_force``, ``decide`` and ``report`` over HTTP. Whether the service used an
-    outcome is not said over the wire (it learns in its own time): ``report`` gives False."""
+    outcome is not said over the wire (it learns in its own time): ``report`` gives False, and
+    a decision's ``used`` is None."""
 
-    _last_used = False  # what the loop reads after a rejection (never known here)
     prefix = "round-"  # decision ids: round-1, round-2, ...
 
     def __init__(self, url: str, key: str, timeout: float = 30.0) -> None:
@@ -93,7 +93,7 @@ class RemoteDesk:
     def decide(self, x_obs: np.ndarray, id: int) -> Decision:
         doc = self.call("POST", "/decisions", {"x": [float(v) for v in x_obs],
                                                "id": f"{self.prefix}{id}"})
-        return Decision(id, bool(doc["accepted"]), doc["version"], 0.0)
+        return Decision(id, bool(doc["accepted"]), doc["version"], 0.0, None)
 
     def report(self, id: int, outcome: float) -> bool:
         self.call("POST", "/outcomes", {"id": f"{self.prefix}{id}", "outcome": float(outcome)})

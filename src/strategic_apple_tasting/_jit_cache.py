@@ -1,0 +1,403 @@
+"""The package's compiled-code cache: numba's on-disk cache, keyed on what a function can reach.
+
+* **Caching keyed on what a function can reach, and no more.** The simulation kernel inlines
+  the learner, context and agent code of other modules. Numba stamps a cache entry with the
+  source of the *one* file that defines the function, so editing a learner would leave a stale
+  kernel in the cache and silently run old code. We register a cache locator that stamps each
+  function of this package with the source of its file and of every file of the package that
+  file imports (:func:`source_stamp`), and key each entry also on the source behind each class
+  its signature names (:func:`class_stamp`: a learner's state class leads to that learner's
+  kernels). Editing one learner recompiles that learner's kernels and the engine's loop for
+  that learner; the other learners' entries stay valid.
+* **No stale kernel for code outside the package.** A learner defined in a user's own file
+  reaches the package's compiled functions (the engine's loop inlines its kernels), whose cache
+  entries are stamped with the package's source only: edited, that learner would still run its
+  old code from the cache. Every compiled function of the package therefore keys its cache
+  entries also on a hash of the source of each class defined outside the package that its
+  signature names (:func:`external_stamp`): an edit there compiles anew, and the package's
+  own entries keep their keys.
+
+How functions are compiled and dispatched is :mod:`._jit`'s job; this module and that one are
+the only two that use numba's internals.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import fcntl
+import hashlib
+import marshal
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numba
+from numba.core import caching, types
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+#: The two modules that make compiled code (how it is compiled is part of every stamp).
+_JIT_FILES = (PACKAGE_DIR / "_jit.py", PACKAGE_DIR / "_jit_cache.py")
+
+
+def _module_file(parts: tuple[str, ...]) -> Path | None:
+    """The file of the package's module ``a.b.c`` (a module or a subpackage), if it exists."""
+    if not parts or parts[0] != PACKAGE_DIR.name:
+        return None
+    base = PACKAGE_DIR.joinpath(*parts[1:])
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _outside_functions(tree: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of ``tree`` outside function bodies. A compiled function reads the globals of
+    its module, which only imports run outside functions bind: an import inside a function
+    (a Python-side helper reaching, say, the registry) reaches no compiled code."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(child for child in ast.iter_child_nodes(node)
+                     if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef
+                                       | ast.Lambda))
+
+
+_IMPORTS: dict[Path, frozenset[Path]] = {}
+
+
+def _imports(path: Path) -> frozenset[Path]:
+    """The package's files that ``path`` imports, read from its import statements (parsed once
+    a process: every stamp's walk meets the same modules).
+
+    Imports inside functions do not count (:func:`_outside_functions`). A module imported
+    from a package counts, not the package's ``__init__`` (importing
+    ``learners.base`` runs ``learners/__init__.py``, but the code reached is ``base``'s);
+    ``from pkg import name`` counts ``pkg/name.py`` when ``name`` is a module, else ``pkg``.
+    """
+    if path in _IMPORTS:
+        return _IMPORTS[path]
+    parts = path.relative_to(PACKAGE_DIR.parent).with_suffix("").parts
+    package = parts[:-1]  # a module's package; ``pkg/__init__``'s is ``pkg`` too
+    found: set[Path] = set()
+    for node in _outside_functions(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if (file := _module_file(tuple(alias.name.split(".")))) is not None:
+                    found.add(file)
+        elif isinstance(node, ast.ImportFrom):
+            target = (package[:len(package) - node.level + 1] if node.level else ())
+            target += tuple(node.module.split(".")) if node.module else ()
+            for alias in node.names:
+                file = _module_file((*target, alias.name)) or _module_file(target)
+                if file is not None:
+                    found.add(file)
+    found.discard(path)
+    _IMPORTS[path] = frozenset(found)
+    return _IMPORTS[path]
+
+
+_CLOSURE_STAMPS: dict[Path, str] = {}
+
+
+def source_stamp(path: str | Path) -> str:
+    """A hash of the source of a file of the package and of every file of the package it
+    imports, directly or not: everything a compiled function defined there can inline.
+
+    A compiled function's cache entries are stamped with it, so editing one learner's file
+    recompiles what imports that file and nothing else (the engine's loop, which reaches a
+    learner only through the class of its state, is keyed on that class:
+    :func:`class_stamp`). Computed once a process, from the files as they are then.
+    """
+    start = Path(path).resolve()
+    if start not in _CLOSURE_STAMPS:
+        seen: set[Path] = set()
+        todo = [start]
+        while todo:
+            file = todo.pop()
+            if file not in seen:
+                seen.add(file)
+                todo.extend(_imports(file))
+        digest = hashlib.sha256()
+        for file in sorted(seen | set(_JIT_FILES)):
+            digest.update(file.relative_to(PACKAGE_DIR).as_posix().encode())
+            digest.update(file.read_bytes())
+        _CLOSURE_STAMPS[start] = digest.hexdigest()
+    return _CLOSURE_STAMPS[start]
+
+
+def cache_root() -> Path:
+    """Directory holding the package's compiled-code cache.
+
+    ``SAT_CACHE_DIR`` overrides it; otherwise ``NUMBA_CACHE_DIR`` if set, else
+    ``$XDG_CACHE_HOME/strategic-apple-tasting`` (``~/.cache/...``).
+    """
+    explicit = os.environ.get("SAT_CACHE_DIR") or numba.config.CACHE_DIR
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "strategic-apple-tasting"
+
+
+_PRUNED = False
+
+
+#: The directory (under ``cache_root()/numba``) of this layout of the cache; the others are
+#: earlier layouts, deleted once a process.
+_LAYOUT = "by-module"
+
+
+def _stamped_root() -> Path:
+    """The directory holding the package's cache entries (each stamped by its own sources)."""
+    global _PRUNED
+    base = cache_root() / "numba"
+    here = base / _LAYOUT
+    if not _PRUNED:
+        _PRUNED = True
+        try:
+            others = [p for p in base.iterdir() if p.is_dir() and p != here]
+        except OSError:
+            others = []
+        for old in others:  # a whole-package stamp per directory, before this layout
+            shutil.rmtree(old, ignore_errors=True)
+    return here
+
+
+class _PackageCacheLocator(caching._CacheLocator):
+    """Locate cache files for this package's functions, stamped with :func:`source_stamp`."""
+
+    def __init__(self, py_func: Callable, py_file: str) -> None:
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        sub = self.get_suitable_cache_subpath(py_file)
+        self._cache_path = str(_stamped_root() / sub)
+
+    def get_cache_path(self) -> str:
+        return self._cache_path
+
+    def get_source_stamp(self) -> str:
+        return source_stamp(self._py_file)
+
+    def get_disambiguator(self) -> str:
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func: Callable, py_file: str):
+        try:
+            inside = Path(py_file).resolve().is_relative_to(PACKAGE_DIR)
+        except OSError:
+            return None
+        if not inside:
+            return None
+        self = cls(py_func, py_file)
+        try:
+            self.ensure_cache_path()
+        except OSError:
+            return None  # numba falls back to its own locators
+        return self
+
+
+def _install_locator() -> None:
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+    if impl is None:  # a numba without this hook: its per-file caching still works
+        return
+    if _PackageCacheLocator not in impl._locator_classes:
+        impl._locator_classes = [_PackageCacheLocator, *impl._locator_classes]
+
+
+_install_locator()
+
+_STAMPS: dict[type, str | None] = {}
+_KERNEL_CODE: dict[type, list[Any]] = {}
+
+
+def note_kernels(cls: type, functions: list[Any]) -> None:
+    """Record the compiled functions that serve a state class (the learners' base class does):
+    for a class whose module has no file (a notebook, ``python -c``), their code is what
+    :func:`external_stamp` hashes."""
+    _KERNEL_CODE[cls] = [f for f in functions if f is not None]
+
+
+def _source_files(module_name: str) -> list[Path]:
+    """The files whose code a module outside the package may call: every ``.py`` file of its
+    top-level package, or the module's own file when it is not in a package."""
+    top = sys.modules.get(module_name.partition(".")[0])
+    file = getattr(top, "__file__", None)
+    if file is not None and Path(file).name == "__init__.py":
+        return sorted(Path(file).parent.rglob("*.py"))
+    file = getattr(sys.modules.get(module_name), "__file__", None)
+    return [Path(file)] if file else []
+
+
+def external_stamp(cls: type) -> str | None:
+    """A hash of the source that the compiled code of ``cls`` (a learner's state class, an
+    agent model...) may reach, if ``cls`` is defined outside this package; None otherwise.
+    Defined in a module without a file (a notebook), the code of the compiled functions
+    registered for it (:func:`note_kernels`) stands for its source.
+
+    Computed once a process: a process runs the code it imported, so this is the source of
+    the code it runs.
+
+    Examples
+    --------
+    >>> from strategic_apple_tasting.learners.baselines import FixedPolicyState
+    >>> external_stamp(FixedPolicyState) is None
+    True
+    """
+    if cls not in _STAMPS:
+        file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+        if file is None:  # a notebook, `python -c`: no file, but the kernels' code
+            digest = hashlib.sha256(f"{cls.__module__}.{cls.__qualname__}".encode())
+            for function in _KERNEL_CODE.get(cls, []):
+                digest.update(marshal.dumps(getattr(function, "py_func", function).__code__))
+            _STAMPS[cls] = digest.hexdigest()
+        elif Path(file).resolve().is_relative_to(PACKAGE_DIR):
+            _STAMPS[cls] = None
+        else:
+            digest = hashlib.sha256(cls.__module__.encode())
+            for path in _source_files(cls.__module__):
+                digest.update(str(path).encode())
+                digest.update(path.read_bytes())
+            _STAMPS[cls] = digest.hexdigest()
+    return _STAMPS[cls]
+
+
+_CLASS_STAMPS: dict[type, str] = {}
+
+
+def class_stamp(cls: type) -> str:
+    """A hash of the source that compiled code specialized for ``cls`` reaches through it: for
+    a class of the package (a learner's state, an agent or context model), the
+    :func:`source_stamp` of its module and of the modules of the compiled functions registered
+    for it (:func:`note_kernels`); for a class outside the package, :func:`external_stamp`.
+
+    The engine's loop is compiled once per learner state class, and reaches the learner's
+    code only through dispatch tables keyed by that class: its cache entries are keyed on
+    this stamp, so editing one learner's kernels recompiles the loop for that learner only.
+
+    Examples
+    --------
+    >>> from strategic_apple_tasting.learners.baselines import FixedPolicyState
+    >>> len(class_stamp(FixedPolicyState))
+    64
+    """
+    outside = external_stamp(cls)
+    if outside is not None:
+        return outside
+    if cls not in _CLASS_STAMPS:
+        files = {sys.modules[cls.__module__].__file__}
+        files |= {sys.modules[getattr(f, "py_func", f).__module__].__file__
+                  for f in _KERNEL_CODE.get(cls, [])}
+        digest = hashlib.sha256()
+        for file in sorted(files):
+            digest.update(source_stamp(file).encode())
+        _CLASS_STAMPS[cls] = digest.hexdigest()
+    return _CLASS_STAMPS[cls]
+
+
+def _classes(typ: Any) -> Iterator[type]:
+    """The Python classes behind the namedtuple types within a numba type (tuples nest)."""
+    if isinstance(typ, types.BaseNamedTuple):
+        yield typ.instance_class
+    if isinstance(typ, types.BaseTuple):
+        for inner in typ.types:
+            yield from _classes(inner)
+
+
+class StampedCache(caching.FunctionCache):
+    """numba's function cache, with the entries of a signature that names classes outside the
+    package (:func:`external_stamp`) kept apart: in an index file of their own, named by the
+    hash of those classes' source, and keyed by it too.
+
+    numba keys an entry on the signature, the machine and the function's own bytecode, so the
+    code a state class leads to (through :mod:`._jit`'s dispatch tables) is not part of it: an
+    edited learner outside the package would run its old kernel. And an index pickles the
+    classes its keys name: one shared with a project whose module is not importable here could
+    not even be read. Apart, neither can happen: a changed source is another file, and a file is
+    read only by a process that compiles for those very classes. An index that cannot be read
+    anyway is a cache miss (and is rewritten), never an error.
+
+    numba's ``Cache._index_key`` and ``_cache_file`` are the hooks (the one use of
+    ``numba.core.caching`` internals); ``tests/engine/test_cache.py`` checks that they hold.
+    """
+
+    def _stamps(self, sig: Any) -> tuple[str, ...]:
+        args = sig.args if hasattr(sig, "args") else sig
+        return tuple(sorted({stamp for typ in args for cls in _classes(typ)
+                             if (stamp := external_stamp(cls)) is not None}))
+
+    def _index_key(self, sig: Any, codegen: Any) -> tuple:
+        key = super()._index_key(sig, codegen)
+        args = sig.args if hasattr(sig, "args") else sig
+        stamps = tuple(sorted({class_stamp(cls) for typ in args for cls in _classes(typ)}))
+        return (*key, stamps) if stamps else key
+
+    @contextlib.contextmanager
+    def _file_for(self, sig: Any) -> Iterator[None]:
+        """Point ``_cache_file`` at the index of ``sig``'s outside classes, if it names any
+        (numba holds its compiler lock around loads and saves: no other thread sees it)."""
+        stamps = self._stamps(sig)
+        if not stamps:
+            yield
+            return
+        own = self._cache_file
+        tag = hashlib.sha256("".join(stamps).encode()).hexdigest()[:16]
+        self._cache_file = caching.IndexDataCacheFile(
+            cache_path=self._cache_path, filename_base=f"{self._impl.filename_base}-x{tag}",
+            source_stamp=self._impl.locator.get_source_stamp())
+        try:
+            yield
+        finally:
+            self._cache_file = own
+
+    def load_overload(self, sig: Any, target_context: Any) -> Any:
+        with self._file_for(sig), _locked(self._cache_path):
+            try:
+                return super().load_overload(sig, target_context)
+            except Exception:  # an unreadable index (a class gone...): compile instead
+                return None
+
+    def save_overload(self, sig: Any, data: Any) -> None:
+        with self._file_for(sig), _locked(self._cache_path):
+            try:
+                super().save_overload(sig, data)
+            except Exception:  # the index could not be read: start it afresh
+                with contextlib.suppress(Exception):
+                    self._cache_file.flush()
+                    super().save_overload(sig, data)
+        SAVED.append(describe(self._py_func, sig))
+
+
+def describe(py_func: Callable, sig: Any) -> str:
+    """``module.function(argument types)``, a NamedTuple argument named by its class."""
+    args = sig.args if hasattr(sig, "args") else sig
+    names = ", ".join(typ.instance_class.__name__ if isinstance(typ, types.BaseNamedTuple)
+                      else str(typ) for typ in args)
+    return f"{py_func.__module__}.{py_func.__qualname__}({names})"
+
+
+#: What this process compiled and saved into the cache: "module.function(argument types)" per
+#: entry (``sat compile`` reports it; a test asserts that a run after ``sat compile`` adds none).
+SAVED: list[str] = []
+
+
+@contextlib.contextmanager
+def _locked(directory: str) -> Iterator[None]:
+    """Hold an exclusive lock on a cache directory (``flock`` on its ``.lock``) while an index
+    is read or written. numba names a new entry's data file after the entries its index already
+    holds: two processes saving into one index at once (``sat compile``'s workers, the test
+    suite's) would take the same name, and one would load the other's machine code."""
+    try:
+        fd = os.open(os.path.join(directory, ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:  # a cache we cannot lock (read-only): numba's own behaviour
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock

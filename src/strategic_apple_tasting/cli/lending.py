@@ -1,0 +1,201 @@
+"""``sat lending``: the lending scenario, real applicants and outcomes with simulated gaming."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+from .common import (
+    UsageError,
+    int_in,
+    learner_name,
+    name_list,
+    number,
+    positive_int,
+    prepare_out,
+)
+
+
+def fill_lending(lend: argparse.ArgumentParser) -> None:
+    from ..engine.simulate import default_threads
+    from ..game import REWARDS
+    from ..scenarios.datasets import DATASETS
+
+    data = lend.add_argument_group("data (default: German credit, from the 'lending' extra)")
+    data.add_argument("--data", choices=tuple(DATASETS), default=None,
+                      help="a bundled data set: German credit (default) or the FICO "
+                      "TransRisk tables")
+    data.add_argument("--csv", type=Path, metavar="PATH",
+                      help="your own applicants: a CSV with one row per loan")
+    data.add_argument("--label", help="--csv: the outcome column")
+    data.add_argument("--default-value", help="--csv: the --label value meaning a default")
+    data.add_argument("--features", type=name_list("--features"), metavar="A,B,...",
+                      help="--csv: numeric feature columns")
+    data.add_argument("--gameable", type=name_list("--gameable"), metavar="A,B,...",
+                      help="features applicants can change within the budget (German credit: "
+                      "checking and savings balances, telephone; FICO: score)")
+    data.add_argument("--amount", metavar="COLUMN",
+                      help="--csv: loan amount (a default loses it)")
+    data.add_argument("--rate", metavar="COLUMN",
+                      help="--csv: interest rate (a repaid loan earns amount × rate)")
+    data.add_argument("--missing", choices=("error", "drop"), default="error",
+                      help="--csv: rows with missing values are an error (default) or dropped")
+    run = lend.add_argument_group("run")
+    run.add_argument("--learner", "-l", action="append", type=learner_name, metavar="NAME",
+                     help="learner to compare (repeat; default: SA-OLS, ETC, the oracle, the "
+                     "non-strategic baselines, accept-all and reject-all)")
+    run.add_argument("--delta", type=number("--delta"), action="append", metavar="DELTA",
+                     help="agents' budget in standardized units (repeat; default 0.25)")
+    run.add_argument("--delta-by-group", metavar="G=B,...", default=None,
+                     help="a budget per group instead of --delta, every group named "
+                     "('white=0.5,black=0.3,...'; FICO, German credit); learners are told "
+                     "the largest")
+    run.add_argument("--truthful", type=number("--truthful"), default=0.0,
+                     help="probability that an applicant does not game (default 0)")
+    run.add_argument("--horizon", "-T", type=positive_int("--horizon"), default=20_000,
+                     help="applicants per run (default 20000)")
+    run.add_argument("--delay", type=int_in("--delay", 0, 10**9), default=0,
+                     help="rounds before a loan's outcome reaches the learner (default 0)")
+    run.add_argument("--period", type=int_in("--period", 1, 10**9), default=1,
+                     help="rounds a published rule stays in force (default 1)")
+    run.add_argument("--seeds", type=positive_int("--seeds"), default=10,
+                     help="seeds (default 10)")
+    run.add_argument("--rewards", choices=REWARDS, default="recorded",
+                     help="accepting earns the row's recorded outcome (default) or the "
+                     "least-squares rule's prediction (linear: where that model is right)")
+    run.add_argument("--threads", type=positive_int("--threads"), default=default_threads(),
+                     help="worker threads (default: the CPUs available)")
+    run.add_argument("--out", "-o", type=Path,
+                     help="also write every run's totals here (.csv or .parquet)")
+    run.add_argument("--estimate-delta", action="store_true",
+                     help="estimate the budget from the applicants (they answer the "
+                     "least-squares rule), run the strategy-aware learners with the budget "
+                     "estimated as they play, and recommend the learner with the highest "
+                     "profit on the data (the applicants still game with --delta)")
+    run.add_argument("--report", type=Path, metavar="DIR",
+                     help="also write an HTML report (the table, profit and regret curves) "
+                     "in DIR")
+
+
+def cmd_lending(args: argparse.Namespace) -> int:
+    from ..game.game import budget_label
+    from ..scenarios import LEARNERS, compare_lending, format_table, from_lending, run_lending
+    from ..scenarios.datasets import load_dataset
+    from ..scenarios.lending import load_csv
+
+    csv_only = {"label": args.label, "default_value": args.default_value,
+                "features": args.features, "amount": args.amount, "rate": args.rate}
+    if args.csv is None:
+        given = [k for k, v in csv_only.items() if v is not None]
+        if given:
+            raise UsageError(f"--{given[0].replace('_', '-')} applies only with --csv")
+    else:
+        if args.data is not None:
+            raise UsageError("--data and --csv are two sources of applicants: give one")
+        for key in ("label", "default_value", "features"):
+            if csv_only[key] is None:
+                raise UsageError(f"--csv needs --{key.replace('_', '-')}")
+    if args.out is not None:  # checked before the work, as every --out
+        if args.out.suffix not in (".csv", ".parquet"):
+            raise ValueError(f"--out must end in .parquet or .csv, got {str(args.out)!r}")
+        prepare_out(args.out.parent, force=True)
+    if args.delta_by_group is not None and args.delta:
+        raise UsageError("--delta and --delta-by-group both give the budget: give one")
+    deltas: list = args.delta or [0.25]
+    for d in deltas:
+        if not (d >= 0 and d != float("inf")):
+            raise ValueError(f"--delta must be a finite number >= 0, got {d!r}")
+    if len(set(deltas)) != len(deltas):
+        raise ValueError(f"--delta must not repeat a budget, got {deltas!r}")
+    if args.report is not None:
+        prepare_out(args.report, force=True, holds="index.html", flag="--report")
+    if args.csv is None:
+        gameable = None if args.gameable is None else tuple(args.gameable)
+        data = load_dataset(args.data or "german-credit", gameable)
+    else:
+        data = from_lending(load_csv(args.csv, label=args.label,
+                                     default_value=args.default_value, features=args.features,
+                                     gameable=args.gameable or (), amount=args.amount,
+                                     rate=args.rate, missing=args.missing))
+    if args.delta_by_group is not None:
+        from ..experiments.settings import group_budget_setting
+        from ..scenarios.datasets import data_game
+
+        budgets = group_budget_setting(args.delta_by_group)
+        data_game(data, delta=budgets)  # every group named, each budget >= 0: before any work
+        deltas = [budgets]
+    learners: list = args.learner or list(LEARNERS)
+    print(f"data: {data.source}; {data.n} rows, d = {data.d}, gameable: "
+          f"{', '.join(data.gameable_names()) or 'none'}", flush=True)
+    if args.estimate_delta:
+        from ..scenarios.budget import estimate_lending_budget, estimating, format_estimate
+
+        for delta in deltas:
+            est = estimate_lending_budget(data, delta=delta, truthful=args.truthful,
+                                          horizon=args.horizon)
+            print(f"applicants gaming with {budget_label(delta)}, answering the "
+                  f"least-squares rule: "
+                  f"{format_estimate(est)}", flush=True)
+        learners = estimating(learners)
+    runs = len(learners) * args.seeds * len(deltas)
+    at = (budget_label(deltas[0]) if isinstance(deltas[0], dict)
+          else f"δ = {', '.join(f'{d:g}' for d in deltas)}")
+    print(f"running {len(learners)} learners × {args.seeds} seeds × {args.horizon:,} "
+          f"applicants at {at} ({runs} runs) on "
+          f"{args.threads} thread(s)", flush=True)
+    import pandas as pd
+
+    start = time.perf_counter()
+    shown = [-math.inf]  # when a progress line was last printed: one a second at most
+    tables = []
+    for i, delta in enumerate(deltas):
+        before = i * len(learners) * args.seeds
+
+        def progress(done: int, total: int, before: int = before, delta: Any = delta
+                     ) -> None:
+            took = time.perf_counter() - start
+            done_all = before + done
+            if took - shown[0] < 1.0 and done_all < runs:
+                return
+            shown[0] = took
+            left = took / done_all * (runs - done_all)
+            tail = f", about {left:,.0f} s left" if done_all < runs else ""
+            print(f"[{done_all}/{runs} runs] {budget_label(delta)}: {took:,.0f} s{tail}",
+                  flush=True)
+        tables.append(run_lending(data, learners, horizon=args.horizon, seeds=args.seeds,
+                                  delta=delta, truthful=args.truthful, rewards=args.rewards,
+                                  delay=args.delay, period=args.period,
+                                  per_decade=10, threads=args.threads, progress=progress))
+    table = pd.concat(tables, ignore_index=True)
+    took = time.perf_counter() - start
+    print(f"done in {took:,.1f} s (compilation included); money in the data's units, per "
+          f"1,000 applicants for profit")
+    summary = compare_lending(table)
+    print(format_table(summary))
+    if args.estimate_delta:
+        from ..scenarios.budget import recommend
+
+        for delta, part in summary.groupby("delta", sort=False):
+            name, why = recommend(part)
+            print(f"recommended at δ = {delta:g}: {name}: {why}")
+    if data.contexts.group_names:
+        from ..scenarios.groups import format_groups, group_summary
+
+        print(f"by group ({', '.join(data.contexts.group_names)}; the learners never see it):")
+        print(format_groups(group_summary(table, data.contexts.group_names)))
+    if args.out is not None:
+        tmp = args.out.with_name(f".{args.out.name}.tmp")
+        if args.out.suffix == ".csv":
+            table.to_csv(tmp, index=False)
+        else:
+            table.to_parquet(tmp, index=False)
+        tmp.replace(args.out)
+        print(f"table: {args.out}")
+    if args.report is not None:
+        from ..reports.lending import write_lending_report
+
+        print(f"report: {write_lending_report(table, data, args.report)}")
+    return 0

@@ -1,0 +1,337 @@
+"""``sat sweep``, ``sat results``, ``sat report`` and ``sat reproduce``: sweeps of a spec, what
+they hold, their reports, and the paper's claims from the bundled sweeps."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .common import ESTIMATE_AFTER, positive_int, prepare_out, progress_display, say
+
+
+def fill_sweep(sweep: argparse.ArgumentParser) -> None:
+    from ..engine.simulate import default_threads
+    from ..experiments.spec import MAX_CELLS
+
+    sweep.add_argument("spec", type=Path, help="the TOML spec")
+    sweep.add_argument("--out", "-o", type=Path, required=True, help="sweep directory")
+    sweep.add_argument("--workers", type=positive_int("--workers"), default=default_threads(),
+                       help="local worker processes (default: the CPUs available)")
+    sweep.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run on a Dask cluster (e.g. tcp://host:8786) instead of local "
+                       "processes; needs the 'distributed' extra")
+    sweep.add_argument("--extend", action="store_true",
+                       help="add this spec's cells to a directory holding another spec")
+    sweep.add_argument("--max-cells", type=positive_int("--max-cells"), default=MAX_CELLS,
+                       help=f"refuse a spec of more cells (or seeds) than this (default "
+                       f"{MAX_CELLS:,}); checked before anything runs")
+
+
+def fill_reproduce(repro: argparse.ArgumentParser) -> None:
+    from ..engine.simulate import default_threads
+
+    repro.add_argument("--quick", action="store_true",
+                       help=f"small horizons and few seeds: {QUICK_TIME}")
+    repro.add_argument("--out", "-o", type=Path, default=None,
+                       help="directory (default reproduce-quick/ or reproduce/)")
+    repro.add_argument("--parts", type=_part_names, default=None, metavar="NAME[,NAME...]",
+                       help="run only these bundled sweeps (comma-separated) and the claims "
+                       "that read only them (default: all; `sat reproduce --list` names them)")
+    repro.add_argument("--list", action="store_true",
+                       help="list the bundled sweeps and the claims that read each, then exit")
+    repro.add_argument("--workers", type=positive_int("--workers"), default=default_threads(),
+                       help="local worker processes (default: the CPUs available)")
+
+
+#: The quick reproduction's wall time as measured, cold (compiling everything first) on 2 cores
+#: (`--help` and the README say it).
+QUICK_TIME = "28 min cold, 6-10 min warm, on 2 cores other work was also using"
+
+
+def _part_names(text: str) -> list[str]:
+    """``--parts``: known part names, comma-separated, in the bundled order."""
+    from ..experiments.claims import PARTS
+
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    known = list(PARTS["full"])
+    for name in names:
+        if name not in known:
+            raise argparse.ArgumentTypeError(
+                f"--parts must name bundled sweeps ({', '.join(known)}), got {name!r}")
+    if not names:
+        raise argparse.ArgumentTypeError(f"--parts must name at least one bundled sweep, "
+                                         f"got {text!r}")
+    return [n for n in known if n in names]
+
+
+def fill_results(results: argparse.ArgumentParser) -> None:
+    results.add_argument("dir", type=Path, help="sweep directory")
+    results.add_argument("--out", "-o", type=Path, help="write all rows here (.parquet or .csv)")
+
+
+def fill_report(report: argparse.ArgumentParser) -> None:
+    report.add_argument("dir", type=Path, help="sweep directory")
+    report.add_argument("--out", "-o", type=Path,
+                        help="directory for the report (default: DIR/report)")
+    report.add_argument("--title", help="page title (default: names the sweep directory)")
+
+
+def _executor(address: str | None):
+    if address is None:
+        return contextlib.nullcontext(None)
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError("--scheduler needs Dask: pip install "
+                         "'strategic-apple-tasting[distributed]'") from None
+    try:
+        client = Client(address, timeout="5s")
+    except (OSError, TimeoutError) as exc:
+        raise ValueError(f"--scheduler: cannot reach a Dask scheduler at {address!r} "
+                         f"({type(exc).__name__})") from None
+    return contextlib.closing(_ClientExecutor(client))
+
+
+class _ClientExecutor:
+    """A Dask client's ``concurrent.futures`` executor that closes the client at the end."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+        self.executor = client.get_executor()
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from concurrent.futures import BrokenExecutor
+
+    from ..experiments.spec import load_spec
+    from ..experiments.sweep import run_sweep
+
+    spec = load_spec(args.spec, max_cells=args.max_cells)
+    prepare_out(args.out, force=True)  # a sweep resumes: its own results are no obstacle
+    where = (f"Dask scheduler {args.scheduler}" if args.scheduler
+             else f"{args.workers} local worker(s)")
+    print(f"sweep: {len(spec.cells)} cells, {spec.rounds:,} agent-rounds on {where} "
+          f"-> {args.out}", flush=True)
+    with _executor(args.scheduler) as dask, progress_display(len(spec.cells)) as progress:
+        try:
+            state = run_sweep(spec, args.out, workers=args.workers, extend=args.extend,
+                              executor=None if dask is None else dask.executor,
+                              progress=progress, warn=say)
+        except KeyboardInterrupt:
+            print(f"sat: interrupted; finished cells are kept in {args.out}: rerun the same "
+                  "command to resume", file=sys.stderr)
+            return 130
+        except BrokenExecutor as exc:
+            print(f"sat: error: a worker died ({type(exc).__name__}); finished cells are kept "
+                  f"in {args.out}: rerun the same command to resume", file=sys.stderr)
+            return 1
+    print(f"done: {state.done} cells run, {state.skipped} already finished; "
+          f"results: {args.out}")
+    return 0
+
+
+def duration(seconds: float) -> str:
+    """A duration for people: "42 s", "3 min 05 s", "1 h 02 min".
+
+    Examples
+    --------
+    >>> duration(42.4), duration(185), duration(3725)
+    ('42 s', '3 min 05 s', '1 h 02 min')
+    """
+    s = round(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+def overall_line(k: int, n: int, name: str, cells: int, elapsed: float, done: float,
+                 total: float) -> str:
+    """The line `sat reproduce` prints as part k of n starts: which part, the time so far and,
+    once a tenth of the work (weighed by each part's measured cost) and a whole part are done,
+    an estimate of the time left at the pace so far.
+
+    Examples
+    --------
+    >>> overall_line(1, 21, "stochastic", 20, 0.0, 0.0, 10.0)
+    '== part 1 of 21: stochastic (20 cells); 0 s elapsed, estimating the time left'
+    >>> overall_line(5, 21, "etc", 24, 120.0, 4.0, 10.0)
+    '== part 5 of 21: etc (24 cells); 2 min 00 s elapsed, about 3 min 00 s left'
+    """
+    line = f"== part {k} of {n}: {name} ({cells} cells); {duration(elapsed)} elapsed"
+    if k > 1 and done >= ESTIMATE_AFTER * total and done > 0:
+        return f"{line}, about {duration(elapsed * (total - done) / done)} left"
+    return f"{line}, estimating the time left"
+
+
+def write_part_report(out: Path, name: str, size: str) -> str:
+    """Write the report of part ``name`` of a reproduction in ``out``; its path, relative to
+    ``out`` (run in a pool worker: the function is importable)."""
+    from ..experiments.sweep import load
+    from ..reports.html import write_report
+
+    page = write_report(load(out / name, warn=say), out / name / "report",
+                        title=f"reproduce ({size}): {name}", learners=spec_learners(out / name))
+    return str(page.relative_to(out))
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from ..experiments.claims import (
+        CHECKS,
+        PARTS,
+        check_claims,
+        claims_markdown,
+        claims_text,
+        part_cost,
+        tally,
+    )
+    from ..experiments.spec import SpecError, check_spec
+    from ..experiments.sweep import default_executor, run_sweep, terminate_workers
+    from ..reports.html import write_claims_page
+
+    size = "quick" if args.quick else "full"
+    if args.list:
+        for name in PARTS[size]:
+            reads = [check.__module__.rsplit(".", 1)[-1] + "." + check.__name__
+                     for names, check in CHECKS if name in names]
+            print(f"{name}: {', '.join(reads)}")
+        return 0
+    out = args.out or Path("reproduce-quick" if args.quick else "reproduce")
+    prepare_out(out, force=True)  # resumable: rerunning continues
+    chosen = args.parts or list(PARTS[size])
+    parts = {name: check_spec(PARTS[size][name]) for name in chosen}
+    total = sum(p.rounds for p in parts.values())
+    print(f"reproduce ({size}): {len(parts)} sweeps, {total:,} agent-rounds, "
+          f"{args.workers} worker(s) -> {out}", flush=True)
+    work = {name: part_cost(name, spec.rounds) for name, spec in parts.items()}
+    start = time.perf_counter()
+    done = 0.0
+    # One pool for every part: its workers keep the compiled kernels they have loaded.
+    with default_executor(args.workers) as pool:
+        for k, (name, spec) in enumerate(parts.items(), 1):
+            print(overall_line(k, len(parts), name, len(spec.cells),
+                               time.perf_counter() - start, done, sum(work.values())),
+                  flush=True)
+            with progress_display(len(spec.cells)) as progress:
+                try:
+                    run_sweep(spec, out / name, executor=pool, progress=progress, warn=say)
+                except SpecError:
+                    raise ValueError(f"{out / name} holds results of other sweeps than this "
+                                     f"version's bundled {name!r} part: use another --out, or "
+                                     f"delete {out}") from None
+                except KeyboardInterrupt:
+                    # The workers ignore Ctrl-C; leaving the block would wait for their cells.
+                    terminate_workers(pool)
+                    print(f"sat: interrupted; finished cells are kept in {out}: rerun the "
+                          "same command to resume", file=sys.stderr)
+                    return 130
+            done += work[name]
+        # The parts' reports are independent and mostly drawing: the pool writes them while
+        # this process measures the claims (they took 40% of the quick run one at a time).
+        pages = {name: pool.submit(write_part_report, out, name, size) for name in parts}
+        claims, consistency = check_claims(out, parts=chosen)
+        (out / "claims.md").write_text(claims_markdown(claims, consistency) + "\n")
+        print()
+        print(claims_text(claims, consistency))
+        print()
+        print("writing the reports ...", flush=True)
+        links = {name: page.result() for name, page in pages.items()}
+    index = write_claims_page(claims, consistency, links, out / "index.html")
+    broken = sum(not k.holds for k in consistency)
+    print(f"claims: {tally(claims)}; consistency checks: "
+          f"{len(consistency) - broken} of {len(consistency)} hold; "
+          f"{time.perf_counter() - start:,.0f} s")
+    print(f"table: {out / 'claims.md'}")
+    print(f"report: {index}")
+    return 0
+
+
+def cmd_results(args: argparse.Namespace) -> int:
+    from ..experiments.storage import write_table
+    from ..reports.figures import swept_settings
+    from ..reports.load import load_results
+    from ..reports.summary import summary_text
+
+    if args.out is not None:  # checked before the work, as every --out
+        if args.out.suffix not in (".csv", ".parquet"):
+            raise ValueError(f"--out must end in .parquet or .csv, got {str(args.out)!r}")
+        prepare_out(args.out.parent, force=True)
+        if args.out.is_dir():
+            raise ValueError(f"--out {str(args.out)!r} is a directory: give a file name")
+    table = load_results(args.dir, warn=say)  # a sweep directory or a `sat run` output
+    status = _sweep_status(args.dir)
+    if status is not None:
+        print(status.heading(args.dir))
+        print()
+    swept = swept_settings(table)
+    frame = table.select(swept).to_pandas()
+    if not swept:
+        print(summary_text(table))
+    for values, group in frame.groupby(swept, dropna=False, sort=True) if swept else ():
+        print(", ".join(f"{k} = {v}" for k, v in zip(swept, values, strict=True)))
+        print(summary_text(table.take(group.index.to_numpy())))
+        print()
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        if args.out.suffix == ".csv":
+            tmp = args.out.with_name(f".{args.out.name}.tmp")
+            table.to_pandas().to_csv(tmp, index=False)
+            tmp.replace(args.out)
+        else:
+            write_table(table, args.out)
+        print(f"table: {args.out}")
+    return 0
+
+
+def _sweep_status(path: Path) -> Any:
+    """A sweep directory's :class:`~..experiments.sweep.Completeness` (None for a run's
+    output, whose results are whole by construction)."""
+    from ..experiments.sweep import MANIFEST, completeness
+
+    return completeness(path) if (path / MANIFEST).exists() else None
+
+
+def spec_learners(out: Path) -> dict[str, str]:
+    """Label → registry name of each learner of every spec a sweep directory has run (empty if
+    unreadable): tells the report which learner a custom label is."""
+    import json
+
+    from ..experiments.spec import check_spec
+    from ..experiments.sweep import MANIFEST, served_learners
+
+    try:
+        return served_learners(out)
+    except (OSError, ValueError):
+        pass
+    try:  # a damaged record under specs/: the first spec's labels are better than none
+        spec = check_spec(json.loads((out / MANIFEST).read_text()), max_cells=None)
+    except (OSError, ValueError):
+        return {}
+    return {cell.label: cell.learner for cell in spec.cells}
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ..experiments.sweep import MANIFEST
+    from ..reports.html import write_report
+    from ..reports.load import load_results
+
+    table = load_results(args.dir, warn=say)  # a sweep directory or a `sat run` output
+    out = args.out if args.out is not None else args.dir / "report"
+    sweep = (args.dir / MANIFEST).exists()
+    status = _sweep_status(args.dir)
+    title = args.title or f"{'Sweep' if sweep else 'Results'} report: {args.dir}"
+    if status is not None and not status.complete:
+        title += (f" (INCOMPLETE: {status.done} of {status.planned} cells)"
+                  if status.planned is not None else f" ({status.done} cells, planned unknown)")
+    page = write_report(table, out, title=title, learners=spec_learners(args.dir),
+                        status=None if status is None else status.heading(args.dir))
+    print(page)
+    return 0

@@ -1,0 +1,101 @@
+"""No two modules of the package import each other, directly or round a circle (issue 23).
+
+The graph's arrows are the package's own imports, at module level or inside functions (a lazy
+import still ties the two modules together), resolved to the module they name; an import of a
+package's ``__init__`` (its front door, which imports its parts) is not an arrow.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import strategic_apple_tasting
+
+PACKAGE = Path(strategic_apple_tasting.__file__).parent
+NAME = "strategic_apple_tasting"
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join([NAME, *parts])
+
+
+def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module → the package's modules it imports (``__init__`` modules left out)."""
+    files = {_module_name(p, root): p for p in root.rglob("*.py")}
+    modules = {m for m in files if not m.endswith(".__init__")}
+    packages = {m.removesuffix(".__init__") for m in files if m.endswith(".__init__")}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module in modules:
+        path = files[module]
+        here = module.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = here.split(".")
+                    base = base[:len(base) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                names = [f"{target}.{a.name}" for a in node.names] + [target]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                if name in modules and name != module:
+                    graph[module].add(name)
+                    break
+                if name in packages:
+                    continue
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The graph's strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_module_imports_round_a_circle():
+    assert circles(import_graph()) == []
+
+
+def test_the_scan_sees_a_circle(tmp_path):
+    # The control: two modules importing each other (one lazily) are a circle.
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .a import f\n")
+    (pkg / "a.py").write_text("from .b import g\n\ndef f():\n    return g()\n")
+    (pkg / "b.py").write_text("def g():\n    from . import a\n    return a\n")
+    (pkg / "c.py").write_text("from . import f\n")  # the package's front door: no arrow
+    assert circles(import_graph(pkg)) == [[f"{NAME}.a", f"{NAME}.b"]]
