@@ -133,7 +133,7 @@ def estimating(cls: type) -> Learner | None:
         return None
     try:
         learner = cls(delta="estimate")
-        learner._check_params()  # the oracle refuses it: it knows δ, and has no estimator
+        learner.check_params()  # the oracle refuses it: it knows δ, and has no estimator
     except ValueError:
         return None
     return learner

@@ -355,6 +355,11 @@ class Learner:
         for every built-in agent model, so the learner's kernels compile once for all."""
         return compiled_agents(self._belief())
 
+    def check_params(self) -> None:
+        """Refuse, with a ``ValueError`` in one line, a hyperparameter out of its range (what
+        :meth:`reset` checks first; the oracle refuses ``delta="estimate"`` here)."""
+        self._check_params()
+
     def _check_params(self) -> None:
         params = self.get_params()
         bound = type(self).input_bound

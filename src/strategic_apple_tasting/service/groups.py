@@ -38,10 +38,10 @@ GROUP_FIGURES = ("decisions", "accepted", "acceptance_rate", "outcomes", "repaid
 def rule_shift(learner: Any, beta: np.ndarray) -> float:
     """The shift ``learner``'s rule with direction β carries for gaming: its belief's reach at β
     (the δ in force if it estimates δ); 0 for a learner that does not shift."""
-    if not (type(learner).strategy_aware and "delta" in learner.get_params()):
+    if not (type(learner).tags().strategy_aware and "delta" in learner.get_params()):
         return 0.0
-    live = getattr(getattr(learner, "_state", None), "agents", None)
-    belief = live if isinstance(live, EstimatedBudget) else learner._compiled_belief()
+    live = getattr(learner.state, "agents", None)
+    belief = live if isinstance(live, EstimatedBudget) else learner.compiled_belief()
     return float(round_shift(belief, np.ascontiguousarray(beta, dtype=np.float64)))
 
 
