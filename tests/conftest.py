@@ -15,7 +15,7 @@ settings.register_profile("deterministic", derandomize=True, deadline=None)
 settings.load_profile("deterministic")
 
 #: Where the controller keeps a copy of the cache as ``sat compile`` left it (for
-#: tests/engine/test_precompile.py), in the environment the test workers inherit.
+#: tests/experiments/test_precompile.py), in the environment the test workers inherit.
 SNAPSHOT = "SAT_COMPILED_SNAPSHOT"
 
 
@@ -35,7 +35,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             or os.environ.get("SAT_NO_PRECOMPILE") == "1":
         return
     from strategic_apple_tasting._jit_cache import cache_root
-    from strategic_apple_tasting.engine.precompile import compile_all
+    from strategic_apple_tasting.experiments.precompile import compile_all
 
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     compile_all(say=lambda line: reporter.write_line(line) if reporter else print(line))

@@ -99,3 +99,65 @@ def test_the_scan_sees_a_circle(tmp_path):
     (pkg / "b.py").write_text("def g():\n    from . import a\n    return a\n")
     (pkg / "c.py").write_text("from . import f\n")  # the package's front door: no arrow
     assert circles(import_graph(pkg)) == [[f"{NAME}.a", f"{NAME}.b"]]
+
+
+#: The package's layers, lowest first (docs/design.md, "Shape of the code"): a module imports
+#: only from its own layer or those below it, through a package's front door or not.
+LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in (
+    "_version _jit_cache theory metrics",
+    "_jit",
+    "game",
+    "learners",
+    "peers engine envs",
+    "checks scenarios",
+    "experiments",
+    "reports",
+    "__init__",  # the package's front door (it loads every public name, lazily)
+    "service cli __main__",
+))
+
+
+def _area(module: str) -> str:
+    """The part of the package a module belongs to: its subpackage, or its own name."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def upward_imports(root: Path = PACKAGE) -> list[str]:
+    """Every import of a higher layer than the importing module's, as ``module -> target``."""
+    rank = {area: i for i, layer in enumerate(LAYERS) for area in layer}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        module = _module_name(path, root).removesuffix(".__init__")
+        here = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not node.level:
+                continue
+            base = here.split(".")
+            base = base[:len(base) - node.level + 1]
+            target = ".".join(base + ([node.module] if node.module else []))
+            names = [f"{target}.{a.name}" for a in node.names] if target == NAME else [target]
+            for name in names:
+                # A name the front door defines (not a module or subpackage) is the door's.
+                if rank.get(_area(name), rank["__init__"]) > rank[_area(module)]:
+                    found.append(f"{module} -> {name}")
+    return found
+
+
+def test_imports_flow_down_the_layers():
+    assert upward_imports() == []
+
+
+def test_the_layer_scan_sees_an_import_running_up(tmp_path):
+    # The control: the engine importing the experiments' settings, and a learner the package's
+    # front door, both run up.
+    pkg = tmp_path / "pkg"
+    for sub in ("engine", "experiments", "learners"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "engine" / "loop.py").write_text("def f():\n    from ..experiments import settings\n")
+    (pkg / "learners" / "base.py").write_text("from .. import __version__\n")
+    (pkg / "experiments" / "settings.py").write_text("from ..engine import loop\n")
+    assert upward_imports(pkg) == [f"{NAME}.engine.loop -> {NAME}.experiments",
+                                   f"{NAME}.learners.base -> {NAME}.__version__"]

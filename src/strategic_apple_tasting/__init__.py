@@ -21,7 +21,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 __all__ = [
     "LEARNERS", "SAOLS", "AcceptAll", "BoundedRatioMixture", "Game", "GameInstance",

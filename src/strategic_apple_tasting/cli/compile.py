@@ -1,5 +1,5 @@
 """``sat compile``: compile every kernel and engine loop into the on-disk cache, once
-(:mod:`strategic_apple_tasting.engine.precompile`)."""
+(:mod:`strategic_apple_tasting.experiments.precompile`)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def fill_compile(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from ..engine.precompile import compile_all
+    from ..experiments.precompile import compile_all
 
     compile_all(args.workers, force=args.force, verbose=args.verbose,
                 say=lambda line: print(line, flush=True))

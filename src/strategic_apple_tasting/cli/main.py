@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from .. import __version__
+from .._version import __version__
 from .common import Parser, UsageError, os_reason
 
 # The package's layers (numba, pyarrow, pandas, matplotlib behind them) are imported where they

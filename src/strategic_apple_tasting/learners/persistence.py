@@ -125,7 +125,7 @@ def _digest(members: Iterable[tuple[str, bytes]]) -> str:
 def dumps(learner: Any) -> bytes:
     """``learner`` (reset, at any point of a run) in the saved format, as bytes (what
     :func:`save` writes; a database keeps them in a column)."""
-    from .. import __version__
+    from .._version import __version__
 
     live = learner.state  # refuses a learner not reset
     owner = type(learner).__name__

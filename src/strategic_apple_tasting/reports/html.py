@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
-from .. import __version__
+from .._version import __version__
 from ..experiments.claims import YES, Claim, Consistency, tally
 from ..metrics import final_summary
 from . import figures as F

@@ -119,7 +119,7 @@ def _games() -> list[Any]:
 
 def _data_game() -> Any:
     """The smallest bundled data game (the FICO tables, d = 2), as ``sat run --data`` builds it."""
-    from ..experiments.settings import game_from_settings
+    from .settings import game_from_settings
 
     return game_from_settings({"dimension": 2, "data": "fico"})
 
@@ -140,8 +140,8 @@ def estimating(cls: type) -> Learner | None:
 
 
 def _run_learner(name: str) -> None:
+    from ..engine.simulate import ENGINES, compiled_path_refusal, simulate
     from ..learners import learner_class
-    from .simulate import ENGINES, compiled_path_refusal, simulate
 
     cls = learner_class(name)
     try:
@@ -220,12 +220,12 @@ class _PlainGeneral(_PlainLinear):
 def _run_game_side() -> None:
     """The game's Python side: the plain-Python learners above on the reference loop, and the
     public functions that call compiled code from Python."""
+    from ..engine.probe import probe_rule
+    from ..engine.simulate import simulate
     from ..game import LazyBestResponse, draw_contexts
     from ..game.best_response import respond_to_rule
     from ..learners import LinUCB
     from ..learners.budget import estimate_budget
-    from .probe import probe_rule
-    from .simulate import simulate
 
     for game in _games():
         simulate(game, [_PlainLinear(), _PlainGeneral()], HORIZON, seeds=1)
@@ -318,7 +318,7 @@ def compile_all(workers: int | None = None, *, force: bool = False, verbose: boo
     With the stamp of a finished run present (:func:`stamp_path`) it returns 0 at once, unless
     ``force``."""
     from .._jit_cache import cache_root
-    from .simulate import default_threads
+    from ..engine.simulate import default_threads
 
     stamp = stamp_path()
     if stamp.exists() and not force:

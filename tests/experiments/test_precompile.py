@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 
-from strategic_apple_tasting.engine import precompile
+from strategic_apple_tasting.experiments import precompile
 from strategic_apple_tasting.game import Game
 from strategic_apple_tasting.game.agents import AGENTS, AgentsCore
 from strategic_apple_tasting.game.contexts import MODELS as CONTEXT_MODELS
@@ -29,7 +29,7 @@ from strategic_apple_tasting import _jit_cache
 from strategic_apple_tasting.engine.simulate import compiled_path_refusal, simulate
 from strategic_apple_tasting.experiments.settings import (FLAG_AGENTS, FLAG_CONTEXTS,
                                                           game_from_settings)
-from strategic_apple_tasting.engine.precompile import estimating
+from strategic_apple_tasting.experiments.precompile import estimating
 from strategic_apple_tasting.engine.probe import probe_rule
 from strategic_apple_tasting.learners import LEARNERS
 from strategic_apple_tasting.learners.budget import estimate_budget
