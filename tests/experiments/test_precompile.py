@@ -100,6 +100,16 @@ def test_every_built_in_model_is_one_compiled_type():
     one_type([LinearRewards(), data.recorded()])
 
 
+def test_every_learner_that_can_estimate_its_budget_is_compiled_estimating_it():
+    """sat compile (and the test below) run each strategy-aware learner with a ``delta`` as
+    ``delta="estimate"`` too: only the oracle, which knows δ, refuses it. (After the learner
+    protocol's stricter parameter check, every one was silently skipped: r0 was None.)"""
+    can = {name for name, cls in LEARNERS.items()
+           if cls.tags().strategy_aware and "delta" in cls.param_names()}
+    assert {"sa-ols", "sa-logistic", "exp3-sae"} <= can
+    assert {n for n in can if precompile.estimating(LEARNERS[n]) is None} == {"oracle"}
+
+
 def test_the_parts_are_the_registry_s_state_classes():
     """One part per state class of the registered learners (each class's learners named), the
     game's Python side, and the entry points' plain-Python learners: nothing hand-listed."""

@@ -131,9 +131,12 @@ def estimating(cls: type) -> Learner | None:
     for its kernels and the engine's loop."""
     if not (cls.tags().strategy_aware and "delta" in cls.param_names()):
         return None
+    learner = cls(delta="estimate")
+    # Checked as a game binds it (r0 and the feedback filled): the oracle refuses it (it knows
+    # δ, and has no estimator).
+    known = {k: v for k, v in (("r0", 0.0), ("feedback", "apple")) if k in cls.param_names()}
     try:
-        learner = cls(delta="estimate")
-        learner.check_params()  # the oracle refuses it: it knows δ, and has no estimator
+        learner.clone(**known).check_params()
     except ValueError:
         return None
     return learner
