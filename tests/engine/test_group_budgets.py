@@ -10,20 +10,13 @@ import pytest
 from strategic_apple_tasting import Game, simulate
 from strategic_apple_tasting.checks import tables_identical
 from strategic_apple_tasting.engine.hindsight import hindsight
-from strategic_apple_tasting.game import DataContexts, SubsetGaming
+from strategic_apple_tasting.game import SubsetGaming
 from strategic_apple_tasting.scenarios import group_summary
 
+# FICO-like rows: one score z, drawn by weight, two groups spread over the scores.
+from .test_data_game import _weighted
+
 MASK = np.array([False, True])
-
-
-def _weighted(seed=1):
-    """FICO-like: one score z, rows drawn by weight, two groups spread over the scores."""
-    rng = np.random.default_rng(seed)
-    z = np.linspace(-2, 2, 25)
-    return DataContexts(rows=np.column_stack([np.ones(25), z]),
-                        repaid=1 / (1 + np.exp(-2 * z - 1)), if_repaid=np.full(25, 0.2),
-                        if_defaulted=np.full(25, -1.0), weights=rng.random(25),
-                        groups=rng.integers(0, 2, 25), group_names=("a", "b"))
 
 
 def _game(budgets, **kw):

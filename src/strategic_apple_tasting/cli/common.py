@@ -153,9 +153,7 @@ def add_game_flags(p: argparse.ArgumentParser, *, dimension: int | None = None,
                        help="--data: accepting earns the row's recorded outcome (default) or "
                        "the least-squares rule's prediction plus --sigma noise (linear)")
         g.add_argument("--delta-by-group", metavar="G=B,...", default=None,
-                       help="--data: a budget per group instead of --delta, every group "
-                       "named ('black=0.3,white=0.5,...'); each applicant games with its "
-                       "group's, learners are told the largest")
+                       help=f"--data: {DELTA_BY_GROUP_HELP}")
     g.add_argument("--delta", type=number("--delta"), default=0.1,
                    help="agents' manipulation budget δ (default 0.1)")
     g.add_argument("--feedback", choices=FEEDBACK, default="apple",
@@ -217,6 +215,12 @@ def add_run_flags(p: argparse.ArgumentParser, *, horizon: int | None, seeds: int
                    "machine's physical memory)")
     r.add_argument("--force", action="store_true",
                    help="overwrite the results of an earlier run in --out")
+
+
+#: What ``--delta-by-group`` means, for each command that takes it.
+DELTA_BY_GROUP_HELP = ("a budget per group instead of --delta, every group named "
+                       "('white=0.5,black=0.3,...'; FICO, German credit): each applicant "
+                       "games with its group's, learners are told the largest")
 
 
 def budget_words(game: Game) -> str:

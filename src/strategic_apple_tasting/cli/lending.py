@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import (
+    DELTA_BY_GROUP_HELP,
     UsageError,
     int_in,
     learner_name,
@@ -50,9 +51,7 @@ def fill_lending(lend: argparse.ArgumentParser) -> None:
     run.add_argument("--delta", type=number("--delta"), action="append", metavar="DELTA",
                      help="agents' budget in standardized units (repeat; default 0.25)")
     run.add_argument("--delta-by-group", metavar="G=B,...", default=None,
-                     help="a budget per group instead of --delta, every group named "
-                     "('white=0.5,black=0.3,...'; FICO, German credit); learners are told "
-                     "the largest")
+                     help=DELTA_BY_GROUP_HELP)
     run.add_argument("--truthful", type=number("--truthful"), default=0.0,
                      help="probability that an applicant does not game (default 0)")
     run.add_argument("--horizon", "-T", type=positive_int("--horizon"), default=20_000,

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -306,29 +306,14 @@ class DecisionDesk:
     def desk_record(self) -> DeskRecord:
         """The decision bookkeeping (the live objects, not copies: read it, do not change
         it), for saving."""
-        return DeskRecord(
-            in_force=self._in_force, rules=self._rules, snapshots=self._snapshots,
-            uses=self._uses, pending=self._pending, reported=self._reported,
-            version=self._version, next_id=self._next_id, clock=self._clock, stale=self._stale,
-            every_outcomes=self._every_outcomes, period=self._period,
-            outcomes_since=self._outcomes_since)
+        # Each field of the record is the desk's attribute of that name, underscored.
+        return DeskRecord(**{f.name: getattr(self, f"_{f.name}") for f in fields(DeskRecord)})
 
     def restore_desk(self, record: DeskRecord) -> None:
         """Take ``record`` (checked for consistency by the loader) as the decision
         bookkeeping, in place of what :meth:`reset` made."""
-        self._in_force = record.in_force
-        self._rules = record.rules
-        self._snapshots = record.snapshots
-        self._uses = record.uses
-        self._pending = record.pending
-        self._reported = record.reported
-        self._version = record.version
-        self._next_id = record.next_id
-        self._clock = record.clock
-        self._stale = record.stale
-        self._every_outcomes = record.every_outcomes
-        self._period = record.period
-        self._outcomes_since = record.outcomes_since
+        for f in fields(DeskRecord):
+            setattr(self, f"_{f.name}", getattr(record, f.name))
 
     def current(self) -> PublishedRule:
         """The rule in force, published first if there is none or a round has ended."""
