@@ -95,6 +95,33 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     shutil.rmtree(os.environ.get(SNAPSHOT, ""), ignore_errors=True)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The quick reproduction's tests first: they share one xdist group (``--dist loadgroup``,
+    ``make test``), which one worker starts with while the other runs everything else, instead
+    of the second worker waiting on the reproduction's lock."""
+    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
+
+
+@pytest.fixture
+def compiled_cache(tmp_path: Path) -> Path:
+    """A compiled-code cache of the test's own (for ``SAT_CACHE_DIR``) holding what ``sat
+    compile`` compiled: a test of what a run compiles then pays only for that, not for the
+    package's kernels too. The controller's copy of the cache, or (without xdist) the cache
+    after ``sat compile``."""
+    cache = tmp_path / "cache"
+    snapshot = os.environ.get(SNAPSHOT)
+    if snapshot is None:
+        from strategic_apple_tasting._jit_cache import cache_root
+        from strategic_apple_tasting.experiments.precompile import compile_all
+
+        compile_all(say=lambda line: None)
+        source = cache_root() / "numba"
+    else:
+        source = Path(snapshot) / "numba"
+    shutil.copytree(source, cache / "numba")
+    return cache
+
+
 class Visit(NamedTuple):
     """What a page visit saw: ``inspect(page)``'s result, the page's errors (console errors,
     uncaught exceptions, failed requests) and every URL it requested."""

@@ -25,6 +25,10 @@ from strategic_apple_tasting.experiments.claims import (
 )
 from strategic_apple_tasting.experiments.spec import check_spec
 
+#: One xdist group: one worker runs the reproduction and every test that reads it (the
+#: conftest starts with it), the other worker the rest of the suite meanwhile.
+pytestmark = pytest.mark.xdist_group("reproduce")
+
 #: The quick run's verdict of every claim, by the start of its text (the peers' rows need the
 #: peers extra, which the test extra installs). At the quick sizes EXP3-SAE
 #: at d = 2 has not reached its asymptotic regime (T ≤ 10⁶; its bandit/apple comparison of

@@ -173,8 +173,7 @@ class _PackageCacheLocator(caching._CacheLocator):
     def __init__(self, py_func: Callable, py_file: str) -> None:
         self._py_file = py_file
         self._lineno = py_func.__code__.co_firstlineno
-        sub = self.get_suitable_cache_subpath(py_file)
-        self._cache_path = str(_stamped_root() / sub)
+        self._cache_path = str(_stamped_root() / module_cache_name(py_file))
 
     def get_cache_path(self) -> str:
         return self._cache_path
@@ -199,6 +198,13 @@ class _PackageCacheLocator(caching._CacheLocator):
         except OSError:
             return None  # numba falls back to its own locators
         return self
+
+
+def module_cache_name(py_file: str | Path) -> str:
+    """The name of the directory (under the cache's ``numba/by-module``) that holds the compiled
+    entries of the functions of the package's file ``py_file``: numba's, its folder's name and a
+    hash of the folder's path (so two checkouts of the package keep apart)."""
+    return _PackageCacheLocator.get_suitable_cache_subpath(str(py_file))
 
 
 def _install_locator() -> None:
@@ -264,6 +270,20 @@ def external_stamp(cls: type) -> str | None:
                 digest.update(path.read_bytes())
             _STAMPS[cls] = digest.hexdigest()
     return _STAMPS[cls]
+
+
+def outside_package(cls: type) -> bool:
+    """Whether ``cls`` (a learner's state class...) is defined outside this package: in a
+    user's file, a notebook or ``python -c``.
+
+    Examples
+    --------
+    >>> from strategic_apple_tasting.learners.baselines import FixedPolicyState
+    >>> outside_package(FixedPolicyState)
+    False
+    """
+    file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    return file is None or not Path(file).resolve().is_relative_to(PACKAGE_DIR)
 
 
 _CLASS_STAMPS: dict[type, str] = {}

@@ -129,3 +129,22 @@ def test_a_learners_phase_ends_are_recorded():
     at_t0 = table.filter(pc.and_(pc.equal(table.column("learner"), "etc"),
                                  pc.equal(table.column("t"), t0)))
     assert at_t0.column("accepted").to_pylist() == [t0]  # exploration accepts everyone
+
+
+def test_only_a_learner_from_outside_the_package_calls_the_agents_response():
+    """A compiled learner of a user's file gets a loop that calls the agents' compiled response
+    to a linear rule (its first run compiles in half the time); the package's learners keep it
+    inlined. The two give the same numbers: the public checks compare a user's compiled learner
+    with its reference path (tests/learners/test_registry.py)."""
+    from typing import NamedTuple
+
+    from numba import typeof
+
+    from strategic_apple_tasting.engine.kernel import _called
+    from strategic_apple_tasting.learners import SAOLS
+
+    class OutsideState(NamedTuple):  # defined in a test file: outside the package
+        beta: np.ndarray
+
+    assert _called(typeof(OutsideState(np.zeros(2))))
+    assert not _called(typeof(SAOLS().bind(Game(dimension=2).instance(0), 10).reset(2).state))

@@ -9,6 +9,11 @@ A learner that may publish a general rule g(x') ≥ 0 (one whose kernels have a 
 gets, chosen at compile time by its state's class, a loop in which agents answer the rule by
 numerical best response and the decision is g(x') ≥ 0, unless the learner says the round's rule
 is its linear part. Every other learner compiles to the linear-threshold loop as before.
+
+The package's learners have the agents' response to a linear rule inlined into their loops
+(compiled at set-up by ``sat compile``, where the few per cent it gains pay); a compiled learner
+from outside the package calls :func:`respond_linear` instead, compiled once for all, so that
+its loop compiles in about half the time (``benchmarks/RESULTS.md``).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import numpy as np
 from numba.extending import overload
 
 from .._jit import NO_NRT, njit, state_class
+from .._jit_cache import outside_package
 from ..game.agents import reach, respond, with_row_budget
 from ..game.best_response import respond_rule, rule_accepts, scratch_rows
 from ..game.contexts import draw_context
@@ -51,9 +57,45 @@ def respond_and_act(state, agents, rng, beta, threshold, x, x_obs, work):
     raise NotImplementedError("compiled-only")
 
 
+@njit(inline="never", **NO_NRT)
+def respond_linear(agents, rng, beta, threshold, x, x_obs):
+    """The agent's report against a linear threshold, and whether it is accepted: compiled once
+    and called by the loop of a learner from outside the package (see below)."""
+    moved = respond(agents, rng, beta, threshold, x, x_obs)
+    return moved, accepts(beta, threshold, x_obs)
+
+
+def _called(state) -> bool:
+    """Whether the loop for ``state`` calls :func:`respond_linear` instead of inlining the
+    agents' response. The package's learners inline it (their loops are compiled at set-up,
+    and inlined it runs faster); a learner from outside the package calls it, compiled once
+    for every learner: retyping and inlining the agents' models is most of the time its loop
+    takes to compile."""
+    cls = state_class(state)
+    return cls is not None and outside_package(cls)
+
+
+@njit(inline="always")
+def _respond_rule_and_act(state, agents, rng, beta, x, x_obs, work):
+    moved = respond_rule(agents, rng, state, beta, x, x_obs, work)
+    return moved, rule_accepts(state, x_obs, work[0])
+
+
 @overload(respond_and_act, inline="always")
 def _respond_and_act_overload(state, agents, rng, beta, threshold, x, x_obs, work):
-    if not has_rule(state_class(state)):
+    rule = has_rule(state_class(state))
+    if _called(state):
+        if not rule:
+            return lambda state, agents, rng, beta, threshold, x, x_obs, work: respond_linear(
+                agents, rng, beta, threshold, x, x_obs)
+
+        def general_called(state, agents, rng, beta, threshold, x, x_obs, work):
+            if learner_linear(state):
+                return respond_linear(agents, rng, beta, threshold, x, x_obs)
+            return _respond_rule_and_act(state, agents, rng, beta, x, x_obs, work)
+        return general_called
+
+    if not rule:
         def linear(state, agents, rng, beta, threshold, x, x_obs, work):
             moved = respond(agents, rng, beta, threshold, x, x_obs)
             return moved, accepts(beta, threshold, x_obs)

@@ -223,6 +223,7 @@ class _PlainGeneral(_PlainLinear):
 def _run_game_side() -> None:
     """The game's Python side: the plain-Python learners above on the reference loop, and the
     public functions that call compiled code from Python."""
+    from ..engine.kernel import respond_linear
     from ..engine.probe import probe_rule
     from ..engine.simulate import simulate
     from ..game import LazyBestResponse, draw_contexts
@@ -246,6 +247,10 @@ def _run_game_side() -> None:
     estimate_budget(probe_rule(_games()[0], np.ones(2), 0.0, HORIZON))
     _games()[0].instance(0).next_context()
     LinearThreshold(np.ones(2), 0.5).accepts(x)
+    # What the engine's loop of a learner from outside the package calls instead of inlining
+    # (engine/kernel.py): compiled here, a user's compiled learner compiles only its own loop.
+    agents = _games()[0].instance(0).compiled_agents
+    respond_linear(agents, rng, np.ones(2), 0.5, x, np.zeros(2))
     for game in _games()[:2]:  # a game instance's per-round read-outs, in both feedback modes
         instance = game.instance(0)
         instance.mean_reward(x), instance.gap(x), instance.next_rewards(x)
