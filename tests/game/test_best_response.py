@@ -112,11 +112,12 @@ def test_minimal_move_against_brute_force(feedback):
     cases = [c for c in CASES if c[2] == feedback]
     for seed, d, _, ellipsoid in cases:
         rule, g, x, budget, rng = linucb_case(100 * seed + 10 * d + ellipsoid, d, feedback)
-        cost, metric = np.eye(d), None
+        # The agents' model is the metric (its kind chooses the cost), as agents call it.
+        cost, metric = np.eye(d), LazyBestResponse().compiled()
         if ellipsoid:
             m = rng.uniform(-1, 1, (d, d))
             cost = m @ m.T + 0.3 * np.eye(d)
-            metric = EllipsoidalCost.from_cost(cost).cost_inv
+            metric = EllipsoidalCost.from_cost(cost).compiled()
         out, work = np.empty(d), np.empty((scratch_rows(d), d))
         ours = minimal_move(rule.state, metric, budget, rule.beta, x, out, work)
         brute = brute_min_cost(g, x, budget, cost)
@@ -157,7 +158,8 @@ def test_numerical_response_to_a_linear_rule_is_the_closed_form(beta_x, threshol
     lazy = np.empty_like(x)
     moved = lazy_move(beta, threshold, budget, x, lazy)
     out, work = np.empty_like(x), np.empty((scratch_rows(len(x)), len(x)))
-    cost = minimal_move(_linear_rule(beta, threshold), None, budget, beta, x, out, work)
+    cost = minimal_move(_linear_rule(beta, threshold), LazyBestResponse().compiled(), budget,
+                        beta, x, out, work)
     assert (cost < np.inf) == moved
     if moved:
         assert abs(cost - need) <= 1e-9 * (need + 1e-3)
@@ -181,7 +183,8 @@ def test_numerical_ellipsoidal_response_to_a_linear_rule_is_the_closed_form(data
     assume(abs(need - budget) > 1e-9 * budget)
     closed, moved = model.respond_once(beta, threshold, x)
     out, work = np.empty_like(x), np.empty((scratch_rows(len(x)), len(x)))
-    cost = minimal_move(_linear_rule(beta, threshold), model.cost_inv, budget, beta, x, out, work)
+    cost = minimal_move(_linear_rule(beta, threshold), model.compiled(), budget, beta, x, out,
+                        work)
     assert (cost < np.inf) == moved
     if moved:
         assert abs(cost - need) <= 1e-9 * (need + 1e-3)
@@ -278,7 +281,8 @@ def _numerical(rule):
 def _move(rule, x, budget):
     d = len(x)
     out, work = np.empty(d), np.empty((scratch_rows(d), d))
-    cost = minimal_move(rule.state, None, budget, np.asarray(rule.beta, float), x, out, work)
+    cost = minimal_move(rule.state, LazyBestResponse().compiled(), budget,
+                        np.asarray(rule.beta, float), x, out, work)
     return cost, out
 
 

@@ -121,14 +121,32 @@ def rule_accepts(rule, z, grad):
     return _g(rule, z, grad, False) >= 0.0
 
 
+def is_agents_model(metric) -> bool:
+    """Whether ``metric`` is the agents' model itself (an :class:`AgentsCore`), whose kind
+    says at run time which metric its agents' cost has: the one type the search is compiled
+    for, whatever the model (one specialization of each of its functions per rule type, not
+    one per rule type and metric type)."""
+    return isinstance(metric, types.BaseNamedTuple) and metric.instance_class is AgentsCore
+
+
 def apply_metric(metric, h, out):
     """out = M h, M = ``metric`` (A⁻¹, or diag(1_G) given as the boolean mask of G) or the
-    identity when ``metric`` is None (compiled-only)."""
+    identity when ``metric`` is None; given an :class:`AgentsCore`, its agents' metric
+    (compiled-only)."""
     raise NotImplementedError("apply_metric is compiled-only")
 
 
 @overload(apply_metric, inline="always")
 def _apply_metric_overload(metric, h, out):
+    if is_agents_model(metric):
+        def by_kind(metric, h, out):
+            if metric.kind == ELLIPSOID:
+                apply_metric(metric.cost_inv, h, out)
+            elif metric.kind == SUBSET:
+                apply_metric(metric.gameable, h, out)
+            else:
+                apply_metric(None, h, out)
+        return by_kind
     if isinstance(metric, types.NoneType | types.Omitted):
         def identity(metric, h, out):
             for i in range(h.shape[0]):
@@ -153,12 +171,36 @@ def _apply_metric_overload(metric, h, out):
 
 def metric_cost(metric, v, work):
     """The cost of a move v: ‖v‖, sqrt(vᵀAv) for ``metric`` = A⁻¹, or for the mask of G ‖v‖
-    if v stays in G and ∞ otherwise (compiled-only)."""
+    if v stays in G and ∞ otherwise; given an :class:`AgentsCore`, its agents' cost
+    (compiled-only)."""
     raise NotImplementedError("metric_cost is compiled-only")
+
+
+def identity_metric(metric):
+    """Whether the cost of a move is ‖v‖: ``metric`` None, or an :class:`AgentsCore` of a
+    model without an ellipsoidal cost or a subset of gameable features (compiled-only)."""
+    raise NotImplementedError("identity_metric is compiled-only")
+
+
+@overload(identity_metric, inline="always")
+def _identity_metric_overload(metric):
+    if is_agents_model(metric):
+        return lambda metric: metric.kind != ELLIPSOID and metric.kind != SUBSET
+    if isinstance(metric, types.NoneType | types.Omitted):
+        return lambda metric: True
+    return lambda metric: False
 
 
 @overload(metric_cost, inline="always")
 def _metric_cost_overload(metric, v, work):
+    if is_agents_model(metric):
+        def by_kind(metric, v, work):
+            if metric.kind == ELLIPSOID:
+                return metric_cost(metric.cost_inv, v, work)
+            if metric.kind == SUBSET:
+                return metric_cost(metric.gameable, v, work)
+            return metric_cost(None, v, work)
+        return by_kind
     if isinstance(metric, types.NoneType | types.Omitted):
         def euclidean(metric, v, work):
             s = 0.0
@@ -441,11 +483,13 @@ def settle_move(rule, budget, x, t, out, work):
 def minimal_move(rule, metric, budget, beta, x, out, work):
     """The cheapest move onto {g ≥ 0} if it costs at most ``budget``; returns its cost (∞: stay).
 
-    ``rule`` is the rule's state (g through :func:`~.policies.rule_value`), ``metric`` None (ℓ2
-    cost) or A⁻¹ (ellipsoidal cost), ``beta`` the rule's linear part (a starting direction),
-    ``work`` scratch of shape (:func:`scratch_rows` (d), d). The landing point goes into ``out``
-    (x if the agent stays) and the unit-cost direction of the move into ``work[3]``. A rule with
-    a closed form (:data:`EXACT_MOVES`) is answered by it where it applies.
+    ``rule`` is the rule's state (g through :func:`~.policies.rule_value`), ``metric`` the
+    agents' model (an :class:`AgentsCore`, whose kind chooses the cost), or None (ℓ2 cost),
+    A⁻¹ (ellipsoidal cost) or the mask of G (subset gaming); ``beta`` the rule's linear part
+    (a starting direction), ``work`` scratch of shape (:func:`scratch_rows` (d), d). The
+    landing point goes into ``out`` (x if the agent stays) and the unit-cost direction of the
+    move into ``work[3]``. A rule with a closed form (:data:`EXACT_MOVES`) is answered by it
+    where it applies.
     """
     d = x.shape[0]
     grad = work[_GRAD]
@@ -512,7 +556,7 @@ def minimal_move(rule, metric, budget, beta, x, out, work):
 def _respond_rule_lazy(model, rng, rule, beta, x, out, work):
     if _honest(model, rng):
         return _stay(x, out)
-    return minimal_move(rule, None, model.delta, beta, x, out, work) < math.inf
+    return minimal_move(rule, model, model.delta, beta, x, out, work) < math.inf
 
 
 @njit(inline="always")
@@ -521,21 +565,21 @@ def _respond_rule_heterogeneous(model, rng, rule, beta, x, out, work):
     budget = model.low + (model.delta - model.low) * uniform(rng)
     if honest:
         return _stay(x, out)
-    return minimal_move(rule, None, budget, beta, x, out, work) < math.inf
+    return minimal_move(rule, model, budget, beta, x, out, work) < math.inf
 
 
 @njit(inline="always")
 def _respond_rule_ellipsoid(model, rng, rule, beta, x, out, work):
     if _honest(model, rng):
         return _stay(x, out)
-    return minimal_move(rule, model.cost_inv, model.delta, beta, x, out, work) < math.inf
+    return minimal_move(rule, model, model.delta, beta, x, out, work) < math.inf
 
 
 @njit(inline="always")
 def _respond_rule_subset(model, rng, rule, beta, x, out, work):
     if _honest(model, rng):
         return _stay(x, out)
-    return minimal_move(rule, model.gameable, model.delta, beta, x, out, work) < math.inf
+    return minimal_move(rule, model, model.delta, beta, x, out, work) < math.inf
 
 
 @njit(inline="always")
@@ -544,7 +588,7 @@ def _respond_rule_trembling(model, rng, rule, beta, x, out, work):
     u = 1.0 if model.adversarial else uniform(rng)
     if honest:
         return _stay(x, out)
-    cost = minimal_move(rule, None, model.delta, beta, x, out, work)
+    cost = minimal_move(rule, model, model.delta, beta, x, out, work)
     if cost == math.inf:
         return False
     # Overshoot along the move's direction, as against a linear rule. Past a non-linear

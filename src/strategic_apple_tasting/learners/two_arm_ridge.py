@@ -39,8 +39,8 @@ from numba import types
 from numba.extending import overload
 
 from .._jit import njit
-from ..game.agents import _is_mask
-from ..game.best_response import EXACT_MOVES, SCRATCH_ROWS, settle_move
+from ..game.agents import ELLIPSOID, SUBSET, _is_mask
+from ..game.best_response import EXACT_MOVES, SCRATCH_ROWS, is_agents_model, settle_move
 from ..game.game import check_number
 from ..game.optimistic import frobenius, invert_triangle, nearest_point
 from ._invariants import MOST_ROUNDS, cached, count, finite, flag, upper_triangular
@@ -197,6 +197,14 @@ def _reach_scale(metric, spare, d):
 
 @overload(_reach_scale, inline="always")
 def _reach_scale_overload(metric, spare, d):
+    if is_agents_model(metric):
+        def by_kind(metric, spare, d):
+            if metric.kind == ELLIPSOID:
+                return _reach_scale(metric.cost_inv, spare, d)
+            if metric.kind == SUBSET:
+                return _reach_scale(metric.gameable, spare, d)
+            return _reach_scale(None, spare, d)
+        return by_kind
     if metric is None or isinstance(metric, types.NoneType) or _is_mask(metric):
         return lambda metric, spare, d: 1.0
     return lambda metric, spare, d: math.sqrt(frobenius(metric, d))
@@ -210,6 +218,14 @@ def _euclidean(metric):
 
 @overload(_euclidean, inline="always")
 def _euclidean_overload(metric):
+    if is_agents_model(metric):
+        def by_kind(metric):
+            if metric.kind == ELLIPSOID:
+                return _euclidean(metric.cost_inv)
+            if metric.kind == SUBSET:
+                return _euclidean(metric.gameable)
+            return _euclidean(None)
+        return by_kind
     if metric is None or isinstance(metric, types.NoneType):
         return lambda metric: True
     if _is_mask(metric):

@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import njit
-from ..game.best_response import EXACT_MOVES, settle_move
+from ..game.best_response import EXACT_MOVES, identity_metric, settle_move
 from ..game.policies import RULES
 
 
@@ -79,8 +79,8 @@ def _linear_rule(state, z, grad, need_grad):
 
 @njit
 def _linear_move(state, metric, budget, x, gx, out, work):
-    """Onto the hyperplane along w (ℓ2 cost); an ellipsoidal cost is left to the search."""
-    if metric is not None:
+    """Onto the hyperplane along w (ℓ2 cost); another cost is left to the search."""
+    if not identity_metric(metric):
         return math.nan
     d = x.shape[0]
     s = 0.0
@@ -175,7 +175,7 @@ def _frobenius_sqrt(m, a, k):
 def _out_of_reach(gx, budget, metric, lip):
     """Whether |g(x + v) − g(x)| ≤ ‖v‖·lip keeps g below 0 for every move within budget (an
     ellipsoidal cost's moves are left to the search)."""
-    if metric is not None:
+    if not identity_metric(metric):
         return False
     return gx + budget * lip * (1.0 + 1e-9) < 0.0
 
