@@ -19,6 +19,7 @@ its loop compiles in about half the time (``benchmarks/RESULTS.md``).
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba.extending import overload
@@ -38,7 +39,7 @@ from ..learners.base import (
     learner_update,
 )
 from ..learners.budget import observe_point
-from .groups import count_round
+from .groups import GroupTally, count_round
 
 #: Columns of the float and integer outputs of :func:`run_rounds`, in order (``reward``: the
 #: learner's total realized reward, a data game's profit).
@@ -110,34 +111,83 @@ def _respond_and_act_overload(state, agents, rng, beta, threshold, x, x_obs, wor
     return general
 
 
-@njit
-def run_rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma,
-               context_rng, agent_rng, noise_rng, learner_rng, record_at, out_float, out_int,
-               period, delay, uniform, delay_rng, groups, repaid, group_counts, shift_agents,
-               row_budgets):
-    """Simulate rounds 1..record_at[-1]; row k of the outputs holds totals after record_at[k].
+class Truth(NamedTuple):
+    """What the game knows and the learner does not: each arm's θ (``theta0`` read under bandit
+    feedback only), the feedback mode, the reward of rejecting under apple tasting, the noise."""
 
-    The learner publishes every ``period`` rounds; an observed outcome reaches it ``delay``
-    rounds after its decision (``uniform``: a delay drawn from 0..2·delay each round).
-    ``rewards`` is the game's reward model (:mod:`..game.rewards`), resolved at compile time.
-    A data game with groups adds each round to ``group_counts`` (:mod:`.groups`; ``groups``
-    empty: nothing is counted), with the learner's shift read from ``shift_agents``. With
-    per-group budgets the agent of row i games with ``row_budgets[i]`` (empty: the model's).
+    theta1: np.ndarray
+    theta0: np.ndarray
+    bandit: bool
+    r0: float
+    sigma: float
+
+
+class Streams(NamedTuple):
+    """The seed's random streams, one per part of the game (common random numbers)."""
+
+    contexts: np.random.Generator
+    agents: np.random.Generator
+    noise: np.random.Generator
+    learner: np.random.Generator
+    delays: np.random.Generator
+
+
+class Schedule(NamedTuple):
+    """When things happen: the rounds recorded (the last is the horizon), the rule's period, the
+    outcomes' delay (``uniform``: drawn from 0..2·delay each round)."""
+
+    record_at: np.ndarray
+    period: int
+    delay: int
+    uniform: bool
+
+
+class Groups(NamedTuple):
+    """A data game's rows by group (:mod:`.groups`; ``tally.groups`` empty: nothing counted),
+    the agents whose reach is the learner's shift, and each row's budget (empty: the model's)."""
+
+    tally: GroupTally
+    shift_agents: Any
+    row_budgets: np.ndarray
+
+
+class Outputs(NamedTuple):
+    """Row k: the totals after ``record_at[k]`` (:data:`FLOAT_COLUMNS`, :data:`INT_COLUMNS`)."""
+
+    floats: np.ndarray
+    ints: np.ndarray
+
+
+class _Pending(NamedTuple):
+    """Decisions awaiting their outcomes: slot t mod K holds round t's, for K = longest delay
+    + 1 (it is learned before the slot is reused), chained per arrival round in decision
+    order (bucket[0, b] and bucket[1, b]: first and last of arrival round ≡ b mod K)."""
+
+    vec: np.ndarray  # x', and β of the rule it was decided under
+    num: np.ndarray  # the rule's threshold, the reward
+    int: np.ndarray  # accepted, moved, next in its chain
+    bucket: np.ndarray
+
+
+@njit
+def run_rounds(state, contexts, agents, rewards, truth, streams, schedule, groups, out):
+    """Simulate rounds 1..record_at[-1] of one seed (the named parts above); row k of ``out``
+    holds totals after ``schedule.record_at[k]``.
+
+    The learner publishes every ``schedule.period`` rounds; an observed outcome reaches it
+    ``schedule.delay`` rounds after its decision. ``contexts``, ``agents`` and ``rewards`` are
+    the game's models (:mod:`..game`), resolved at compile time. A data game with groups adds
+    each round to ``groups.tally``, with the learner's shift read from ``groups.shift_agents``;
+    with per-group budgets the agent of row i games with ``groups.row_budgets[i]``.
     """
-    d = theta1.shape[0]
+    d = truth.theta1.shape[0]
     scratch = np.empty((_ROWS + scratch_rows(d), d))
-    # Decisions awaiting their outcomes: slot t mod K holds round t's, for K = longest delay
-    # + 1 (it is learned before the slot is reused), chained per arrival round in decision
-    # order (bucket[0, b] and bucket[1, b]: first and last of arrival round ≡ b mod K).
-    slots = (2 * delay if uniform else delay) + 1
-    pend_vec = np.empty((slots, 2, d))  # x', and β of the rule it was decided under
-    pend_num = np.empty((slots, 2))  # the rule's threshold, the reward
-    pend_int = np.empty((slots, 3), dtype=np.int64)  # accepted, moved, next in its chain
-    bucket = np.full((2, slots), -1, dtype=np.int64)
-    _rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma, context_rng,
-            agent_rng, noise_rng, learner_rng, record_at, out_float, out_int, scratch, period,
-            delay, uniform, delay_rng, pend_vec, pend_num, pend_int, bucket, groups, repaid,
-            group_counts, shift_agents, row_budgets)
+    slots = (2 * schedule.delay if schedule.uniform else schedule.delay) + 1
+    pending = _Pending(np.empty((slots, 2, d)), np.empty((slots, 2)),
+                       np.empty((slots, 3), dtype=np.int64),
+                       np.full((2, slots), -1, dtype=np.int64))
+    _rounds(state, contexts, agents, rewards, truth, streams, schedule, groups, out, scratch,
+            pending)
 
 
 # The loop is compiled without the NRT (no reference counting): every function it inlines binds
@@ -147,10 +197,18 @@ def run_rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sig
 # loop allocates (the compiler rejects it if it does); ``run_rounds`` owns the scratch arrays.
 # ``inline="never"``: inlined into ``run_rounds`` it would be compiled with the NRT again.
 @njit(inline="never", **NO_NRT)
-def _rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma, context_rng,
-            agent_rng, noise_rng, learner_rng, record_at, out_float, out_int, scratch, period,
-            delay, uniform, delay_rng, pend_vec, pend_num, pend_int, bucket, groups, repaid,
-            group_counts, shift_agents, row_budgets):
+def _rounds(state, contexts, agents, rewards, truth, streams, schedule, groups, out, scratch,
+            pending):
+    theta1, theta0, bandit, r0, sigma = (truth.theta1, truth.theta0, truth.bandit, truth.r0,
+                                         truth.sigma)
+    context_rng, agent_rng, noise_rng = streams.contexts, streams.agents, streams.noise
+    learner_rng, delay_rng = streams.learner, streams.delays
+    record_at, period = schedule.record_at, schedule.period
+    delay, uniform = schedule.delay, schedule.uniform
+    tally, shift_agents, row_budgets = groups.tally, groups.shift_agents, groups.row_budgets
+    group_of, repaid, group_counts = tally.groups, tally.repaid, tally.counts
+    out_float, out_int = out.floats, out.ints
+    pend_vec, pend_num, pend_int, bucket = pending.vec, pending.num, pending.int, pending.bucket
     d = theta1.shape[0]
     x = scratch[0]
     x_obs = scratch[1]
@@ -175,7 +233,7 @@ def _rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma,
             threshold = learner_policy(state, learner_rng, beta)
         agent = with_row_budget(agents, row_budgets, row)  # the model itself with one budget
         moved, a = respond_and_act(state, agent, agent_rng, beta, threshold, x, x_obs, work)
-        shift = reach(shift_agents, beta) if groups.shape[0] > 0 else 0.0
+        shift = reach(shift_agents, beta) if group_of.shape[0] > 0 else 0.0
 
         mean1 = reward_mean(rewards, theta1, x, row)
         r1 = reward_draw(rewards, mean1, sigma, noise_rng, row)
@@ -191,8 +249,8 @@ def _rounds(state, contexts, agents, rewards, theta1, theta0, bandit, r0, sigma,
         realized += (r1 if best else rew0) - (r1 if a else rew0)
         n_accepted += a
         n_moved += moved
-        if groups.shape[0] > 0:
-            count_round(groups, repaid, group_counts, shift, row, beta, threshold, x, x_obs, a,
+        if group_of.shape[0] > 0:
+            count_round(group_of, repaid, group_counts, shift, row, beta, threshold, x, x_obs, a,
                         moved)
 
         observed = a or bandit

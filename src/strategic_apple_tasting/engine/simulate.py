@@ -17,7 +17,16 @@ from ..learners.budget import EstimatedBudget
 from .grid import recording_grid
 from .groups import GROUP_COUNTS, GroupTally, group_names, new_tally, no_tally, shift_model
 from .hindsight import Hindsight, game_search, hindsight, plan
-from .kernel import FLOAT_COLUMNS, INT_COLUMNS, run_rounds
+from .kernel import (
+    FLOAT_COLUMNS,
+    INT_COLUMNS,
+    Groups,
+    Outputs,
+    Schedule,
+    Streams,
+    Truth,
+    run_rounds,
+)
 from .reference import run_reference
 from .stackelberg import stackelberg_shortfall
 
@@ -89,13 +98,14 @@ def run_one(game: Game, learner: Learner, seed: int, record_at: np.ndarray,
     shift_agents = shift_model(game, bound)
     out_float = np.empty((len(record_at), len(FLOAT_COLUMNS)))
     out_int = np.empty((len(record_at), len(INT_COLUMNS)), dtype=np.int64)
+    rngs = inst.rngs
     run_rounds(bound.state, inst.compiled_contexts, inst.compiled_agents, inst.compiled_rewards,
-               inst.theta1, inst.theta0,
-               game.feedback == "bandit", float(game.r0), float(game.sigma),
-               inst.rngs["contexts"], inst.rngs["agents"], inst.rngs["noise"],
-               inst.rngs["learner"], record_at, out_float, out_int, game.period, game.delay,
-               game.delay_law == "uniform", inst.rngs["delays"], tally.groups, tally.repaid,
-               tally.counts, shift_agents, inst.row_budgets)
+               Truth(inst.theta1, inst.theta0, game.feedback == "bandit", float(game.r0),
+                     float(game.sigma)),
+               Streams(rngs["contexts"], rngs["agents"], rngs["noise"], rngs["learner"],
+                       rngs["delays"]),
+               Schedule(record_at, game.period, game.delay, game.delay_law == "uniform"),
+               Groups(tally, shift_agents, inst.row_budgets), Outputs(out_float, out_int))
     return bound, out_float, out_int
 
 
