@@ -96,10 +96,12 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The quick reproduction's tests first: they share one xdist group (``--dist loadgroup``,
-    ``make test``), which one worker starts with while the other runs everything else, instead
-    of the second worker waiting on the reproduction's lock."""
-    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
+    """A module that says ``RUN_FIRST`` (the quick reproduction's) first. ``make test``
+    schedules whole modules (``--dist loadscope --no-loadscope-reorder``): one worker starts
+    with it while the other runs the rest, instead of the second worker waiting on the
+    reproduction's lock. (xdist's ``loadgroup`` would be finer, but with pytest 9.2 and xdist
+    3.8 it splits a group across workers: its name no longer reaches the node ids.)"""
+    items.sort(key=lambda item: not getattr(getattr(item, "module", None), "RUN_FIRST", False))
 
 
 @pytest.fixture

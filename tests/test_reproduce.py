@@ -25,9 +25,9 @@ from strategic_apple_tasting.experiments.claims import (
 )
 from strategic_apple_tasting.experiments.spec import check_spec
 
-#: One xdist group: one worker runs the reproduction and every test that reads it (the
-#: conftest starts with it), the other worker the rest of the suite meanwhile.
-pytestmark = pytest.mark.xdist_group("reproduce")
+#: One worker runs the reproduction and every test that reads it, first (make test schedules
+#: whole modules; the conftest starts with this one), the other worker the rest meanwhile.
+RUN_FIRST = True
 
 #: The quick run's verdict of every claim, by the start of its text (the peers' rows need the
 #: peers extra, which the test extra installs). At the quick sizes EXP3-SAE
