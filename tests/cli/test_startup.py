@@ -116,7 +116,10 @@ def test_ctrl_c_while_importing_is_one_line(how, tmp_path):
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(_BLOCK_NUMBA)
     importing = tmp_path / "importing"
-    env = {**os.environ, "SAT_TEST_IMPORTING": str(importing),
+    # PYTHONFAULTHANDLER: a child that outlives the signal is made to print every thread's
+    # stack (SIGABRT) before it is killed, so a failure says where it hung (seen once, on a
+    # CI run under heavy load; not reproduced in nine runs, three of them under load).
+    env = {**os.environ, "SAT_TEST_IMPORTING": str(importing), "PYTHONFAULTHANDLER": "1",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(hook),
                                                        os.environ.get("PYTHONPATH")]))}
     start = [str(_sat_script())] if how == "sat" else [sys.executable, "-m",
@@ -132,7 +135,12 @@ def test_ctrl_c_while_importing_is_one_line(how, tmp_path):
             assert time.monotonic() < deadline, "numba's import never started"
             time.sleep(0.01)
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=60)
+        try:
+            stdout, stderr = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            stdout, stderr = proc.communicate(timeout=30)
+            pytest.fail(f"still running 60 s after Ctrl-C; its stacks:\n{stderr}")
     finally:
         if proc.poll() is None:
             proc.kill()
