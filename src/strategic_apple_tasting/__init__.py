@@ -18,9 +18,9 @@ Examples
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import lazy_names
 from ._version import __version__ as __version__
 
 __all__ = [
@@ -39,20 +39,6 @@ _SOURCES = {
     **dict.fromkeys(("LEARNERS", "SAOLS", "AcceptAll", "Learner", "NaiveGreedyOLS", "Oracle",
                      "RejectAll", "ShiftedOLS", "load_learner", "make_learner"), ".learners"),
 }
-
-
-def __getattr__(name: str) -> Any:
-    try:
-        source = _SOURCES[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(import_module(source, __name__), name)
-    globals()[name] = value  # later uses are plain attribute lookups
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
 
 
 if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
@@ -79,3 +65,5 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         load_learner,
         make_learner,
     )
+
+__getattr__, __dir__ = lazy_names(__name__, _SOURCES, __all__)

@@ -13,8 +13,9 @@ reads (profit, regret against the best linear rule and against the least-squares
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 #: Where each public name is defined (relative to this package).
 _SOURCES = {
@@ -27,20 +28,6 @@ _SOURCES = {
     **dict.fromkeys(("BEST_RULE", "LEARNERS", "compare_lending", "fitted_rule", "format_table",
                      "run_lending", "subset_agents"), ".run"),
 }
-
-
-def __getattr__(name: str) -> Any:
-    try:
-        source = _SOURCES[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(import_module(source, __name__), name)
-    globals()[name] = value  # later uses are plain attribute lookups
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
 
 
 if TYPE_CHECKING:  # what type checkers and editors see: the same names, imported eagerly
@@ -63,3 +50,5 @@ __all__ = ["BEST_RULE", "DATASETS", "LEARNERS", "DataSet", "LendingData", "compa
            "german_credit_path", "group_summary",
            "load_csv", "load_dataset", "load_fico", "load_german_credit", "run_lending",
            "subset_agents"]
+
+__getattr__, __dir__ = lazy_names(__name__, _SOURCES, __all__)
