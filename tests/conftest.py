@@ -4,6 +4,7 @@ package compiled before the test workers start; a headless browser for the pages
 import os
 import shutil
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -102,8 +103,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     worker waiting on the reproduction's lock. (xdist's ``loadgroup`` would be finer, but with
     pytest 9.2 and xdist 3.8 it splits a group across workers: its name no longer reaches the
     node ids.)"""
-    from collections import Counter
-
     def module(item: pytest.Item) -> str:
         return item.nodeid.split("::")[0]
 

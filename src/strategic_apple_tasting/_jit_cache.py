@@ -282,8 +282,7 @@ def outside_package(cls: type) -> bool:
     >>> outside_package(FixedPolicyState)
     False
     """
-    file = getattr(sys.modules.get(cls.__module__), "__file__", None)
-    return file is None or not Path(file).resolve().is_relative_to(PACKAGE_DIR)
+    return external_stamp(cls) is not None
 
 
 _CLASS_STAMPS: dict[type, str] = {}

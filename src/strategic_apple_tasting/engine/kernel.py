@@ -58,12 +58,17 @@ def respond_and_act(state, agents, rng, beta, threshold, x, x_obs, work):
     raise NotImplementedError("compiled-only")
 
 
+@njit(inline="always")
+def _act_linear(agents, rng, beta, threshold, x, x_obs):
+    moved = respond(agents, rng, beta, threshold, x, x_obs)
+    return moved, accepts(beta, threshold, x_obs)
+
+
 @njit(inline="never", **NO_NRT)
 def respond_linear(agents, rng, beta, threshold, x, x_obs):
     """The agent's report against a linear threshold, and whether it is accepted: compiled once
     and called by the loop of a learner from outside the package (see below)."""
-    moved = respond(agents, rng, beta, threshold, x, x_obs)
-    return moved, accepts(beta, threshold, x_obs)
+    return _act_linear(agents, rng, beta, threshold, x, x_obs)
 
 
 def _called(state) -> bool:
@@ -76,36 +81,16 @@ def _called(state) -> bool:
     return cls is not None and outside_package(cls)
 
 
-@njit(inline="always")
-def _respond_rule_and_act(state, agents, rng, beta, x, x_obs, work):
-    moved = respond_rule(agents, rng, state, beta, x, x_obs, work)
-    return moved, rule_accepts(state, x_obs, work[0])
-
-
 @overload(respond_and_act, inline="always")
 def _respond_and_act_overload(state, agents, rng, beta, threshold, x, x_obs, work):
-    rule = has_rule(state_class(state))
-    if _called(state):
-        if not rule:
-            return lambda state, agents, rng, beta, threshold, x, x_obs, work: respond_linear(
-                agents, rng, beta, threshold, x, x_obs)
-
-        def general_called(state, agents, rng, beta, threshold, x, x_obs, work):
-            if learner_linear(state):
-                return respond_linear(agents, rng, beta, threshold, x, x_obs)
-            return _respond_rule_and_act(state, agents, rng, beta, x, x_obs, work)
-        return general_called
-
-    if not rule:
-        def linear(state, agents, rng, beta, threshold, x, x_obs, work):
-            moved = respond(agents, rng, beta, threshold, x, x_obs)
-            return moved, accepts(beta, threshold, x_obs)
-        return linear
+    act = respond_linear if _called(state) else _act_linear
+    if not has_rule(state_class(state)):
+        return lambda state, agents, rng, beta, threshold, x, x_obs, work: act(
+            agents, rng, beta, threshold, x, x_obs)
 
     def general(state, agents, rng, beta, threshold, x, x_obs, work):
         if learner_linear(state):
-            moved = respond(agents, rng, beta, threshold, x, x_obs)
-            return moved, accepts(beta, threshold, x_obs)
+            return act(agents, rng, beta, threshold, x, x_obs)
         moved = respond_rule(agents, rng, state, beta, x, x_obs, work)
         return moved, rule_accepts(state, x_obs, work[0])
     return general

@@ -50,8 +50,6 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import types
-from numba.extending import overload
 
 from .._jit import NO_NRT, dispatch_on_class, njit
 from .agents import (
@@ -63,7 +61,6 @@ from .agents import (
     TREMBLING,
     AgentsCore,
     _honest,
-    _is_mask,
     _stay,
     compiled_agents,
     uniform,
@@ -121,142 +118,98 @@ def rule_accepts(rule, z, grad):
     return _g(rule, z, grad, False) >= 0.0
 
 
-def is_agents_model(metric) -> bool:
-    """Whether ``metric`` is the agents' model itself (an :class:`AgentsCore`), whose kind
-    says at run time which metric its agents' cost has: the one type the search is compiled
-    for, whatever the model (one specialization of each of its functions per rule type, not
-    one per rule type and metric type)."""
-    return isinstance(metric, types.BaseNamedTuple) and metric.instance_class is AgentsCore
+# The metric M of the agents' cost is the agents' model itself (an :class:`AgentsCore`): its
+# kind chooses, at run time, the identity (ℓ2 cost), A⁻¹ (``cost_inv``, an ellipsoidal cost) or
+# diag(1_G) (``gameable``, subset gaming). One type: the search is compiled once per rule type,
+# not once per rule type and cost type.
 
 
-def apply_metric(metric, h, out):
-    """out = M h, M = ``metric`` (A⁻¹, or diag(1_G) given as the boolean mask of G) or the
-    identity when ``metric`` is None; given an :class:`AgentsCore`, its agents' metric
-    (compiled-only)."""
-    raise NotImplementedError("apply_metric is compiled-only")
+@njit(inline="always")
+def _times_matrix(m, h, out):
+    """out = m h for a d × d matrix m."""
+    d = h.shape[0]
+    for i in range(d):
+        acc = 0.0
+        for j in range(d):
+            acc += m[i, j] * h[j]
+        out[i] = acc
 
 
-@overload(apply_metric, inline="always")
-def _apply_metric_overload(metric, h, out):
-    if is_agents_model(metric):
-        def by_kind(metric, h, out):
-            if metric.kind == ELLIPSOID:
-                apply_metric(metric.cost_inv, h, out)
-            elif metric.kind == SUBSET:
-                apply_metric(metric.gameable, h, out)
-            else:
-                apply_metric(None, h, out)
-        return by_kind
-    if isinstance(metric, types.NoneType | types.Omitted):
-        def identity(metric, h, out):
-            for i in range(h.shape[0]):
-                out[i] = h[i]
-        return identity
-    if _is_mask(metric):
-        def subset(metric, h, out):
-            for i in range(h.shape[0]):
-                out[i] = h[i] if metric[i] else 0.0
-        return subset
-    if isinstance(metric, types.Array):
-        def matrix(metric, h, out):
-            d = h.shape[0]
-            for i in range(d):
-                acc = 0.0
-                for j in range(d):
-                    acc += metric[i, j] * h[j]
-                out[i] = acc
-        return matrix
-    return None
+@njit(inline="always")
+def apply_metric(model, h, out):
+    """out = M h, M the metric of ``model``'s agents (A⁻¹, diag(1_G) or the identity)."""
+    if model.kind == ELLIPSOID:
+        _times_matrix(model.cost_inv, h, out)
+    elif model.kind == SUBSET:
+        gameable = model.gameable
+        for i in range(h.shape[0]):
+            out[i] = h[i] if gameable[i] else 0.0
+    else:
+        for i in range(h.shape[0]):
+            out[i] = h[i]
 
 
-def metric_cost(metric, v, work):
-    """The cost of a move v: ‖v‖, sqrt(vᵀAv) for ``metric`` = A⁻¹, or for the mask of G ‖v‖
-    if v stays in G and ∞ otherwise; given an :class:`AgentsCore`, its agents' cost
-    (compiled-only)."""
-    raise NotImplementedError("metric_cost is compiled-only")
+@njit(inline="always")
+def identity_metric(model):
+    """Whether the cost of a move is ‖v‖ for ``model``'s agents: neither an ellipsoidal cost nor
+    a subset of gameable features."""
+    return model.kind != ELLIPSOID and model.kind != SUBSET
 
 
-def identity_metric(metric):
-    """Whether the cost of a move is ‖v‖: ``metric`` None, or an :class:`AgentsCore` of a
-    model without an ellipsoidal cost or a subset of gameable features (compiled-only)."""
-    raise NotImplementedError("identity_metric is compiled-only")
-
-
-@overload(identity_metric, inline="always")
-def _identity_metric_overload(metric):
-    if is_agents_model(metric):
-        return lambda metric: metric.kind != ELLIPSOID and metric.kind != SUBSET
-    if isinstance(metric, types.NoneType | types.Omitted):
-        return lambda metric: True
-    return lambda metric: False
-
-
-@overload(metric_cost, inline="always")
-def _metric_cost_overload(metric, v, work):
-    if is_agents_model(metric):
-        def by_kind(metric, v, work):
-            if metric.kind == ELLIPSOID:
-                return metric_cost(metric.cost_inv, v, work)
-            if metric.kind == SUBSET:
-                return metric_cost(metric.gameable, v, work)
-            return metric_cost(None, v, work)
-        return by_kind
-    if isinstance(metric, types.NoneType | types.Omitted):
-        def euclidean(metric, v, work):
-            s = 0.0
-            for i in range(v.shape[0]):
+@njit(inline="always")
+def metric_cost(model, v, work):
+    """The cost of a move v to ``model``'s agents: ‖v‖, sqrt(vᵀAv) for an ellipsoidal cost
+    (only A⁻¹ is known), or for subset gaming ‖v‖ if v stays in G and ∞ otherwise."""
+    if model.kind == SUBSET:
+        gameable = model.gameable
+        s = 0.0
+        for i in range(v.shape[0]):
+            if gameable[i]:
                 s += v[i] * v[i]
-            return math.sqrt(s)
-        return euclidean
-    if _is_mask(metric):
-        def subset(metric, v, work):
-            s = 0.0
-            for i in range(v.shape[0]):
-                if metric[i]:
-                    s += v[i] * v[i]
-                elif v[i] != 0.0:
-                    return math.inf  # a move off the gameable features cannot be bought
-            return math.sqrt(s)
-        return subset
-    if isinstance(metric, types.Array):
-        def ellipsoidal(metric, v, work):
-            # Solve A⁻¹y = v by conjugate gradients (only A⁻¹ is known); vᵀy = vᵀAv.
-            d = v.shape[0]
-            y = work[_CAND]
-            r = work[_GN]
-            p = work[_TRIAL]
-            q = work[_HTRIAL]
-            vv = 0.0
-            for i in range(d):
-                y[i] = 0.0
-                r[i] = v[i]
-                p[i] = v[i]
-                vv += v[i] * v[i]
-            rs = vv
-            for _ in range(2 * d + 10):
-                if not rs > 1e-32 * vv:
-                    break
-                apply_metric(metric, p, q)
-                pq = 0.0
-                for i in range(d):
-                    pq += p[i] * q[i]
-                if not pq > 0.0:
-                    break
-                a = rs / pq
-                rs_new = 0.0
-                for i in range(d):
-                    y[i] += a * p[i]
-                    r[i] -= a * q[i]
-                    rs_new += r[i] * r[i]
-                for i in range(d):
-                    p[i] = r[i] + (rs_new / rs) * p[i]
-                rs = rs_new
-            vy = 0.0
-            for i in range(d):
-                vy += v[i] * y[i]
-            return math.sqrt(max(vy, 0.0))
-        return ellipsoidal
-    return None
+            elif v[i] != 0.0:
+                return math.inf  # a move off the gameable features cannot be bought
+        return math.sqrt(s)
+    if model.kind != ELLIPSOID:
+        s = 0.0
+        for i in range(v.shape[0]):
+            s += v[i] * v[i]
+        return math.sqrt(s)
+    # Solve A⁻¹y = v by conjugate gradients (only A⁻¹ is known); vᵀy = vᵀAv.
+    cost_inv = model.cost_inv
+    d = v.shape[0]
+    y = work[_CAND]
+    r = work[_GN]
+    p = work[_TRIAL]
+    q = work[_HTRIAL]
+    vv = 0.0
+    for i in range(d):
+        y[i] = 0.0
+        r[i] = v[i]
+        p[i] = v[i]
+        vv += v[i] * v[i]
+    rs = vv
+    for _ in range(2 * d + 10):
+        if not rs > 1e-32 * vv:
+            break
+        _times_matrix(cost_inv, p, q)
+        pq = 0.0
+        for i in range(d):
+            pq += p[i] * q[i]
+        if not pq > 0.0:
+            break
+        a = rs / pq
+        rs_new = 0.0
+        for i in range(d):
+            y[i] += a * p[i]
+            r[i] -= a * q[i]
+            rs_new += r[i] * r[i]
+        for i in range(d):
+            p[i] = r[i] + (rs_new / rs) * p[i]
+        rs = rs_new
+    vy = 0.0
+    for i in range(d):
+        vy += v[i] * y[i]
+    return math.sqrt(max(vy, 0.0))
 
 
 @njit(**_OUTLINED)
@@ -484,9 +437,8 @@ def minimal_move(rule, metric, budget, beta, x, out, work):
     """The cheapest move onto {g ≥ 0} if it costs at most ``budget``; returns its cost (∞: stay).
 
     ``rule`` is the rule's state (g through :func:`~.policies.rule_value`), ``metric`` the
-    agents' model (an :class:`AgentsCore`, whose kind chooses the cost), or None (ℓ2 cost),
-    A⁻¹ (ellipsoidal cost) or the mask of G (subset gaming); ``beta`` the rule's linear part
-    (a starting direction), ``work`` scratch of shape (:func:`scratch_rows` (d), d). The
+    agents' model (an :class:`AgentsCore`, whose kind chooses the cost); ``beta`` the rule's
+    linear part (a starting direction), ``work`` scratch of shape (:func:`scratch_rows` (d), d). The
     landing point goes into ``out`` (x if the agent stays) and the unit-cost direction of the
     move into ``work[3]``. A rule with a closed form (:data:`EXACT_MOVES`) is answered by it
     where it applies.

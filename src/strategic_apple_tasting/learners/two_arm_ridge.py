@@ -35,12 +35,10 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import types
-from numba.extending import overload
 
 from .._jit import njit
-from ..game.agents import ELLIPSOID, SUBSET, _is_mask
-from ..game.best_response import EXACT_MOVES, SCRATCH_ROWS, is_agents_model, settle_move
+from ..game.agents import ELLIPSOID, SUBSET
+from ..game.best_response import EXACT_MOVES, SCRATCH_ROWS, settle_move
 from ..game.game import check_number
 from ..game.optimistic import frobenius, invert_triangle, nearest_point
 from ._invariants import MOST_ROUNDS, cached, count, finite, flag, upper_triangular
@@ -189,53 +187,27 @@ def _linear(state):
     return state.kind != LINUCB or state.alpha == 0.0
 
 
-def _reach_scale(metric, spare, d):
-    """The longest ‖v‖ of a move of unit cost: 1 (ℓ2, or subset gaming's mask of G), or
-    sqrt(λ_max(A⁻¹)) ≤ ‖A⁻¹‖_F^½ (compiled-only)."""
-    raise NotImplementedError("_reach_scale is compiled-only")
+@njit(inline="always")
+def _reach_scale(model, d):
+    """The longest ‖v‖ of a move of unit cost to ``model``'s agents: 1 (ℓ2, or subset gaming's
+    diag(1_G)), or sqrt(λ_max(A⁻¹)) ≤ ‖A⁻¹‖_F^½ for an ellipsoidal cost."""
+    if model.kind == ELLIPSOID:
+        return math.sqrt(frobenius(model.cost_inv, d))
+    return 1.0
 
 
-@overload(_reach_scale, inline="always")
-def _reach_scale_overload(metric, spare, d):
-    if is_agents_model(metric):
-        def by_kind(metric, spare, d):
-            if metric.kind == ELLIPSOID:
-                return _reach_scale(metric.cost_inv, spare, d)
-            if metric.kind == SUBSET:
-                return _reach_scale(metric.gameable, spare, d)
-            return _reach_scale(None, spare, d)
-        return by_kind
-    if metric is None or isinstance(metric, types.NoneType) or _is_mask(metric):
-        return lambda metric, spare, d: 1.0
-    return lambda metric, spare, d: math.sqrt(frobenius(metric, d))
-
-
-def _euclidean(metric):
-    """Whether the cost is ‖v‖: no metric, or subset gaming's mask with every feature gameable
-    (diag(1_G) is then the identity) (compiled-only)."""
-    raise NotImplementedError("_euclidean is compiled-only")
-
-
-@overload(_euclidean, inline="always")
-def _euclidean_overload(metric):
-    if is_agents_model(metric):
-        def by_kind(metric):
-            if metric.kind == ELLIPSOID:
-                return _euclidean(metric.cost_inv)
-            if metric.kind == SUBSET:
-                return _euclidean(metric.gameable)
-            return _euclidean(None)
-        return by_kind
-    if metric is None or isinstance(metric, types.NoneType):
-        return lambda metric: True
-    if _is_mask(metric):
-        def every(metric):
-            for i in range(metric.shape[0]):
-                if not metric[i]:
-                    return False
-            return True
-        return every
-    return lambda metric: False
+@njit(inline="always")
+def _euclidean(model):
+    """Whether the cost is ‖v‖: no metric, or subset gaming with every feature gameable
+    (diag(1_G) is then the identity)."""
+    if model.kind == ELLIPSOID:
+        return False
+    if model.kind == SUBSET:
+        gameable = model.gameable
+        for i in range(gameable.shape[0]):
+            if not gameable[i]:
+                return False
+    return True
 
 
 @njit
@@ -259,7 +231,7 @@ def _exact_move(state, metric, budget, x, gx, out, work):
     if state.bandit:
         invert_triangle(state.fits[1], d, inv)
         lip += state.alpha * frobenius(inv, d)
-    reach = budget * _reach_scale(metric, spare, d)
+    reach = budget * _reach_scale(metric, d)
     if gx + reach * lip * (1.0 + 1e-9) < 0.0:
         return math.inf
     if state.bandit or not _euclidean(metric) or not state.alpha > 0.0:
