@@ -21,6 +21,14 @@ more and predicts at the observed x' (a user's one prediction of the round), whi
 library's streams on. MABWiser has no public way to replay its draws: the adapter finds the
 Generators by walking the object's attributes (:func:`generators`).
 
+For LinTS and LinGreedy the round's rule is linear once its draws are made: the adapter makes
+them as MABWiser's prediction makes them (the twin, :meth:`_MABBox.twin`), so at a point x'
+where ⟨w, x̄'⟩ is farther from 0 than rounding could reach (:data:`SURE`) MABWiser's own
+prediction there would return the same decision, and the adapter takes it from those draws and
+leaves the Generators where that prediction would leave them; nearer the boundary it asks
+MABWiser. tests/peers checks decisions and the Generators' later draws against a MAB driven
+through its public API.
+
 The estimate of θ1 − θ0 is the difference of the two arms' ridge coefficients (without the
 intercept's), read from MABWiser's per-arm models (``MAB._imp.arm_to_model[arm].beta``, not
 public); it serves the results' ``theta_error`` only.
@@ -42,6 +50,10 @@ LIBRARY = "mabwiser"
 #: The twin's margin (:mod:`.twins`), relative to the sizes of the terms of g: MABWiser's
 #: numbers, computed in double precision in another order, are a few ulps away.
 MARGIN = 1e-9
+#: How far from 0, relative to the size of its terms (1 + Σ|w_i x̄'_i|), g of a linear round
+#: must be for the adapter to decide from the round's draws without MABWiser's prediction:
+#: MABWiser's g is the same double-precision sum in another order, a few ulps (10⁻¹⁵) away.
+SURE = 1e-9
 
 
 def generators(obj: Any) -> list[np.random.Generator]:
@@ -75,6 +87,9 @@ class _MABBox(Box):
         self.deterministic = kind == "ucb"  # predictions draw nothing that matters (LinUCB)
         self.linear = kind != "ucb"  # a frozen round's rule is linear in x' (LinTS, LinGreedy)
         self.frozen: list | None = None
+        # A linear round's rule from its draws (w, offset) and the Generators' states after a
+        # prediction made those draws (see :meth:`twin`).
+        self.drawn: tuple[np.ndarray, float, list] | None = None
         self.generators: list | None = None  # the Generators the MAB object holds
         self.factors: dict[int, tuple] = {}  # arm model → (its A⁻¹, LinTS's Cholesky factor)
         # After the last evaluation of the round: its point and the generators' states then,
@@ -92,9 +107,16 @@ class _MABBox(Box):
         if self.generators is None:  # found again only when an arm's generator was copied
             self.generators = generators(self.mab)
         self.frozen = [(g, g.bit_generator.state) for g in self.generators]
-        self.after = None
+        self.after = self.drawn = None
 
     def value(self, z: np.ndarray) -> float:
+        if self.drawn is not None:
+            w, offset, states = self.drawn
+            terms = w * np.asarray(z, float)
+            g = float(terms.sum()) + offset
+            if abs(g) > SURE * (1.0 + float(np.abs(terms).sum()) + abs(offset)):
+                self.after = (np.asarray(z, float).tobytes(), states)
+                return g
         self._restore()
         got = self.mab.predict_expectations(self.features(z)[None, :])
         if self.frozen is not None:
@@ -139,6 +161,8 @@ class _MABBox(Box):
                 coef = [np.asarray(m.beta, float) for m in models]
             diff = np.asarray(coef[0], float) - np.asarray(coef[1], float)
             w, offset = diff[:self.d], (float(diff[self.d]) if self.intercept else 0.0)
+        self.drawn = (np.array(w, dtype=float), offset,
+                      [(g, g.bit_generator.state) for g, _ in self.frozen])
         self._restore()
         return linear_twin(w, offset, MARGIN)
 
@@ -160,7 +184,7 @@ class _MABBox(Box):
         else:
             self._restore()
             self.mab.predict(context)  # the user's prediction of the round: the stream moves on
-        self.frozen = self.after = None
+        self.frozen = self.after = self.drawn = None
         if reward is not None:
             self._fit(arm, float(reward), context)
 

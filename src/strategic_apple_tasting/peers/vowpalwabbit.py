@@ -29,6 +29,18 @@ g(x') = p(x') − u, nudged just below 0 where p = u (the strict test rejects th
 exactly when the sampled action is accept. VW's own random seed (``--random_seed``) is drawn
 from the learner's Generator too.
 
+The twin agents answer (issue 23). With two actions SquareCB's pmf is a function of one
+number, h = γ·(ĉ_reject − ĉ_accept): p = 1 − 1/(2 + h) for h ≥ 0 (accept predicted cheaper,
+the costlier action gets 1/(2 + γ·gap)), p = 1/(2 − h) for h < 0, increasing in h. Each
+action's predicted cost is VW's linear model of x' (``-q sa`` plus the shared and action
+features; VW's contextual-bandit regressor does not clip its predictions), so h is affine in
+x', and "p(x') > u" is the half-space h(x') > F⁻¹(u): a linear rule, in closed form for agents.
+The adapter identifies h each round from VW's own pmf at the origin and at the d unit vectors
+(h read back from the smaller probability), checks it at one more point, and publishes the
+half-space, less a margin for VW's float32 arithmetic, as a :class:`~.twins.LinearTwin`. When
+the check fails (a VW whose pmf is not this function of a hyperplane) the round has no twin
+and agents search VW's rule itself, as before. Decisions and learning stay VW's.
+
 Pickling: a ``Workspace`` does not pickle. The adapter pickles it through VW's own model
 serialization (``Workspace.save`` to a temporary file, read back; revived by
 ``Workspace(arg_list=[..., "--initial_regressor", file])``); VW saves its learning state with
@@ -45,9 +57,18 @@ import numpy as np
 
 from ..game.game import check_number
 from ._common import TINY, Box, PeerLearner, examples_need, seed_from
+from .twins import LinearTwin, linear_twin
 
 LIBRARY = "vowpalwabbit"
 ACTIONS = ("|a accept", "|a reject")  # VW's action 0 is accept (arm 1)
+#: The twin's margin, relative to the sizes of its terms (:func:`.twins.linear_twin`). VW
+#: computes its costs and pmf in float32 (a relative step of 6·10⁻⁸), and h is read back from
+#: the smaller probability p, whose step ε moves h by ε/p² = ε·(2 + |h|)²: a few float32 steps
+#: of h's terms. tests/peers measures the identified h against VW's own pmf.
+MARGIN = 1e-4
+#: How far the check point's h may lie from the identified hyperplane, relative to the same
+#: sizes, before the round is left without a twin.
+IDENTIFIED = 1e-4
 class _Workspace:
     """A VW workspace that pickles through VW's own model file."""
 
@@ -99,6 +120,28 @@ def _value(v: float) -> str:
     return _number(0.0 if abs(v) < _FLOAT32_TINY else v)
 
 
+def squarecb_gap(p_accept: float, p_reject: float) -> float:
+    """h = γ·(ĉ_reject − ĉ_accept) from SquareCB's two probabilities (scaled to sum 1), read
+    from the smaller one, which SquareCB computes directly as 1/(2 + γ·gap)."""
+    if p_accept >= p_reject:
+        return 1.0 / p_reject - 2.0
+    return 2.0 - 1.0 / p_accept
+
+
+def squarecb_threshold(u: float) -> float:
+    """F⁻¹(u): the h above which SquareCB's probability of accepting exceeds u (0 < u < 1)."""
+    return 1.0 / (1.0 - u) - 2.0 if u >= 0.5 else 2.0 - 1.0 / u
+
+
+def _probe_points(d: int) -> np.ndarray:
+    """Where h is read each round: the origin, the d unit vectors, then the check point (a
+    point off every axis, inside the unit ball)."""
+    points = np.zeros((d + 2, d))
+    points[1 + np.arange(d), np.arange(d)] = 1.0
+    points[d + 1] = -0.5 / np.sqrt(d) * (1.0 + np.arange(d) / d)
+    return points
+
+
 class _VWBox(Box):
     def __init__(self, d: int, workspace: _Workspace, rng: np.random.Generator) -> None:
         super().__init__(d, intercept=True)  # VW's constant feature is always there
@@ -106,6 +149,16 @@ class _VWBox(Box):
         self.rng = rng
         self.u: float | None = None
         self.last: tuple[bytes, tuple[float, float]] | None = None  # the last pmf asked for
+        self.probes = _probe_points(d)
+        self.unidentified = 0  # rounds whose check failed: agents searched VW's rule itself
+        self.parsed: list | None = None  # the probes as VW's examples (see :meth:`twin`)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "parsed": None}  # VW's examples belong to its workspace
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update({"probes": _probe_points(state["d"]), "unidentified": 0,
+                              "parsed": None} | state)  # older pickles have no probes
 
     def example(self, z: np.ndarray, label: tuple[int, float, float] | None = None) -> list[str]:
         shared = "shared |s " + " ".join(f"x{i}:{_value(v)}" for i, v in enumerate(z))
@@ -128,6 +181,31 @@ class _VWBox(Box):
 
     def freeze(self) -> None:
         self.u = float(self.rng.random())
+
+    def twin(self) -> LinearTwin | None:
+        """The round's half-space h(x') ≥ F⁻¹(u), less the margin (module docstring); None
+        when h read at the check point is off the hyperplane read at the others."""
+        if self.u is None or not 0.0 < self.u < 1.0:
+            return None
+        ws = self.workspace.ws
+        if self.parsed is None:
+            # Parsed once and predicted on every round (a third of a prediction's cost is the
+            # parse); never finished, so VW does not recycle them. tests/peers checks their
+            # pmf against VW's on freshly parsed text.
+            self.parsed = [ws.parse(self.example(z)) for z in self.probes]
+        h = np.empty(len(self.probes))
+        for i, example in enumerate(self.parsed):
+            pmf = ws.predict(example)
+            scale = 1 / sum(pmf)
+            h[i] = squarecb_gap(pmf[0] * scale, pmf[1] * scale)
+        d = self.d
+        w = h[1:d + 1] - h[0]
+        size = float(np.abs(w).sum()) + abs(h[0]) + 1.0
+        off = h[d + 1] - (h[0] + float(w @ self.probes[d + 1]))
+        if not (np.all(np.isfinite(h)) and abs(off) <= IDENTIFIED * size):
+            self.unidentified += 1
+            return None
+        return linear_twin(w, h[0] - squarecb_threshold(self.u), MARGIN)
 
     def value(self, z: np.ndarray) -> float:
         p_accept, _ = self.pmf(z)
@@ -154,8 +232,10 @@ class VWCBExploreADF(PeerLearner):
     sampled with u from VW's pmf at x' is accept (inverse CDF, accept first): iff VW's
     probability of accepting x' exceeds u. SquareCB puts probability 1/(2 + γ·gap) on the action
     it predicts to cost more (gap: the difference of predicted costs, γ = gamma_scale ·
-    t^gamma_exponent), the rest on the other. Not a linear threshold in general: agents answer it
-    numerically. VW learns each action's cost by its importance-weighted online regression
+    t^gamma_exponent), the rest on the other. That probability is increasing in γ times the gap
+    of VW's two linear cost predictions, so the round's rule is a half-space in x': agents
+    answer it in closed form, from the hyperplane read off VW's pmf each round (the module
+    docstring). VW learns each action's cost by its importance-weighted online regression
     (``cb_type``), from every point it is given. Unaware of gaming; no estimate of θ (VW's
     scores are not part of its pmf output).
 
@@ -167,8 +247,9 @@ class VWCBExploreADF(PeerLearner):
         SquareCB's γ exponent (``--gamma_exponent``, ≥ 0).
     learning_rate : float
         VW's ``--learning_rate`` (> 0).
-    cb_type : {"mtr", "ips", "dr", "dm"}
-        VW's ``--cb_type``, the cost estimator.
+    cb_type : {"mtr"}
+        VW's ``--cb_type``, the cost estimator. VW 9's SquareCB accepts only ``mtr`` (VW
+        refuses ``ips``, ``dr`` and ``dm`` with it), so no other is offered.
     r0 : float, optional
         Reward of rejecting (None: the game's).
     feedback : {"apple", "bandit"}, optional
@@ -187,7 +268,7 @@ class VWCBExploreADF(PeerLearner):
 
     name = "vw:cb_explore_adf"
     library = LIBRARY
-    CB_TYPES = ("mtr", "ips", "dr", "dm")
+    CB_TYPES = ("mtr",)
 
     def __init__(self, gamma_scale: float = 10.0, gamma_exponent: float = 0.5,
                  learning_rate: float = 0.5, cb_type: str = "mtr", r0: float | None = None,
