@@ -24,10 +24,10 @@ print(json.dumps({"hits": sum(solve.stats.cache_hits.values()),
 SCRIPT = """
 import json
 from strategic_apple_tasting import Game, simulate
-from strategic_apple_tasting.engine.kernel import run_rounds
+from strategic_apple_tasting.engine.kernel import _rounds
 simulate(Game(dimension=2), ["accept-all"], 10, seeds=1)
-print(json.dumps({"hits": sum(run_rounds.stats.cache_hits.values()),
-                  "misses": sum(run_rounds.stats.cache_misses.values())}))
+print(json.dumps({"hits": sum(_rounds.stats.cache_hits.values()),
+                  "misses": sum(_rounds.stats.cache_misses.values())}))
 """
 
 
@@ -92,10 +92,10 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 from mine.learner import FixedThreshold
 from strategic_apple_tasting import Game, simulate
-from strategic_apple_tasting.engine.kernel import run_rounds
+from strategic_apple_tasting.engine.kernel import _rounds
 table = simulate(Game(dimension=2), [FixedThreshold()], 200, seeds=1)
 print(json.dumps({"accepted": table.column("accepted")[-1].as_py(),
-                  "misses": sum(run_rounds.stats.cache_misses.values())}))
+                  "misses": sum(_rounds.stats.cache_misses.values())}))
 """
 
 
@@ -170,11 +170,11 @@ INCREMENTAL = """
 import json, sys
 import strategic_apple_tasting
 from strategic_apple_tasting import Game, simulate
-from strategic_apple_tasting.engine.kernel import run_rounds
+from strategic_apple_tasting.engine.kernel import _rounds
 assert strategic_apple_tasting.__file__.startswith(sys.argv[1]), strategic_apple_tasting.__file__
 simulate(Game(dimension=2), ["accept-all", "sa-ols"], 10, seeds=1)
-print(json.dumps({"hits": sum(run_rounds.stats.cache_hits.values()),
-                  "misses": sum(run_rounds.stats.cache_misses.values())}))
+print(json.dumps({"hits": sum(_rounds.stats.cache_hits.values()),
+                  "misses": sum(_rounds.stats.cache_misses.values())}))
 """
 
 

@@ -154,10 +154,10 @@ class _Pending(NamedTuple):
     bucket: np.ndarray
 
 
-@njit
 def run_rounds(state, contexts, agents, rewards, truth, streams, schedule, groups, out):
     """Simulate rounds 1..record_at[-1] of one seed (the named parts above); row k of ``out``
-    holds totals after ``schedule.record_at[k]``.
+    holds totals after ``schedule.record_at[k]``. Allocates the loop's scratch and runs the
+    compiled loop (:func:`_rounds`).
 
     The learner publishes every ``schedule.period`` rounds; an observed outcome reaches it
     ``schedule.delay`` rounds after its decision. ``contexts``, ``agents`` and ``rewards`` are
@@ -180,7 +180,10 @@ def run_rounds(state, contexts, agents, rewards, truth, streams, schedule, group
 # NRT's incref/decref pairs around the inner loops survive LLVM's refcount pruning and cost an
 # atomic instruction each (~60 per round for SA-OLS, more than half its time). Nothing in the
 # loop allocates (the compiler rejects it if it does); ``run_rounds`` owns the scratch arrays.
-# ``inline="never"``: inlined into ``run_rounds`` it would be compiled with the NRT again.
+# ``run_rounds`` is plain Python and calls the loop through its dispatcher (numba unboxes the
+# arguments without the NRT): a compiled caller would link the loop's module into its own and
+# have LLVM optimize it all again when it is finalized, two of the ten seconds a new state
+# class's loop took to compile, and a cache entry per state class.
 @njit(inline="never", **NO_NRT)
 def _rounds(state, contexts, agents, rewards, truth, streams, schedule, groups, out, scratch,
             pending):
