@@ -122,3 +122,22 @@ def test_group_summary_refuses_a_table_without_groups():
     assert "group_applicants" not in table
     with pytest.raises(ValueError, match="per-group columns"):
         group_summary(table, ("a",))
+
+
+def test_the_shift_the_engine_and_the_service_read():
+    """One answer to "what is this learner's shift" for the engine's loops and the decision
+    service (:func:`~strategic_apple_tasting.engine.groups.shift_belief`): a told δ for a
+    strategy-aware learner, the live estimating belief itself (not a copy: the learner moves
+    its δ̂), and none for a learner that does not shift."""
+    from strategic_apple_tasting.engine.groups import shift_belief
+    from strategic_apple_tasting.learners import make_learner
+    from strategic_apple_tasting.service.groups import rule_shift
+
+    told = make_learner("sa-ols", delta=0.2, r0=0.0, feedback="apple").reset(2, 0)
+    assert shift_belief(told).delta == 0.2
+    assert rule_shift(told, np.array([1.0, 0.0])) == pytest.approx(0.2)
+    estimating = make_learner("sa-ols", delta="estimate", r0=0.0, feedback="apple").reset(2, 0)
+    assert shift_belief(estimating) is estimating.state.agents
+    naive = make_learner("naive-greedy", delta=0.2, r0=0.0, feedback="apple").reset(2, 0)
+    assert shift_belief(naive) is None
+    assert rule_shift(naive, np.array([1.0, 0.0])) == 0.0

@@ -93,23 +93,38 @@ def new_tally(game: Any) -> GroupTally:
                       np.zeros((len(contexts.group_names), len(GROUP_COUNTS))))
 
 
-def shift_model(game: Any, bound: Any) -> Any:
-    """The agent model, as compiled code receives it, whose reach is the shift of ``bound`` (a
-    bound, reset learner): its own belief if it is strategy-aware and has a budget (the live
-    one if it estimates the budget), else the game's agents with budget 0 (no shift, no
-    band). Every built-in model is one compiled type (:class:`~..game.agents.AgentsCore`),
-    so the loop is compiled once for all of them."""
-    live = getattr(getattr(bound, "_state", None), "agents", None)
-    if isinstance(live, EstimatedBudget):
-        # A learner estimating its budget: the δ in force as it changes (the learner's own
-        # belief, whose arrays the learner updates).
+def estimated_budget(learner: Any) -> EstimatedBudget | None:
+    """The live belief of a (reset) learner estimating its agents' budget (``delta=
+    "estimate"``), whose arrays it updates as δ̂ moves; None if it is told δ or has none."""
+    live = getattr(learner.state, "agents", None)
+    return live if isinstance(live, EstimatedBudget) else None
+
+
+def shift_belief(learner: Any) -> Any | None:
+    """The agent model, as compiled code receives it, whose reach is ``learner``'s shift (a
+    reset learner): the live belief of a learner estimating its budget (the learner updates
+    its arrays as δ̂ moves), the belief of a strategy-aware learner with a budget, else None
+    (it does not shift). What the engine's loops and the decision service both read."""
+    live = estimated_budget(learner)
+    if live is not None:
         return live
-    if bound.tags().strategy_aware and "delta" in bound.get_params():
-        belief = bound.compiled_belief()
-        if type(belief) is type(compiled_agents(game.agents)):
-            return belief
-        return compiled_agents(game.agents._replace(delta=float(belief.delta)))
-    return compiled_agents(game.agents._replace(delta=0.0))
+    if type(learner).tags().strategy_aware and "delta" in learner.get_params():
+        return learner.compiled_belief()
+    return None
+
+
+def shift_model(game: Any, bound: Any) -> Any:
+    """:func:`shift_belief` as the engine's loop receives it, of the game's compiled agent type:
+    the game's agents with the learner's δ (the belief itself if it is of that type or
+    estimates δ), or with budget 0 for a learner that does not shift (no shift, no band).
+    Every built-in model is one compiled type (:class:`~..game.agents.AgentsCore`), so the
+    loop is compiled once for all of them."""
+    belief = shift_belief(bound)
+    if belief is None:
+        return compiled_agents(game.agents._replace(delta=0.0))
+    if isinstance(belief, EstimatedBudget) or type(belief) is type(compiled_agents(game.agents)):
+        return belief
+    return compiled_agents(game.agents._replace(delta=float(belief.delta)))
 
 
 def group_names(game: Any) -> tuple[str, ...]:

@@ -13,9 +13,16 @@ import pyarrow as pa
 
 from ..game.game import Game
 from ..learners import LEARNERS, Learner, make_learner
-from ..learners.budget import EstimatedBudget
 from .grid import recording_grid
-from .groups import GROUP_COUNTS, GroupTally, group_names, new_tally, no_tally, shift_model
+from .groups import (
+    GROUP_COUNTS,
+    GroupTally,
+    estimated_budget,
+    group_names,
+    new_tally,
+    no_tally,
+    shift_model,
+)
 from .hindsight import Hindsight, game_search, hindsight, plan
 from .kernel import (
     FLOAT_COLUMNS,
@@ -301,8 +308,8 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
 def budget_estimate(bound: Learner) -> tuple[float, float, float, float] | None:
     """A run learner's estimate of its agents' budget, its interval and the δ in force (None
     if it does not estimate it)."""
-    belief = getattr(getattr(bound, "_state", None), "agents", None)
-    if not isinstance(belief, EstimatedBudget):
+    belief = estimated_budget(bound)
+    if belief is None:
         return None
     cur = belief.current
     return float(cur[1]), float(cur[2]), float(cur[3]), float(cur[0])

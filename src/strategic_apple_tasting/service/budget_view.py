@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..engine.groups import estimated_budget
 from ..learners.budget import EstimatedBudget
 
 
 def _belief(service: Any) -> EstimatedBudget | None:
     loop = getattr(service, "learner", None)
     learner = getattr(getattr(loop, "current", None), "learner", None)
-    belief = getattr(getattr(learner, "_state", None), "agents", None)
-    return belief if isinstance(belief, EstimatedBudget) else None
+    return None if learner is None else estimated_budget(learner)
 
 
 def budget_metrics(service: Any) -> dict[str, Any]:

@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
-from ..engine.groups import round_shift
-from ..learners.budget import EstimatedBudget
+from ..engine.groups import round_shift, shift_belief
 from ..reports.pages import _e, _table
 from . import store
 
@@ -38,10 +37,9 @@ GROUP_FIGURES = ("decisions", "accepted", "acceptance_rate", "outcomes", "repaid
 def rule_shift(learner: Any, beta: np.ndarray) -> float:
     """The shift ``learner``'s rule with direction β carries for gaming: its belief's reach at β
     (the δ in force if it estimates δ); 0 for a learner that does not shift."""
-    if not (type(learner).tags().strategy_aware and "delta" in learner.get_params()):
+    belief = shift_belief(learner)
+    if belief is None:
         return 0.0
-    live = getattr(learner.state, "agents", None)
-    belief = live if isinstance(live, EstimatedBudget) else learner.compiled_belief()
     return float(round_shift(belief, np.ascontiguousarray(beta, dtype=np.float64)))
 
 
