@@ -19,8 +19,8 @@ from .._version import __version__
 from ..experiments.claims import YES, Claim, Consistency, tally
 from ..metrics import final_summary
 from . import figures as F
-from .pages import _CSS, _e, _Figures, _table, _write_page, html_page  # noqa: F401
-from .summary import _num, regret_text
+from .pages import CSS, Figures, escape, html_page, html_table, write_page  # noqa: F401
+from .summary import format_number, regret_text
 
 #: Most combinations of swept settings that get their own section of figures.
 MAX_SECTIONS = 12
@@ -32,19 +32,19 @@ def _settings_section(runs: pd.DataFrame, swept: list[str], constant: dict[str, 
     parts = ['<h2 id="settings">Settings</h2>']
     if constant:
         parts.append("<h3>The same in every run</h3>")
-        parts.append(_table(["setting", "value"],
-                            [[_e(k), _e(F.format_value(v))] for k, v in constant.items()],
+        parts.append(html_table(["setting", "value"],
+                            [[escape(k), escape(F.format_value(v))] for k, v in constant.items()],
                             text_columns=2))
     if swept:
-        parts.append(f"<h3>Every combination of the swept settings ({_e(', '.join(swept))})"
+        parts.append(f"<h3>Every combination of the swept settings ({escape(', '.join(swept))})"
                      "</h3>")
         rows = []
         for key, group in runs.groupby(swept, dropna=False, sort=True):
             key = key if isinstance(key, tuple) else (key,)
-            rows.append([_e(F.format_value(v)) for v in key]
-                        + [_e(", ".join(lb for lb in order if lb in set(group["learner"]))),
+            rows.append([escape(F.format_value(v)) for v in key]
+                        + [escape(", ".join(lb for lb in order if lb in set(group["learner"]))),
                            str(group["seed"].nunique()), str(len(group))])
-        parts.append(_table([*map(_e, swept), "learners", "seeds", "runs"], rows,
+        parts.append(html_table([*map(escape, swept), "learners", "seeds", "runs"], rows,
                             text_columns=len(swept) + 1))
     return "\n".join(parts)
 
@@ -61,14 +61,15 @@ def _summary_tables(table: pa.Table, fits: dict[str, F.ExponentFit], d: int | No
     order = F.labels(table)
     for s in sorted(final_summary(F.largest_horizon(table)),
                     key=lambda s: order.index(s.learner)):
-        stackelberg = _num(s.stackelberg_regret)
+        stackelberg = format_number(s.stackelberg_regret)
         if not s.stackelberg_exact:
             stackelberg += " *"
             lower = True
-        rows.append([_e(s.learner), str(s.seeds), f"{s.horizon:,}", _e(regret_text(s)),
+        rows.append([escape(s.learner), str(s.seeds), f"{s.horizon:,}", escape(regret_text(s)),
                      stackelberg,
-                     _num(s.realized_regret), _num(s.accepted, 6), _num(s.clean, 6),
-                     _num(s.gamed_as_clean, 6), _num(s.theta_error, 3)])
+                     format_number(s.realized_regret), format_number(s.accepted, 6),
+                     format_number(s.clean, 6), format_number(s.gamed_as_clean, 6),
+                     format_number(s.theta_error, 3)])
         fit = fits[s.learner]
         if fit.along == "horizons":
             how = f"across {fit.t.size} horizon(s): final regret at each T"
@@ -77,11 +78,11 @@ def _summary_tables(table: pa.Table, fits: dict[str, F.ExponentFit], d: int | No
         theorem = F.theorem_text(s.learner, d, names)
         dagger |= theorem.endswith("†")
         caveat = caveats.get(s.learner, "")
-        exponents.append([_e(s.learner), _e(how), _e(fit.shown()), _e(theorem),
-                          f"<strong>{_e(caveat)}</strong>" if caveat else ""])
-    summary = _table(["learner", "seeds", "T", "regret (mean [95% CI])", "Stackelberg regret",
+        exponents.append([escape(s.learner), escape(how), escape(fit.shown()), escape(theorem),
+                          f"<strong>{escape(caveat)}</strong>" if caveat else ""])
+    summary = html_table(["learner", "seeds", "T", "regret (mean [95% CI])", "Stackelberg regret",
                       "realized", "accepted", "clean", "gamed as clean", "‖θ̂−θ‖"], rows)
-    growth = _table(["learner", "fitted", "exponent [95% CI over seeds]",
+    growth = html_table(["learner", "fitted", "exponent [95% CI over seeds]",
                      "theorem's exponent", "caveat"], exponents, text_columns=(0, 1, 3, 4))
     if any(row[-1] for row in exponents):  # a caveat is a sentence: let it wrap
         growth = growth.replace("<table>", '<table class="wrap">', 1)
@@ -160,7 +161,7 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
     swept = F.swept_settings(table)
     constant = {c: frame[c].iloc[0] for c in settings if c not in swept}
     grouping = [s for s in swept if s != "horizon"]
-    figs = _Figures(out)
+    figs = Figures(out)
     colors = F.palette(F.labels(table))
     runs = frame.drop_duplicates(["learner", "seed", *settings])
 
@@ -197,14 +198,14 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
             fig, f"learning-{i:02d}", f"Clean points and estimation error, {name}",
             "Left: points each learner learned from (clean), mean with 95% band, against "
             "SA-OLS's expected number d + c1(d, δ/R)·(t − d) (<code>cor:c1</code>). Right: "
-            f"estimation error ‖θ̂ − (θ1 − θ0)‖ over time. {_e(note)}")
+            f"estimation error ‖θ̂ − (θ1 − θ0)‖ over time. {escape(note)}")
         lender = _lender_section(sub) if "profit" in sub.column_names else ""
-        sections.append(f'<h2 id="combo-{i}">{_e(name)}</h2>\n{lender}{summary}\n{regret}\n'
+        sections.append(f'<h2 id="combo-{i}">{escape(name)}</h2>\n{lender}{summary}\n{regret}\n'
                         f"{learning}")
 
     more = ""
     if len(groups) > MAX_SECTIONS:
-        more = (f'<p class="note">{len(groups)} combinations of {_e(", ".join(grouping))}: '
+        more = (f'<p class="note">{len(groups)} combinations of {escape(", ".join(grouping))}: '
                 f"the first {MAX_SECTIONS} have figures here; the settings table and the "
                 "final-regret figures cover all of them (<code>sat results DIR</code> prints "
                 "every summary).</p>")
@@ -215,7 +216,7 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
         finals.append(figs.embed(
             fig, f"final-vs-{F.slug(setting)}", f"Final regret against {setting}",
             f"Mean final regret (at t = T) with 95% CI over seeds, per learner, against "
-            f"{_e(setting)}. {_e(note)}"))
+            f"{escape(setting)}. {escape(note)}"))
 
     by_c1 = F.with_c1(table)
     if by_c1 is not None:
@@ -227,9 +228,9 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
             "one dimension, varying δ, are joined), against c1(d, δ/R) = "
             "P(⟨u, x⟩ ≥ δ/R), the fraction of agents (contexts uniform in the ball) that stay "
             "clean under the best shifted rule (<code>cor:c1</code>): SA-OLS learns from "
-            f"those only, and its regret bound carries 1/c1. {_e(note)}"))
+            f"those only, and its regret bound carries 1/c1. {escape(note)}"))
 
-    toc = [f'<li><a href="#combo-{i}">{_e(name)}</a></li>'
+    toc = [f'<li><a href="#combo-{i}">{escape(name)}</a></li>'
            for i, name in enumerate(headings, start=1)]
     if finals:
         toc.append('<li><a href="#final">Final regret against each swept setting</a></li>')
@@ -258,22 +259,22 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
 
     every = F.labels(table)
     horizons = sorted(frame["horizon"].unique()) if "horizon" in frame else []
-    meta = (f"{len(every)} learner(s) ({_e(', '.join(every))}), "
+    meta = (f"{len(every)} learner(s) ({escape(', '.join(every))}), "
             f"{frame['seed'].nunique()} seed(s), {len(runs)} run(s), horizon(s) "
-            f"{_e(', '.join(f'{int(h):,}' for h in horizons))}; swept: "
-            f"{_e(', '.join(swept) or 'nothing')}. Generated "
+            f"{escape(', '.join(f'{int(h):,}' for h in horizons))}; swept: "
+            f"{escape(', '.join(swept) or 'nothing')}. Generated "
             f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC by strategic-apple-tasting "
-            f"{_e(__version__)}.")
+            f"{escape(__version__)}.")
     body = "\n".join([
-        f"<h1>{_e(title)}</h1>",
-        *([f'<p class="status" id="status">{_e(status)}</p>'] if status else []),
+        f"<h1>{escape(title)}</h1>",
+        *([f'<p class="status" id="status">{escape(status)}</p>'] if status else []),
         f'<p class="meta">{meta}</p>',
         f"<nav><ul>{''.join(toc)}</ul></nav>", more, *sections,
         *(['<h2 id="final">Final regret against each swept setting</h2>', *finals]
           if finals else []),
         _settings_section(runs, swept, constant),
         "<h2>Notes</h2>", *(f'<p class="note">{n}</p>' for n in notes)])
-    return _write_page(out / "index.html", title, body)
+    return write_page(out / "index.html", title, body)
 
 
 def write_claims_page(claims: list[Claim], consistency: list[Consistency],
@@ -288,28 +289,28 @@ def write_claims_page(claims: list[Claim], consistency: list[Consistency],
     path.parent.mkdir(parents=True, exist_ok=True)
 
     def verdict(c: Claim) -> str:
-        text = _e(c.verdict) if c.verdict == YES else f"<strong>{_e(c.verdict)}</strong>"
-        return f"{text}: {_e(c.reason)}" if c.reason else text
-    body_rows = [[_e(c.claim), f"<code>{_e(c.source)}</code>", _e(c.measured_text),
-                  _e(c.control_text), _e(c.check.text), verdict(c)] for c in claims]
-    checks = "".join(f"<li>{'ok' if k.holds else '<strong>FAILS</strong>'}: {_e(k.what)} "
-                     f"(<code>{_e(k.source)}</code>): {_e(k.measured)}</li>"
+        text = escape(c.verdict) if c.verdict == YES else f"<strong>{escape(c.verdict)}</strong>"
+        return f"{text}: {escape(c.reason)}" if c.reason else text
+    body_rows = [[escape(c.claim), f"<code>{escape(c.source)}</code>", escape(c.measured_text),
+                  escape(c.control_text), escape(c.check.text), verdict(c)] for c in claims]
+    checks = "".join(f"<li>{'ok' if k.holds else '<strong>FAILS</strong>'}: {escape(k.what)} "
+                     f"(<code>{escape(k.source)}</code>): {escape(k.measured)}</li>"
                      for k in consistency)
-    links = "".join(f'<li><a href="{_e(href)}">{_e(name)}</a></li>'
+    links = "".join(f'<li><a href="{escape(href)}">{escape(name)}</a></li>'
                     for name, href in parts.items())
     body = "\n".join([
-        f"<h1>{_e(title)}</h1>",
-        f'<p class="meta">{_e(tally(claims))}. Generated '
+        f"<h1>{escape(title)}</h1>",
+        f'<p class="meta">{escape(tally(claims))}. Generated '
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC by strategic-apple-tasting "
-        f"{_e(__version__)}.</p>",
+        f"{escape(__version__)}.</p>",
         '<p class="note">Each claim is measured with its 95% interval over seeds and judged '
         "by a check; a control (the same check on something that must fail it) shows that the "
         "check can fail. A row whose control passes too reads \u201cnot discriminating at this "
         "T\u201d.</p>",
-        _table(["claim", "source", "measured", "control", "theory", "verdict"], body_rows,
+        html_table(["claim", "source", "measured", "control", "theory", "verdict"], body_rows,
                text_columns=(0, 1, 2, 3, 4, 5)).replace("<table>", '<table class="wrap">', 1),
         "<h2>Consistency checks</h2>",
         '<p class="note">True by construction of the simulator or the learners: a failure is '
         "a bug, not a finding.</p>", f"<ul>{checks}</ul>",
         "<h2>Reports of the sweeps behind them</h2>", f"<ul>{links}</ul>"])
-    return _write_page(path, title, body)
+    return write_page(path, title, body)

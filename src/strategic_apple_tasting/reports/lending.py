@@ -21,7 +21,7 @@ from ..engine.hindsight import game_search
 from ..game.game import budget_label
 from ..scenarios import BEST_RULE, DataSet, LendingData, compare_lending, data_game, from_lending
 from ..scenarios.run import TABLE_COLUMNS, shown_mean
-from .pages import _e, _Figures, _table, _write_page
+from .pages import Figures, escape, html_table, write_page
 from .plots import regret_figure
 
 
@@ -32,7 +32,7 @@ def benchmark_text(data: DataSet | None, table: pd.DataFrame) -> str:
     rewards = str(table["rewards"].iloc[0]) if "rewards" in table else "recorded"
     how = "a search over the rows (engine/best_rule.py)"
     if data is not None:
-        how = _e(game_search(data_game(data, r0=r0, rewards=rewards)).describe())
+        how = escape(game_search(data_game(data, r0=r0, rewards=rewards)).describe())
     return (
         "Regret is measured against two fixed linear rules, each in two versions: "
         "<em>Stackelberg</em>, the rule published and answered by the same gaming applicants "
@@ -50,16 +50,16 @@ def lender_table(summary: pd.DataFrame) -> str:
     """:func:`~strategic_apple_tasting.scenarios.compare_lending`'s summary as an HTML table."""
     rows = []
     for r in summary.to_dict("records"):
-        cells = [_e(r["learner"]), f"{r['delta']:g}", str(r["seeds"])]
+        cells = [escape(r["learner"]), f"{r['delta']:g}", str(r["seeds"])]
         for key, interval in TABLE_COLUMNS.values():
             value = r.get(key, np.nan)
             if value is None or (isinstance(value, float) and np.isnan(value)):
                 cells.append("-")
             else:
-                cells.append(_e(shown_mean(value, r[f"{key}_ci"])) if interval
+                cells.append(escape(shown_mean(value, r[f"{key}_ci"])) if interval
                              else f"{value:.0f}")
         rows.append(cells)
-    return _table(["learner", "δ", "seeds", *TABLE_COLUMNS], rows, text_columns=1)
+    return html_table(["learner", "δ", "seeds", *TABLE_COLUMNS], rows, text_columns=1)
 
 
 def group_section(runs: pd.DataFrame, names: tuple[str, ...]) -> str:
@@ -69,13 +69,13 @@ def group_section(runs: pd.DataFrame, names: tuple[str, ...]) -> str:
 
     rows = []
     for r in group_summary(runs, names).to_dict("records"):
-        cells = [_e(r["learner"]), f"{r['delta']:g}", _e(r["group"]), f"{r['budget']:g}",
+        cells = [escape(r["learner"]), f"{r['delta']:g}", escape(r["group"]), f"{r['budget']:g}",
                  str(r["seeds"])]
         for key, fmt in GROUP_COLUMNS.values():
             value = float(r[key])
-            cells.append("-" if np.isnan(value) else _e(fmt.format(value)))
+            cells.append("-" if np.isnan(value) else escape(fmt.format(value)))
         rows.append(cells)
-    note = ("<h2>By group</h2><p>Each applicant's group (" + _e(", ".join(names)) + ") is "
+    note = ("<h2>By group</h2><p>Each applicant's group (" + escape(", ".join(names)) + ") is "
             "carried with the data; no learner sees it. Shares are of the group's applicants "
             "(<em>accepted who repaid</em>: of its accepted, in expectation), pooled over seeds "
             "at the last round; a mover's distance is in standardized units; <em>its budget</em> "
@@ -84,7 +84,7 @@ def group_section(runs: pd.DataFrame, names: tuple[str, ...]) -> str:
             "whose true score reached the learner's threshold less the shift it adds for "
             "gaming: the rule before the shift would have accepted them (Milli et al. 2019's "
             "social burden, counted in applicants; 0 for a learner that does not shift).</p>")
-    return note + _table(["learner", "δ", "group", "its budget", "seeds", *GROUP_COLUMNS], rows,
+    return note + html_table(["learner", "δ", "group", "its budget", "seeds", *GROUP_COLUMNS], rows,
                          text_columns=(0, 2))
 
 
@@ -102,7 +102,7 @@ def _budgets(runs: pd.DataFrame, deltas: list[float]) -> list[Any]:
     return out
 
 
-def burden_section(data: DataSet, deltas: list[Any], figures: _Figures) -> str:
+def burden_section(data: DataSet, deltas: list[Any], figures: Figures) -> str:
     """The FICO finding (Milli et al. 2019; Hu et al. 2019): a strategy-robust threshold puts a
     larger social burden on the groups with lower scores (:mod:`..scenarios.burden`)."""
     from ..scenarios.burden import burden_curves
@@ -134,7 +134,7 @@ def money_note(scale: float) -> str:
     return ("Money is in the data's own units (one reward unit is "
             f"{scale:g} of them); profit is per 1,000 applicants, regrets are totals over the "
             "run. Means over seeds with 95% intervals; <em>gamed as clean</em> is the largest "
-            f"over seeds. The row <em>{_e(BEST_RULE)}</em> is that rule's own profit, answered "
+            f"over seeds. The row <em>{escape(BEST_RULE)}</em> is that rule's own profit, answered "
             "by the agents.")
 
 
@@ -177,16 +177,16 @@ def write_lending_report(runs: pd.DataFrame, data: DataSet | LendingData,
     horizon = int(runs["t"].max())
     seeds = int(runs["seed"].nunique())
     scale = float(runs["reward_scale"].iloc[0])
-    figures = _Figures(out)
+    figures = Figures(out)
     gameable = ", ".join(data.gameable_names()) or "none"
     delay = int(runs["delay"].iloc[0]) if "delay" in runs else 0
     period = int(runs["period"].iloc[0]) if "period" in runs else 1
     deltas = list(dict.fromkeys(runs["delta"]))
     title = title or f"Lending: {data.title}"
     body = [
-        f"<h1>{_e(title)}</h1>",
-        f"<p>Applicants: {_e(data.source)} ({data.n} rows, d = {data.d} with the intercept). "
-        f"Gameable features: {_e(gameable)}. Each round draws a row; the applicant moves the "
+        f"<h1>{escape(title)}</h1>",
+        f"<p>Applicants: {escape(data.source)} ({data.n} rows, d = {data.d} with the intercept). "
+        f"Gameable features: {escape(gameable)}. Each round draws a row; the applicant moves the "
         "gameable features, within the budget δ (standardized units), to be accepted if it "
         "can; the learner sees the loan's real outcome only if it accepts (rejecting earns "
         f"r0). T = {horizon:,}, {seeds} seeds, outcomes {delay} rounds late, a rule published "
@@ -216,4 +216,4 @@ def write_lending_report(runs: pd.DataFrame, data: DataSet | LendingData,
             fig, f"regret-{stem}", f"regret at δ = {delta:g}",
             f"Cumulative regret against the best linear rule answered by the agents "
             f"(Stackelberg; a lower bound) at δ = {delta:g}, in the data's units."))
-    return _write_page(out / "index.html", title, "\n".join(body))
+    return write_page(out / "index.html", title, "\n".join(body))

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 
 from . import figures as F
 
-_CSS = """
+CSS = """
 :root { color-scheme: light; }
 body { font-family: "DejaVu Sans", "Liberation Sans", Arial, Helvetica, sans-serif;
        margin: 0 auto; max-width: 1180px; padding: 0 24px 48px; color: #1d232a;
@@ -36,12 +36,13 @@ code { font-size: 0.95em; background: #f1f3f5; padding: 0 3px; border-radius: 3p
 """
 
 
-def _e(text: object) -> str:
+def escape(text: object) -> str:
+    """``text`` as HTML text (``&``, ``<``, ``>`` and quotes escaped)."""
     return html.escape(str(text))
 
 
-def _table(header: list[str], rows: list[list[str]], *,
-           text_columns: int | tuple[int, ...] = 1) -> str:
+def html_table(header: list[str], rows: list[list[str]], *,
+               text_columns: int | tuple[int, ...] = 1) -> str:
     """An HTML table (cells already escaped); text columns (the first ``text_columns``, or
     those listed) are left-aligned, the others (numbers) right-aligned."""
     left = range(text_columns) if isinstance(text_columns, int) else text_columns
@@ -54,7 +55,7 @@ def _table(header: list[str], rows: list[list[str]], *,
             f"<tbody>\n{body}\n</tbody></table></div>")
 
 
-class _Figures:
+class Figures:
     """Writes figures beside the page and renders them as embedded images."""
 
     def __init__(self, out: Path) -> None:
@@ -65,7 +66,7 @@ class _Figures:
         png = F.save_figure(fig, self.out, stem)
         self.stems.append(stem)
         data = base64.b64encode(png).decode("ascii")
-        return (f'<figure><img src="data:image/png;base64,{data}" alt="{_e(alt)}">'
+        return (f'<figure><img src="data:image/png;base64,{data}" alt="{escape(alt)}">'
                 f"<figcaption>{caption} <a href=\"{stem}.png\">PNG</a> · "
                 f"<a href=\"{stem}.pdf\">PDF</a></figcaption></figure>")
 
@@ -74,11 +75,12 @@ def html_page(title: str, body: str) -> str:
     """A whole self-contained page (the reports' style) around ``body``."""
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f'<link rel="icon" href="data:,">\n<title>{_e(title)}</title>\n'
-            f"<style>{_CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+            f'<link rel="icon" href="data:,">\n<title>{escape(title)}</title>\n'
+            f"<style>{CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
 
 
-def _write_page(path: Path, title: str, body: str) -> Path:
+def write_page(path: Path, title: str, body: str) -> Path:
+    """Write the page (:func:`html_page`) to ``path`` whole: to a temporary file, then renamed."""
     tmp = path.with_suffix(".tmp")
     tmp.write_text(html_page(title, body), encoding="utf-8")
     tmp.replace(path)

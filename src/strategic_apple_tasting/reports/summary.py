@@ -10,7 +10,8 @@ from ..metrics import FinalSummary, final_summary
 from .figures import fit_exponent, largest_horizon, names_in, outside_theorem, theorem_of
 
 
-def _num(x: float, digits: int = 4) -> str:
+def format_number(x: float, digits: int = 4) -> str:
+    """``x`` to ``digits`` significant digits; "-" for NaN."""
     if math.isnan(x):
         return "-"
     return f"{x:.{digits}g}"
@@ -57,10 +58,10 @@ def summary_text(table: pa.Table) -> str:
             caveats.append(f"‡ {s.learner}: {caveat}; its theorem's exponent ({theorem}) is no "
                            "yardstick here.")
         rows.append((s.learner, str(s.seeds), str(s.horizon), regret_text(s), exponent,
-                     _num(s.stackelberg_regret), _num(s.realized_regret),
-                     _num(s.accepted, 6), _num(s.clean, 6),
-                     *((_num(s.learned, 6),) if bandit else ()), _num(s.gamed_as_clean, 6),
-                     _num(s.theta_error, 3)))
+                     format_number(s.stackelberg_regret), format_number(s.realized_regret),
+                     format_number(s.accepted, 6), format_number(s.clean, 6),
+                     *((format_number(s.learned, 6),) if bandit else ()),
+                     format_number(s.gamed_as_clean, 6), format_number(s.theta_error, 3)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
              for r in rows]

@@ -26,7 +26,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from ..engine.groups import round_shift, shift_belief
-from ..reports.pages import _e, _table
+from ..reports.pages import escape, html_table
 from . import store
 
 #: Per-group figures, in the order of the JSON document and the page.
@@ -82,7 +82,7 @@ def group_html(groups: dict[str, dict[str, Any]]) -> str:
     def share(v: float | None) -> str:
         return "-" if v is None else f"{v:.1%}"
 
-    rows = [[_e(g), f"{f['decisions']:,}", share(f["acceptance_rate"]),
+    rows = [[escape(g), f"{f['decisions']:,}", share(f["acceptance_rate"]),
              f"{f['outcomes']:,}", share(f["repaid_share"]), f"{f['band_rejected']:,}"]
             for g, f in groups.items()]
     return ("<h2>By group</h2><p id=groups>Each decision may carry a group label; the learner "
@@ -92,5 +92,5 @@ def group_html(groups: dict[str, dict[str, Any]]) -> str:
             "the rule adds for gaming, below its threshold: the rule before its shift would "
             "have accepted them. Who among them was honest, and who moved, cannot be seen "
             "here: applicants' true features are never shown to the service.</p>"
-            + _table(["group", "decisions", "accepted", "outcomes", "repaid",
+            + html_table(["group", "decisions", "accepted", "outcomes", "repaid",
                       "rejected in the shift's band"], rows, text_columns=(0,)))

@@ -17,7 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from ..reports.pages import _e, _table, html_page
+from ..reports.pages import escape, html_page, html_table
 from . import store
 from .budget_view import budget_html
 from .groups import group_html, group_metrics
@@ -92,14 +92,14 @@ def policy_page(service: Any) -> str:
         shadow = shadow_figures(conn) if config.shadow is not None else None
         groups = group_metrics(conn)
     names = config.names()
-    body = [f"<h1>Published lending rule</h1><p class=meta>{_e(config.learner)} · "
+    body = [f"<h1>Published lending rule</h1><p class=meta>{escape(config.learner)} · "
             f"{len(rules)} rules published · page made {_when(store.now())}</p>"]
     if rules:
         now = rules[-1]
         beta = json.loads(now.beta)
         scaled = not config.scaling().identity
         shown = [f"z({n})" if scaled else n for n in names]  # z: standardized (see below)
-        terms = " ".join(f"{'−' if b < 0 else '+'} {abs(b):.4g}·{_e(n)}"
+        terms = " ".join(f"{'−' if b < 0 else '+'} {abs(b):.4g}·{escape(n)}"
                          for b, n in zip(beta, shown, strict=True)).removeprefix("+ ")
         body += [
             f"<h2>The rule in force (version {now.version}, since {_when(now.published_at)})"
@@ -108,7 +108,7 @@ def policy_page(service: Any) -> str:
             f"{now.threshold:.4g}</code>"
             + (", where z(feature) = (value − average) ÷ spread, as listed for applicants "
                "below" if scaled else "") + ".</p>",
-            _table(["feature", "weight β"], [[_e(n), f"{b:.6g}"]
+            html_table(["feature", "weight β"], [[escape(n), f"{b:.6g}"]
                                             for n, b in zip(names, beta, strict=True)]),
         ]
     body.append(budget_html(service))  # issue 22: only when the learner estimates δ
@@ -118,9 +118,9 @@ def policy_page(service: Any) -> str:
              "<figcaption>Share of applicants accepted per time bucket; red lines mark "
              "publications of a new rule.</figcaption></figure>",
              "<h2>When the rule changed</h2>",
-             _table(["version", "effective", "threshold", "β", ""],
-                    [[str(x.version), _e(_when(x.published_at)), f"{x.threshold:.6g}",
-                      _e(", ".join(f"{b:.4g}" for b in json.loads(x.beta))),
+             html_table(["version", "effective", "threshold", "β", ""],
+                    [[str(x.version), escape(_when(x.published_at)), f"{x.threshold:.6g}",
+                      escape(", ".join(f"{b:.4g}" for b in json.loads(x.beta))),
                       "same rule as before" if k and (x.beta, x.threshold) == (
                           rules[k - 1].beta, rules[k - 1].threshold) else ""]
                      for k, x in reversed(list(enumerate(rules)))], text_columns=(1, 3, 4)),
@@ -142,9 +142,9 @@ def applicant_section(config: Any, rules: list[Any]) -> str:
     for f, b in zip(features, beta, strict=True):
         unit = f.unit or "as given"
         per = b / f.scale
-        rows.append([_e(f.name), _e(f.definition or "—"), _e(unit),
+        rows.append([escape(f.name), escape(f.definition or "—"), escape(unit),
                      f"{f.mean:.6g}" if scaled else "—", f"{f.scale:.6g}" if scaled else "—",
-                     f"{per:+.4g} per {_e(f.unit or 'unit')}"])
+                     f"{per:+.4g} per {escape(f.unit or 'unit')}"])
     how = ("Each value is first compared with the average applicant: (value − average) ÷ "
            "spread. The rule multiplies each of these by its weight and adds them up; the "
            "application is accepted when the sum reaches the threshold." if scaled else
@@ -163,7 +163,7 @@ def applicant_section(config: Any, rules: list[Any]) -> str:
         "<h2 id=applicants>For applicants: what the rule looks at</h2>",
         f"<p>{how} The last column says how much one unit more of a feature changes the "
         "score.</p>",
-        _table(["feature", "definition", "unit", "average", "spread", "effect on the score"],
+        html_table(["feature", "definition", "unit", "average", "spread", "effect on the score"],
                rows, text_columns=(0, 1, 2, 5)),
         moved,
         "<p><b>If you are rejected</b>, ask the lender for the reasons, giving your "
@@ -205,11 +205,11 @@ def shadow_section(config: Any, figures: dict[str, Any] | None) -> str:
             f"version {rule.version}: β = " + ", ".join(f"{b:.4g}" for b in json.loads(
                 rule.beta)) + f"; threshold {rule.threshold:.4g}")
     return "\n".join([
-        f"<h2 id=shadow>Shadow learner: {_e(config.shadow)} (never answers)</h2>",
+        f"<h2 id=shadow>Shadow learner: {escape(config.shadow)} (never answers)</h2>",
         "<p>A candidate learner fed the same applicants and outcomes; its decisions are "
         "recorded and compared here, never sent. Its newest rule: "
-        f"<code>{_e(text)}</code>.</p>",
-        _table(["", "decisions", "accepted", "share accepted"],
+        f"<code>{escape(text)}</code>.</p>",
+        html_table(["", "decisions", "accepted", "share accepted"],
                [["live rule", f"{n:,}", f"{figures['live_accepted']:,}",
                  share("live_accepted")],
                 ["shadow rule", f"{n:,}", f"{figures['shadow_accepted']:,}",
