@@ -457,7 +457,6 @@ def test_vw_rule_off_a_hyperplane_has_no_twin(cls, monkeypatch):
 
     monkeypatch.setattr(box.workspace, "ws", Curved())
     monkeypatch.setattr(box, "parsed", None)
-    box.round += 1  # as after a round learned
     assert _VWBox.twin(box) is None
     assert box.unidentified == 1
 

@@ -28,7 +28,7 @@ import numpy as np
 from .._jit import njit
 from ..game.agents import compiled_agents, reach
 from ..game.policies import score
-from ..learners.budget import EstimatedBudget
+from ..learners.budget import EstimatedBudget, estimating_belief
 
 #: What a tally counts per group, in the order of its columns (and of the table's
 #: ``group_<name>`` list columns, one entry per group).
@@ -93,19 +93,12 @@ def new_tally(game: Any) -> GroupTally:
                       np.zeros((len(contexts.group_names), len(GROUP_COUNTS))))
 
 
-def estimated_budget(learner: Any) -> EstimatedBudget | None:
-    """The live belief of a (reset) learner estimating its agents' budget (``delta=
-    "estimate"``), whose arrays it updates as δ̂ moves; None if it is told δ or has none."""
-    live = getattr(learner.state, "agents", None)
-    return live if isinstance(live, EstimatedBudget) else None
-
-
 def shift_belief(learner: Any) -> Any | None:
     """The agent model, as compiled code receives it, whose reach is ``learner``'s shift (a
     reset learner): the live belief of a learner estimating its budget (the learner updates
     its arrays as δ̂ moves), the belief of a strategy-aware learner with a budget, else None
     (it does not shift). What the engine's loops and the decision service both read."""
-    live = estimated_budget(learner)
+    live = estimating_belief(learner.state)
     if live is not None:
         return live
     if type(learner).tags().strategy_aware and "delta" in learner.get_params():

@@ -13,11 +13,11 @@ import pyarrow as pa
 
 from ..game.game import Game
 from ..learners import LEARNERS, Learner, make_learner
+from ..learners.budget import estimating_belief
 from .grid import recording_grid
 from .groups import (
     GROUP_COUNTS,
     GroupTally,
-    estimated_budget,
     group_names,
     new_tally,
     no_tally,
@@ -308,7 +308,7 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
 def budget_estimate(bound: Learner) -> tuple[float, float, float, float] | None:
     """A run learner's estimate of its agents' budget, its interval and the δ in force (None
     if it does not estimate it)."""
-    belief = estimated_budget(bound)
+    belief = estimating_belief(bound.state)
     if belief is None:
         return None
     cur = belief.current

@@ -58,7 +58,7 @@ from ..game.agents import LazyBestResponse, compiled_agents, is_agent_model
 from ..game.best_response import check_supported
 from ..game.game import FEEDBACK, check_number
 from ..game.policies import RULES, GeneralRule, LinearThreshold
-from .budget import EstimatedBudget, observe, parse_estimate
+from .budget import EstimatedBudget, estimating_belief, observe, parse_estimate
 from .decisions import (
     Decision,
     DecisionDesk,
@@ -540,8 +540,9 @@ class Learner:
     def _learn(self, rule: LinearThreshold | GeneralRule, x_obs: np.ndarray, accepted: bool,
                reward: float | None) -> bool:
         """Learn from one round's feedback under ``rule`` (``reward`` None if unobserved)."""
-        if isinstance(getattr(self._state, "agents", None), EstimatedBudget):
-            observe(self._state.agents, rule.beta, float(rule.threshold), x_obs)
+        live = estimating_belief(self._state)
+        if live is not None:
+            observe(live, rule.beta, float(rule.threshold), x_obs)
         return self.kernels.update(self._state, self._rng, rule.beta, rule.threshold, x_obs,
                                    accepted, 0.0 if reward is None else reward,
                                    reward is not None)

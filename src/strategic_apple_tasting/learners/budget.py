@@ -345,6 +345,14 @@ def observe_point(state, beta, threshold, x_obs):
     raise NotImplementedError("compiled-only")
 
 
+def estimating_belief(state: Any) -> EstimatedBudget | None:
+    """The :class:`EstimatedBudget` belief a learner's state holds (its live estimate of the
+    agents' budget, ``delta="estimate"``), or None: what the learner's per-round API, the
+    engine and the decision service read."""
+    live = getattr(state, "agents", None)
+    return live if isinstance(live, EstimatedBudget) else None
+
+
 def estimates_budget(state_type) -> bool:
     """Whether a learner state (a numba type) holds an :class:`EstimatedBudget` belief."""
     cls = state_class(state_type)

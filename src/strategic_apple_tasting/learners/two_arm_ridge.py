@@ -38,7 +38,7 @@ import numpy as np
 
 from .._jit import njit
 from ..game.agents import ELLIPSOID, SUBSET
-from ..game.best_response import EXACT_MOVES, SCRATCH_ROWS, settle_move
+from ..game.best_response import EXACT_MOVES, SCRATCH_ROWS, identity_metric, settle_move
 from ..game.game import check_number
 from ..game.optimistic import frobenius, invert_triangle, nearest_point
 from ._invariants import MOST_ROUNDS, cached, count, finite, flag, upper_triangular
@@ -200,13 +200,12 @@ def _reach_scale(model, d):
 def _euclidean(model):
     """Whether the cost is ‖v‖: no metric, or subset gaming with every feature gameable
     (diag(1_G) is then the identity)."""
-    if model.kind == ELLIPSOID:
-        return False
-    if model.kind == SUBSET:
-        gameable = model.gameable
-        for i in range(gameable.shape[0]):
-            if not gameable[i]:
-                return False
+    if model.kind != SUBSET:
+        return identity_metric(model)
+    gameable = model.gameable
+    for i in range(gameable.shape[0]):
+        if not gameable[i]:
+            return False
     return True
 
 

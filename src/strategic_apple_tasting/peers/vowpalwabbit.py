@@ -120,6 +120,12 @@ def _value(v: float) -> str:
     return _number(0.0 if abs(v) < _FLOAT32_TINY else v)
 
 
+def _normalized(pmf: list[float]) -> tuple[float, float]:
+    """VW's probabilities of accept and reject scaled by 1/sum, as a user's sampler scales them."""
+    scale = 1 / sum(pmf)
+    return pmf[0] * scale, pmf[1] * scale
+
+
 def squarecb_gap(p_accept: float, p_reject: float) -> float:
     """h = γ·(ĉ_reject − ĉ_accept) from SquareCB's two probabilities (scaled to sum 1), read
     from the smaller one, which SquareCB computes directly as 1/(2 + γ·gap)."""
@@ -174,9 +180,7 @@ class _VWBox(Box):
         key = np.asarray(z, float).tobytes()
         if self.last is not None and self.last[0] == key:  # VW's model has not moved since
             return self.last[1]
-        pmf = self.workspace.ws.predict(self.example(z))
-        scale = 1 / sum(pmf)
-        self.last = (key, (pmf[0] * scale, pmf[1] * scale))
+        self.last = (key, _normalized(self.workspace.ws.predict(self.example(z))))
         return self.last[1]
 
     def freeze(self) -> None:
@@ -195,9 +199,7 @@ class _VWBox(Box):
             self.parsed = [ws.parse(self.example(z)) for z in self.probes]
         h = np.empty(len(self.probes))
         for i, example in enumerate(self.parsed):
-            pmf = ws.predict(example)
-            scale = 1 / sum(pmf)
-            h[i] = squarecb_gap(pmf[0] * scale, pmf[1] * scale)
+            h[i] = squarecb_gap(*_normalized(ws.predict(example)))
         d = self.d
         w = h[1:d + 1] - h[0]
         size = float(np.abs(w).sum()) + abs(h[0]) + 1.0

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.groups import estimated_budget
-from ..learners.budget import EstimatedBudget
+from ..learners.budget import EstimatedBudget, estimating_belief
 
 
 def _belief(service: Any) -> EstimatedBudget | None:
     loop = getattr(service, "learner", None)
     learner = getattr(getattr(loop, "current", None), "learner", None)
-    return None if learner is None else estimated_budget(learner)
+    return None if learner is None else estimating_belief(learner.state)
 
 
 def budget_metrics(service: Any) -> dict[str, Any]:
