@@ -48,3 +48,31 @@ def test_no_other_module_imports_numba_internals():
         text = path.read_text()
         for internal in ("numba.core.caching", "numba.np.random", "_nrt"):
             assert internal not in text, f"{path.relative_to(root)} uses {internal}"
+
+
+def test_dispatch_inlines_an_always_inlined_implementation_without_a_one_line_caller():
+    """``dispatch_on_class`` hands numba an ``inline="always"`` implementation's own function
+    when its parameters are the stub's (the same code, typed once less), and calls any other
+    through a one-line function; both compute what the implementation computes, and the
+    control (another parameter name) takes the other path."""
+    from typing import NamedTuple
+
+    class Twice(NamedTuple):
+        scale: float
+
+    class Thrice(NamedTuple):
+        scale: float
+
+    class Called(NamedTuple):
+        scale: float
+
+    table: dict = {}
+    scaled = _jit.dispatch_on_class("scaled", ("model", "x"), table, "x scaled.")
+    table[Twice] = njit(inline="always", cache=False)(lambda model, x: model.scale * x)
+    table[Thrice] = njit(inline="always", cache=False)(lambda m, x: m.scale * x + 0.0)
+    table[Called] = njit(cache=False)(lambda model, x: model.scale * x)
+    body = _jit._inlined_body(("model", "x"))
+    assert body(table[Twice]) is table[Twice].py_func
+    assert body(table[Thrice]) is None and body(table[Called]) is None  # the controls
+    run = njit(cache=False)(lambda m, x: scaled(m, x))
+    assert (run(Twice(2.0), 3.0), run(Thrice(3.0), 3.0), run(Called(0.5), 3.0)) == (6.0, 9.0, 1.5)

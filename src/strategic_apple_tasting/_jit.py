@@ -15,6 +15,7 @@ This module and :mod:`._jit_cache` are the only two that use numba's internals.
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -119,7 +120,8 @@ def dispatch_on_class(name: str, params: tuple[str, ...], table: dict[type, Call
     args = ", ".join(params)
     stub_code = (f"def {name}({args}):\n"
                  f"    raise NotImplementedError({name!r} ' is compiled-only')\n")
-    scope: dict[str, Any] = {"table": table, "state_class": state_class, "default": default}
+    scope: dict[str, Any] = {"table": table, "state_class": state_class, "default": default,
+                             "inlined_body": _inlined_body(params)}
     exec(stub_code, scope)  # the stub's parameters must be these names
     stub = scope[name]
     stub.__doc__ = doc
@@ -128,9 +130,29 @@ def dispatch_on_class(name: str, params: tuple[str, ...], table: dict[type, Call
          f"    impl = table.get(state_class({params[0]}), default)\n"
          f"    if impl is None:\n"
          f"        return None\n"
+         f"    body = inlined_body(impl)\n"
+         f"    if body is not None:\n"
+         f"        return body\n"
          f"    return lambda {args}: impl({args})\n", scope)
     overload(stub, inline="always")(scope["typer"])
     return stub
+
+
+def _inlined_body(params: tuple[str, ...]) -> Callable[[Any], Callable | None]:
+    """For :func:`dispatch_on_class`: an implementation's Python function when numba may inline
+    it in place of the call (compiled ``inline="always"``, with the stub's parameter names),
+    else None (it is called through a one-line function). Inlined either way, the code is the
+    same, but typing the one-line function and inlining the implementation into it first was
+    a seventh of the time ``sat compile`` took (262 such functions for SA-OLS's part)."""
+    def body(impl: Any) -> Callable | None:
+        options = getattr(impl, "targetoptions", None)
+        if not options or options.get("inline") != "always":
+            return None
+        function = impl.py_func
+        if tuple(inspect.signature(function).parameters) != params:
+            return None
+        return function
+    return body
 
 
 def state_class(state_type: types.Type) -> type | None:

@@ -73,6 +73,25 @@ def test_sat_run_imports_no_plotting(tmp_path):
     assert heavy == [], f"sat run imported {heavy[:10]}"
 
 
+
+def test_the_decision_service_imports_no_plotting_and_no_scipy():
+    """The service's modules need neither matplotlib, pandas nor scipy (0.7 s of its 2 s
+    start-up before; the tests start it some 70 times). The control: the reports' figures,
+    which do import them, are seen to."""
+    pytest.importorskip("fastapi", reason="the 'serve' extra is not installed")
+    # numba imports scipy's bare package itself (3 ms): its subpackages are what costs.
+    unwanted = ("matplotlib", "pandas", "scipy.special", "scipy.optimize", "scipy.integrate",
+                "scipy.stats")
+
+    def heavy(modules: set[str]) -> list[str]:
+        return sorted(m for m in modules if m.startswith(unwanted))
+
+    modules = _imported("-c", "import strategic_apple_tasting.service.server")
+    assert "strategic_apple_tasting.service.app" in modules
+    assert heavy(modules) == [], f"the service imported {heavy(modules)[:10]}"
+    control = _imported("-c", "import strategic_apple_tasting.reports.figures")
+    assert {"pandas", "scipy.special"} <= set(heavy(control))
+
 def test_the_scenarios_names_load_on_first_use():
     """The CLI reads the data sets' names from ``scenarios.datasets``: its package's other
     names (which bring pandas) load on first use, each the module's own object."""

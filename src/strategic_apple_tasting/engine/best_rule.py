@@ -30,7 +30,6 @@ import threading
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 
 #: Random starts of the search (besides θ* and the coordinate axes).
 RESTARTS = 12
@@ -132,6 +131,10 @@ def _surrogate(z: np.ndarray, rows: np.ndarray, wg: np.ndarray, tau: float
 
 def _smooth_ascent(rows: np.ndarray, wg: np.ndarray, beta: np.ndarray) -> np.ndarray:
     """Maximize the sigmoid surrogate from ``beta`` at falling temperatures."""
+    # Imported here: scipy.optimize is a tenth of the start-up of the commands and the service
+    # that import the engine and never search a data game's best rule.
+    from scipy.optimize import minimize
+
     d = rows.shape[1]
     u = _unit(beta)
     scores = rows @ u

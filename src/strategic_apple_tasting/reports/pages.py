@@ -6,10 +6,10 @@ from __future__ import annotations
 import base64
 import html
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from matplotlib.figure import Figure
-
-from . import figures as F
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 CSS = """
 :root { color-scheme: light; }
@@ -63,7 +63,11 @@ class Figures:
         self.stems: list[str] = []
 
     def embed(self, fig: Figure, stem: str, alt: str, caption: str) -> str:
-        png = F.save_figure(fig, self.out, stem)
+        # Imported here: the decision service's pages use this module's HTML pieces, and the
+        # figures' imports (pandas, the theory's scipy) were a fifth of its start-up.
+        from .figures import save_figure
+
+        png = save_figure(fig, self.out, stem)
         self.stems.append(stem)
         data = base64.b64encode(png).decode("ascii")
         return (f'<figure><img src="data:image/png;base64,{data}" alt="{escape(alt)}">'

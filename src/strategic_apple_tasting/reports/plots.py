@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..metrics import regret_curves
-from .figures import has_positive, log_axes
+from .figures import has_positive, log_axes, log_scale
 
 
 def regret_figure(table: pa.Table, *, title: str | None = None,
@@ -36,7 +36,7 @@ def regret_figure(table: pa.Table, *, title: str | None = None,
         for ax in (ax_lin, ax_log):
             (line,) = ax.plot(t, mean, label=name, lw=1.6, marker="o" if t.size == 1 else None)
             ax.fill_between(t, low, mean + band, alpha=0.2, color=line.get_color(), lw=0)
-    ax_lin.set_xscale("log")
+    log_scale(ax_lin, x=True)
     logged = log_axes(ax_log, positive, "regret")
     for ax in (ax_lin, ax_log):
         ax.set_xlabel("round t")

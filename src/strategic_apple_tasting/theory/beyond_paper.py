@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from ._checks import _check_delta, _check_int, _check_real, _check_sigma
 from .clean_points import _beta_a
@@ -48,6 +47,8 @@ def band_regret(d: int, low: float, high: float) -> float:
     d = _check_int(d, "d", 1)
     low = _check_real(low, "low", "in [0, 1]", lambda v: 0.0 <= v <= 1.0)
     high = _check_real(high, "high", f"in [low, 1] = [{low:g}, 1]", lambda v: low <= v <= 1.0)
+    from scipy import special  # here: importing scipy.special is a tenth of the service's start-up
+
     a = (d + 1) / 2.0
     log_c = special.gammaln(d / 2.0 + 1.0) - 0.5 * math.log(math.pi) - special.gammaln(a)
     return math.exp(log_c) * ((1.0 - low * low) ** a - (1.0 - high * high) ** a) / (d + 1)
@@ -81,6 +82,8 @@ def saols_no_clean_probability(
     >>> saols_no_clean_probability(2, 0.3, 0.0, sigma=0.3)
     (0.0, 0.0)
     """
+    from scipy import special
+
     d = _check_int(d, "d", 1)
     delta = _check_delta(delta)
     r0 = _check_real(r0, "r0")

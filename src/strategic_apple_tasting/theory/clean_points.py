@@ -33,8 +33,6 @@ from __future__ import annotations
 
 import math
 
-from scipy import integrate, special
-
 from ._checks import _check_delta, _check_dim, _check_int, _check_real
 
 __all__ = ["c1", "c2", "expected_clean_points"]
@@ -61,6 +59,8 @@ def _two_sided_tail(a: float, delta: float) -> float:
     loses ~``eps / delta`` absolute accuracy, so the complementary form
     ``1 - I_{delta^2}(1/2, a)`` is used whenever it is not itself a cancellation.
     """
+    from scipy import special  # here: scipy.special is a tenth of the service's start-up
+
     if delta >= 1.0:
         return 0.0
     if delta == 0.0:
@@ -81,6 +81,8 @@ def _hyp_integral(a: float, delta: float) -> float:
     integrand is smooth whenever ``a·delta^2`` is not small, which is the only
     regime where it is used (when ``I_s(a, 1/2)`` underflows).
     """
+    from scipy import integrate
+
     s = (1.0 - delta) * (1.0 + delta)
     delta_sq = delta * delta
 
@@ -100,6 +102,8 @@ def _moment_ratio(a: float, delta: float) -> float:
     and the hypergeometric form ``R = s (a + 1/2)/(a + 1) F_{a+1} / F_a`` (``F_a =
     2F1(1/2, a; a+1; s)``) when ``I_s`` underflows (huge ``d``).
     """
+    from scipy import special
+
     if delta == 0.0:
         return 1.0
     p = _two_sided_tail(a, delta)

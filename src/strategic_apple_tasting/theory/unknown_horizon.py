@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import math
 
-from scipy import optimize
-
 from ._checks import (
     _check_c0,
     _check_delta,
@@ -177,6 +175,7 @@ def switching_time(
     if cc == 0.0:
         return math.inf
     log_cc = math.log(cc)
+    from scipy import optimize  # here: importing scipy.optimize is a tenth of the start-up
 
     def gap(log_t: float) -> float:
         log_s, log_e = _log_bound_pair(d, log_t, sigma, gamma, c0, log_cc)
