@@ -76,3 +76,23 @@ def test_dispatch_inlines_an_always_inlined_implementation_without_a_one_line_ca
     assert body(table[Thrice]) is None and body(table[Called]) is None  # the controls
     run = njit(cache=False)(lambda m, x: scaled(m, x))
     assert (run(Twice(2.0), 3.0), run(Thrice(3.0), 3.0), run(Called(0.5), 3.0)) == (6.0, 9.0, 1.5)
+
+
+def test_every_inlined_implementation_of_the_package_is_handed_to_numba_directly():
+    """A package implementation compiled ``inline="always"`` has its stub's parameter names, so
+    no one-line caller is typed for it (a renamed parameter would silently cost compile time:
+    SA-OLS's policy and update did, a sixth of its part of ``sat compile``)."""
+    from strategic_apple_tasting.learners import LEARNERS, learner_class
+
+    for name in LEARNERS:  # every kernel module registers its implementations
+        learner_class(name)
+    inlined = 0
+    for name, params, table in _jit.DISPATCHED:
+        for cls, impl in table.items():
+            if getattr(impl, "targetoptions", {}).get("inline") != "always":
+                continue
+            if not impl.py_func.__module__.startswith("strategic_apple_tasting."):
+                continue
+            assert _jit._inlined_body(params)(impl) is impl.py_func, (name, cls, impl)
+            inlined += 1
+    assert inlined >= 8  # the agents', contexts', rewards' and SA-OLS's at least

@@ -18,9 +18,13 @@ A **plain-Python learner** writes those hooks; the engine runs it on its Python 
 (:mod:`..engine.reference`). A **compiled learner** instead sets ``kernels``, a
 :class:`LearnerKernels`: a ``NamedTuple`` state and compiled functions
 
-* ``policy(state, rng, beta_out) -> threshold``: the linear threshold to commit to this round,
-* ``update(state, rng, beta, threshold, x_obs, accepted, reward, observed) -> used``,
+* ``policy(state, rng, beta) -> threshold``: the linear threshold to commit to this round (β
+  into ``beta``),
+* ``update(state, rng, beta, threshold, x, accepted, reward, observed) -> used``,
 * ``estimate(state, out) -> bool``: write the current estimate of θ1 − θ0, if there is one,
+
+(a kernel compiled ``inline="always"`` with exactly these parameter names is inlined into the
+engine's loop without a one-line caller to type: :func:`~.._jit.dispatch_on_class`),
 
 and, for a rule that is not a linear threshold (LinUCB),
 
@@ -107,11 +111,11 @@ def has_rule(state_cls: type | None) -> bool:
 
 
 learner_policy = dispatch_on_class(
-    "learner_policy", ("state", "rng", "beta_out"), _POLICY,
-    "Compiled-only: the learner's policy this round (β into ``beta_out``, returns c).")
+    "learner_policy", ("state", "rng", "beta"), _POLICY,
+    "Compiled-only: the learner's policy this round (β into ``beta``, returns c).")
 learner_update = dispatch_on_class(
     "learner_update",
-    ("state", "rng", "beta", "threshold", "x_obs", "accepted", "reward", "observed"), _UPDATE,
+    ("state", "rng", "beta", "threshold", "x", "accepted", "reward", "observed"), _UPDATE,
     "Compiled-only: feed back one round; returns whether the point was used for learning.")
 learner_estimate = dispatch_on_class(
     "learner_estimate", ("state", "out"), _ESTIMATE,
