@@ -71,7 +71,9 @@ def test_dispatch_inlines_an_always_inlined_implementation_without_a_one_line_ca
     table[Twice] = njit(inline="always", cache=False)(lambda model, x: model.scale * x)
     table[Thrice] = njit(inline="always", cache=False)(lambda m, x: m.scale * x + 0.0)
     table[Called] = njit(cache=False)(lambda model, x: model.scale * x)
-    body = _jit._inlined_body(("model", "x"))
+    def body(impl):
+        return _jit._inlined_body(impl, ("model", "x"))
+
     assert body(table[Twice]) is table[Twice].py_func
     assert body(table[Thrice]) is None and body(table[Called]) is None  # the controls
     run = njit(cache=False)(lambda m, x: scaled(m, x))
@@ -93,6 +95,6 @@ def test_every_inlined_implementation_of_the_package_is_handed_to_numba_directly
                 continue
             if not impl.py_func.__module__.startswith("strategic_apple_tasting."):
                 continue
-            assert _jit._inlined_body(params)(impl) is impl.py_func, (name, cls, impl)
+            assert _jit._inlined_body(impl, params) is impl.py_func, (name, cls, impl)
             inlined += 1
     assert inlined >= 8  # the agents', contexts', rewards' and SA-OLS's at least

@@ -126,7 +126,7 @@ def dispatch_on_class(name: str, params: tuple[str, ...], table: dict[type, Call
     stub_code = (f"def {name}({args}):\n"
                  f"    raise NotImplementedError({name!r} ' is compiled-only')\n")
     scope: dict[str, Any] = {"table": table, "state_class": state_class, "default": default,
-                             "inlined_body": _inlined_body(params)}
+                             "inlined_body": _inlined_body, "params": params}
     exec(stub_code, scope)  # the stub's parameters must be these names
     stub = scope[name]
     stub.__doc__ = doc
@@ -135,7 +135,7 @@ def dispatch_on_class(name: str, params: tuple[str, ...], table: dict[type, Call
          f"    impl = table.get(state_class({params[0]}), default)\n"
          f"    if impl is None:\n"
          f"        return None\n"
-         f"    body = inlined_body(impl)\n"
+         f"    body = inlined_body(impl, params)\n"
          f"    if body is not None:\n"
          f"        return body\n"
          f"    return lambda {args}: impl({args})\n", scope)
@@ -144,21 +144,16 @@ def dispatch_on_class(name: str, params: tuple[str, ...], table: dict[type, Call
     return stub
 
 
-def _inlined_body(params: tuple[str, ...]) -> Callable[[Any], Callable | None]:
-    """For :func:`dispatch_on_class`: an implementation's Python function when numba may inline
-    it in place of the call (compiled ``inline="always"``, with the stub's parameter names),
-    else None (it is called through a one-line function). Inlined either way, the code is the
-    same, but typing the one-line function and inlining the implementation into it first was
-    a fifth of SA-OLS's part of ``sat compile`` (262 such functions)."""
-    def body(impl: Any) -> Callable | None:
-        options = getattr(impl, "targetoptions", None)
-        if not options or options.get("inline") != "always":
-            return None
-        function = impl.py_func
-        if tuple(inspect.signature(function).parameters) != params:
-            return None
-        return function
-    return body
+def _inlined_body(impl: Any, params: tuple[str, ...]) -> Callable | None:
+    """For :func:`dispatch_on_class`: ``impl``'s Python function when numba may inline it in
+    place of the call (compiled ``inline="always"``, with the stub's parameter names
+    ``params``), else None (it is called through a one-line function). Inlined either way, the
+    code is the same, but typing the one-line function and inlining the implementation into it
+    first was a fifth of SA-OLS's part of ``sat compile`` (262 such functions)."""
+    if getattr(impl, "targetoptions", {}).get("inline") != "always":
+        return None
+    function = impl.py_func
+    return function if tuple(inspect.signature(function).parameters) == params else None
 
 
 def state_class(state_type: types.Type) -> type | None:

@@ -33,8 +33,9 @@ def _settings_section(runs: pd.DataFrame, swept: list[str], constant: dict[str, 
     if constant:
         parts.append("<h3>The same in every run</h3>")
         parts.append(html_table(["setting", "value"],
-                            [[escape(k), escape(F.format_value(v))] for k, v in constant.items()],
-                            text_columns=2))
+                                [[escape(k), escape(F.format_value(v))]
+                                 for k, v in constant.items()],
+                                text_columns=2))
     if swept:
         parts.append(f"<h3>Every combination of the swept settings ({escape(', '.join(swept))})"
                      "</h3>")
@@ -45,7 +46,7 @@ def _settings_section(runs: pd.DataFrame, swept: list[str], constant: dict[str, 
                         + [escape(", ".join(lb for lb in order if lb in set(group["learner"]))),
                            str(group["seed"].nunique()), str(len(group))])
         parts.append(html_table([*map(escape, swept), "learners", "seeds", "runs"], rows,
-                            text_columns=len(swept) + 1))
+                                text_columns=len(swept) + 1))
     return "\n".join(parts)
 
 
@@ -80,10 +81,11 @@ def _summary_tables(table: pa.Table, fits: dict[str, F.ExponentFit], d: int | No
         caveat = caveats.get(s.learner, "")
         exponents.append([escape(s.learner), escape(how), escape(fit.shown()), escape(theorem),
                           f"<strong>{escape(caveat)}</strong>" if caveat else ""])
-    summary = html_table(["learner", "seeds", "T", "regret (mean [95% CI])", "Stackelberg regret",
-                      "realized", "accepted", "clean", "gamed as clean", "‖θ̂−θ‖"], rows)
+    summary = html_table(["learner", "seeds", "T", "regret (mean [95% CI])",
+                          "Stackelberg regret", "realized", "accepted", "clean",
+                          "gamed as clean", "‖θ̂−θ‖"], rows)
     growth = html_table(["learner", "fitted", "exponent [95% CI over seeds]",
-                     "theorem's exponent", "caveat"], exponents, text_columns=(0, 1, 3, 4))
+                         "theorem's exponent", "caveat"], exponents, text_columns=(0, 1, 3, 4))
     if any(row[-1] for row in exponents):  # a caveat is a sentence: let it wrap
         growth = growth.replace("<table>", '<table class="wrap">', 1)
     text = (f"<h3>Final round (means over seeds)</h3>\n{summary}\n"
@@ -308,7 +310,7 @@ def write_claims_page(claims: list[Claim], consistency: list[Consistency],
         "check can fail. A row whose control passes too reads \u201cnot discriminating at this "
         "T\u201d.</p>",
         html_table(["claim", "source", "measured", "control", "theory", "verdict"], body_rows,
-               text_columns=(0, 1, 2, 3, 4, 5)).replace("<table>", '<table class="wrap">', 1),
+                   text_columns=(0, 1, 2, 3, 4, 5)).replace("<table>", '<table class="wrap">', 1),
         "<h2>Consistency checks</h2>",
         '<p class="note">True by construction of the simulator or the learners: a failure is '
         "a bug, not a finding.</p>", f"<ul>{checks}</ul>",

@@ -84,8 +84,8 @@ def group_section(runs: pd.DataFrame, names: tuple[str, ...]) -> str:
             "whose true score reached the learner's threshold less the shift it adds for "
             "gaming: the rule before the shift would have accepted them (Milli et al. 2019's "
             "social burden, counted in applicants; 0 for a learner that does not shift).</p>")
-    return note + html_table(["learner", "δ", "group", "its budget", "seeds", *GROUP_COLUMNS], rows,
-                         text_columns=(0, 2))
+    return note + html_table(["learner", "δ", "group", "its budget", "seeds", *GROUP_COLUMNS],
+                             rows, text_columns=(0, 2))
 
 
 def _budgets(runs: pd.DataFrame, deltas: list[float]) -> list[Any]:

@@ -93,4 +93,4 @@ def group_html(groups: dict[str, dict[str, Any]]) -> str:
             "have accepted them. Who among them was honest, and who moved, cannot be seen "
             "here: applicants' true features are never shown to the service.</p>"
             + html_table(["group", "decisions", "accepted", "outcomes", "repaid",
-                      "rejected in the shift's band"], rows, text_columns=(0,)))
+                          "rejected in the shift's band"], rows, text_columns=(0,)))

@@ -109,7 +109,7 @@ def policy_page(service: Any) -> str:
             + (", where z(feature) = (value − average) ÷ spread, as listed for applicants "
                "below" if scaled else "") + ".</p>",
             html_table(["feature", "weight β"], [[escape(n), f"{b:.6g}"]
-                                            for n, b in zip(names, beta, strict=True)]),
+                                                 for n, b in zip(names, beta, strict=True)]),
         ]
     body.append(budget_html(service))  # issue 22: only when the learner estimates δ
     body.append(group_html(groups))  # issue 22: only when decisions carry a group
@@ -119,11 +119,11 @@ def policy_page(service: Any) -> str:
              "publications of a new rule.</figcaption></figure>",
              "<h2>When the rule changed</h2>",
              html_table(["version", "effective", "threshold", "β", ""],
-                    [[str(x.version), escape(_when(x.published_at)), f"{x.threshold:.6g}",
-                      escape(", ".join(f"{b:.4g}" for b in json.loads(x.beta))),
-                      "same rule as before" if k and (x.beta, x.threshold) == (
-                          rules[k - 1].beta, rules[k - 1].threshold) else ""]
-                     for k, x in reversed(list(enumerate(rules)))], text_columns=(1, 3, 4)),
+                        [[str(x.version), escape(_when(x.published_at)), f"{x.threshold:.6g}",
+                          escape(", ".join(f"{b:.4g}" for b in json.loads(x.beta))),
+                          "same rule as before" if k and (x.beta, x.threshold) == (
+                              rules[k - 1].beta, rules[k - 1].threshold) else ""]
+                         for k, x in reversed(list(enumerate(rules)))], text_columns=(1, 3, 4)),
              applicant_section(config, rules),
              shadow_section(config, shadow),
              "<p class=note>Machine-readable: <a href=policy>/policy</a>, "
@@ -164,7 +164,7 @@ def applicant_section(config: Any, rules: list[Any]) -> str:
         f"<p>{how} The last column says how much one unit more of a feature changes the "
         "score.</p>",
         html_table(["feature", "definition", "unit", "average", "spread", "effect on the score"],
-               rows, text_columns=(0, 1, 2, 5)),
+                   rows, text_columns=(0, 1, 2, 5)),
         moved,
         "<p><b>If you are rejected</b>, ask the lender for the reasons, giving your "
         "application's id: it can look up the decision and tell you the rule version, your "
@@ -210,9 +210,9 @@ def shadow_section(config: Any, figures: dict[str, Any] | None) -> str:
         "recorded and compared here, never sent. Its newest rule: "
         f"<code>{escape(text)}</code>.</p>",
         html_table(["", "decisions", "accepted", "share accepted"],
-               [["live rule", f"{n:,}", f"{figures['live_accepted']:,}",
-                 share("live_accepted")],
-                ["shadow rule", f"{n:,}", f"{figures['shadow_accepted']:,}",
-                 share("shadow_accepted")],
-                ["agreed", f"{n:,}", f"{figures['agreed']:,}", share("agreed")]],
-               text_columns=(0,))])
+                   [["live rule", f"{n:,}", f"{figures['live_accepted']:,}",
+                     share("live_accepted")],
+                    ["shadow rule", f"{n:,}", f"{figures['shadow_accepted']:,}",
+                     share("shadow_accepted")],
+                    ["agreed", f"{n:,}", f"{figures['agreed']:,}", share("agreed")]],
+                   text_columns=(0,))])
