@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 
@@ -9,9 +10,9 @@ from strategic_apple_tasting import Game, simulate
 from strategic_apple_tasting.checks import tables_identical
 from strategic_apple_tasting.engine import run_one
 from strategic_apple_tasting.engine.probe import probe_rule
-from strategic_apple_tasting.game.agents import LazyBestResponse
+from strategic_apple_tasting.game.agents import EllipsoidalCost, LazyBestResponse
 from strategic_apple_tasting.learners import SAOLS, ExploreThenCommit
-from strategic_apple_tasting.learners.budget import BINS_PER_UNIT, estimate_budget
+from strategic_apple_tasting.learners.budget import BINS_PER_UNIT, BudgetBelief, estimate_budget
 
 #: Seeds of the coverage test. At a nominal 95%, 30 seeds cover at most 26 times with chance
 #: ~2.5% if the true coverage were 90% (binomial), and at least 27 times with chance ~94% if it
@@ -96,3 +97,18 @@ def test_a_learner_estimating_its_budget_is_saved_and_loaded_with_what_it_learne
         assert np.array_equal(getattr(loaded._state.agents, name),
                               getattr(bound._state.agents, name))
     assert loaded._state.agents.counts[0] > 0
+
+
+def test_a_told_and_an_estimating_learner_are_one_compiled_type():
+    """A learner told δ and one estimating it hold one BudgetBelief type, so its kernels and the
+    engine's loop compile once for both (told with any built-in agent model). The control: a
+    belief whose model is not in its compiled form is another type, which the check sees."""
+    told = SAOLS(delta=0.1, r0=0.0, feedback="apple").reset(2, rng=0).state
+    ellipsoid = SAOLS(delta=0.1, r0=0.0, feedback="apple", agents=EllipsoidalCost(
+        delta=0.1, cost_inv=np.diag([1.0, 2.0]))).reset(2, rng=0).state
+    estimating = SAOLS(delta="estimate", r0=0.0, feedback="apple").reset(2, rng=0).state
+    assert type(told.agents) is BudgetBelief and not told.agents.estimating
+    assert estimating.agents.estimating
+    assert numba.typeof(told) == numba.typeof(estimating) == numba.typeof(ellipsoid)
+    raw = told._replace(agents=told.agents._replace(base=LazyBestResponse(delta=0.1)))
+    assert numba.typeof(raw) != numba.typeof(told)

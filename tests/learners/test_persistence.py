@@ -269,6 +269,51 @@ def test_a_file_from_before_one_compiled_agent_type_still_loads(tmp_path, belief
         load_learner(path)
 
 
+def _unwrap_belief(meta, files):
+    """A file as a learner told δ wrote it before its state held a BudgetBelief: the agent
+    model alone (the belief's ``base``, its arrays under their old names)."""
+    base = meta["state"]["fields"]["agents"]["fields"]["base"]
+    for name in [n for n in files if n.startswith("state.agents.")]:
+        key = name[len("state.agents."):-len(".npy")]
+        data = files.pop(name)
+        if key.startswith("base."):
+            files[f"state.agents.{key[len('base.'):]}.npy"] = data
+    for field in base["fields"].values():
+        if "array" in field:
+            field["array"] = field["array"].replace("state.agents.base.", "state.agents.")
+    meta["state"]["fields"]["agents"] = base
+
+
+def test_a_file_from_before_the_budget_belief_still_loads(tmp_path):
+    """Files written before a learner told δ held its agent model in a BudgetBelief hold the
+    model alone (an AgentsCore record): it loads as the told belief's base. A learner that
+    estimates δ cannot be such a file (its estimate would be lost): refused. An estimating
+    belief saved under its former name, EstimatedBudget, loads; any other name is refused."""
+    learner = _run(SAOLS(delta=0.1, r0=0.0, feedback="apple").reset(2, rng=0))
+    path = learner.save(tmp_path / "told.sat")
+    _rewrite(path, _unwrap_belief)
+    meta, _ = saved.unpack(path.read_bytes())
+    assert meta["state"]["fields"]["agents"]["tuple"] == "AgentsCore"
+    again = load_learner(path)
+    assert saved.same(again, learner)
+
+    estimating = _run(SAOLS(delta="estimate", r0=0.0, feedback="apple").reset(2, rng=0), n=60)
+    path = estimating.save(tmp_path / "estimating.sat")
+    _rewrite(path, _unwrap_belief)
+    with pytest.raises(ValueError, match=r"state\.agents must be a BudgetBelief, got 'AgentsCore'"):
+        load_learner(path)
+    for name, loads in (("EstimatedBudget", True), ("Belief", False)):
+        path = estimating.save(tmp_path / f"{name}.sat")
+        _rewrite(path, lambda meta, files, name=name:
+                 meta["state"]["fields"]["agents"].update(tuple=name))
+        if loads:
+            assert saved.same(load_learner(path), estimating)
+        else:
+            with pytest.raises(ValueError, match=r"state\.agents must be a BudgetBelief, got "
+                               r"'Belief'"):
+                load_learner(path)
+
+
 # -- issue 20: the loader trusts nothing ------------------------------------------------------
 SIDE_EFFECT = """
 import pathlib

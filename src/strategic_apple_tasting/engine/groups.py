@@ -28,7 +28,7 @@ import numpy as np
 from .._jit import njit
 from ..game.agents import compiled_agents, reach
 from ..game.policies import score
-from ..learners.budget import EstimatedBudget, estimating_belief
+from ..learners.budget import BudgetBelief, estimating_belief
 
 #: What a tally counts per group, in the order of its columns (and of the table's
 #: ``group_<name>`` list columns, one entry per group).
@@ -93,11 +93,12 @@ def new_tally(game: Any) -> GroupTally:
                       np.zeros((len(contexts.group_names), len(GROUP_COUNTS))))
 
 
-def shift_belief(learner: Any) -> Any | None:
-    """The agent model, as compiled code receives it, whose reach is ``learner``'s shift (a
-    reset learner): the live belief of a learner estimating its budget (the learner updates
-    its arrays as δ̂ moves), the belief of a strategy-aware learner with a budget, else None
-    (it does not shift). What the engine's loops and the decision service both read."""
+def shift_belief(learner: Any) -> BudgetBelief | None:
+    """The belief (a :class:`~..learners.budget.BudgetBelief`, as compiled code receives it)
+    whose reach is ``learner``'s shift (a reset learner): the live belief of a learner
+    estimating its budget (the learner updates its arrays as δ̂ moves), the belief of a
+    strategy-aware learner with a budget, else None (it does not shift). What the engine's
+    loops and the decision service both read."""
     live = estimating_belief(learner.state)
     if live is not None:
         return live
@@ -106,18 +107,19 @@ def shift_belief(learner: Any) -> Any | None:
     return None
 
 
-def shift_model(game: Any, bound: Any) -> Any:
-    """:func:`shift_belief` as the engine's loop receives it, of the game's compiled agent type:
-    the game's agents with the learner's δ (the belief itself if it is of that type or
-    estimates δ), or with budget 0 for a learner that does not shift (no shift, no band).
-    Every built-in model is one compiled type (:class:`~..game.agents.AgentsCore`), so the
-    loop is compiled once for all of them."""
+def shift_model(game: Any, bound: Any) -> BudgetBelief:
+    """:func:`shift_belief` as the engine's loop receives it, a
+    :class:`~..learners.budget.BudgetBelief` over the game's compiled agent type: the learner's
+    belief if its model is of that type or it estimates δ, else the game's agents with the
+    learner's δ, or with budget 0 for a learner that does not shift (no shift, no band). Every
+    built-in model is one compiled type (:class:`~..game.agents.AgentsCore`) and a told δ is
+    the same type as an estimated one, so the loop is compiled once for all of them."""
     belief = shift_belief(bound)
     if belief is None:
-        return compiled_agents(game.agents._replace(delta=0.0))
-    if isinstance(belief, EstimatedBudget) or type(belief) is type(compiled_agents(game.agents)):
+        return BudgetBelief.known(compiled_agents(game.agents._replace(delta=0.0)))
+    if belief.estimating or type(belief.base) is type(compiled_agents(game.agents)):
         return belief
-    return compiled_agents(game.agents._replace(delta=float(belief.delta)))
+    return BudgetBelief.known(compiled_agents(game.agents._replace(delta=float(belief.delta))))
 
 
 def group_names(game: Any) -> tuple[str, ...]:

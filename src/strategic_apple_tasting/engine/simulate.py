@@ -101,7 +101,7 @@ def run_one(game: Game, learner: Learner, seed: int, record_at: np.ndarray,
     bound = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"])
     tally = no_tally() if tally is None else tally
     # Read only with groups, but passed always: the loop then has one type per learner state
-    # (an AgentsCore, or the learner's own estimating belief), with groups or without.
+    # (a BudgetBelief, told or estimating), with groups or without.
     shift_agents = shift_model(game, bound)
     out_float = np.empty((len(record_at), len(FLOAT_COLUMNS)))
     out_int = np.empty((len(record_at), len(INT_COLUMNS)), dtype=np.int64)

@@ -14,8 +14,9 @@ not types. So the parts are:
   user's compiled learner among them): the engine's loop and the learner's kernels, reached by
   short runs of a learner of that class on both of the engine's paths and in both feedback
   modes, with outcomes delayed and with truthful agents (the Stackelberg search); a
-  strategy-aware learner also estimating its budget (``delta="estimate"``, whose state holds
-  the estimator: a type of its own), in those games and in a data game with groups;
+  strategy-aware learner also estimating its budget (``delta="estimate"``: the same compiled
+  types as when it is told δ, run so its estimator's paths are loaded), in those games and in
+  a data game with groups;
 * the game's Python side: what plain-Python learners meet (the agents' responses to linear
   rules and to rules given as Python functions, the batched draws), a data game's benchmarks
   (its rows, subset gaming and recorded rewards are the same compiled types as every game's,
@@ -126,9 +127,9 @@ def _data_game() -> Any:
 
 def estimating(cls: type) -> Learner | None:
     """``cls`` estimating its agents' budget (``delta="estimate"``, issue 22), if it can: a
-    strategy-aware learner with a ``delta``. Its state holds an
-    :class:`~..learners.budget.EstimatedBudget` instead of the agent model, a type of its own
-    for its kernels and the engine's loop."""
+    strategy-aware learner with a ``delta``. Its state's
+    :class:`~..learners.budget.BudgetBelief` estimates instead of being told δ: the same
+    compiled type."""
     if not (cls.tags().strategy_aware and "delta" in cls.param_names()):
         return None
     learner = cls(delta="estimate")

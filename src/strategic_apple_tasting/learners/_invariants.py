@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..game.policies import _same
-from .budget import EstimatedBudget
+from .budget import BudgetBelief
 
 #: The most rounds a saved counter may hold: no run comes near it, and a count kept below it
 #: cannot overflow an int64 as the learner runs on.
@@ -85,7 +85,8 @@ def fixed(value: Any, template: Any, field: str) -> None:
     """A field the learner's parameters fix (the kernels only read it): equal to the
     template's. A belief that estimates the budget (``delta="estimate"``) is fixed but for what
     it has learned: its histogram and estimate, checked for what the estimator relies on."""
-    if isinstance(template, EstimatedBudget) and isinstance(value, EstimatedBudget):
+    if (isinstance(template, BudgetBelief) and template.estimating
+            and isinstance(value, BudgetBelief)):
         _learned_budget(value, template, field)
         return
     if not _same(value, template):
@@ -93,7 +94,7 @@ def fixed(value: Any, template: Any, field: str) -> None:
                          f"({_short(template)}), got {_short(value)}")
 
 
-def _learned_budget(value: EstimatedBudget, template: EstimatedBudget, field: str) -> None:
+def _learned_budget(value: BudgetBelief, template: BudgetBelief, field: str) -> None:
     for name in ("delta", "truthful", "base", "level"):
         fixed(getattr(value, name), getattr(template, name), f"{field}.{name}")
     for name in ("current", "below", "above", "counts", "work", "aux"):

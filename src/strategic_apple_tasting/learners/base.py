@@ -58,11 +58,11 @@ import numpy as np
 
 from .._jit import dispatch_on_class, njit
 from .._jit_cache import note_kernels
-from ..game.agents import LazyBestResponse, compiled_agents, is_agent_model
+from ..game.agents import LazyBestResponse, is_agent_model
 from ..game.best_response import check_supported
 from ..game.game import FEEDBACK, check_number
 from ..game.policies import RULES, GeneralRule, LinearThreshold
-from .budget import EstimatedBudget, estimating_belief, observe, parse_estimate
+from .budget import BudgetBelief, estimating_belief, observe, parse_estimate
 from .decisions import (
     Decision,
     DecisionDesk,
@@ -351,13 +351,18 @@ class Learner:
         if "tremble" in model._fields:  # a length its clean band is shifted by, as by delta
             check_bound("agents.tremble", float(model.tremble), type(self).input_bound)
         if cap is not None:  # delta="estimate": the budget is learned from the applicants
-            return EstimatedBudget.new(model, cap)
+            return BudgetBelief.new(model, cap)
         return model
 
-    def compiled_belief(self) -> Any:
-        """:meth:`_belief` as compiled code receives it (a learner's state holds it): one type
-        for every built-in agent model, so the learner's kernels compile once for all."""
-        return compiled_agents(self._belief())
+    def compiled_belief(self) -> BudgetBelief:
+        """:meth:`_belief` as compiled code receives it (a learner's state holds it): a
+        :class:`~.budget.BudgetBelief`, told or estimating, over the model's compiled form. One
+        type for every built-in agent model and for both ways of knowing δ, so the learner's
+        kernels compile once for all."""
+        belief = self._belief()
+        if not isinstance(belief, BudgetBelief):
+            belief = BudgetBelief.known(belief)
+        return belief.compiled()
 
     def check_params(self) -> None:
         """Refuse, with a ``ValueError`` in one line, a hyperparameter out of its range (what

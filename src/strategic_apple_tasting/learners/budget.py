@@ -36,20 +36,21 @@ applicants seen in [−δ, 0) exceed κ.
 
 **A learner's δ** (``delta="estimate"``, or ``"estimate:0.8"`` to cap it at 0.8; default cap
 :data:`DELTA_MAX`). Every strategy-aware learner reads its agents' budget only through the
-agent model it believes in (its shift is ``reach(model, β)``); ``delta="estimate"`` makes that
-model an :class:`EstimatedBudget`: the learner's own agent model at budget 1 (``base``), times
-the δ in force. Each decided applicant is observed (its distance to the rule it was decided
-under, binned) before the learner's own update, by one compiled function that both of the
-engine's paths and the decision API call (:func:`observe`); the estimate is refreshed after
-each observation up to the 1024th, then after every doubling. The δ in force starts at the cap
-(no evidence yet: the cautious end, since a shift too small accepts gamed applicants while one
-too large only costs a band of honest ones). Once movers are seen it is the estimate rounded up
-to its bin's far edge: not the interval's upper end, because with few movers a truthful share
-leaves the likelihood flat up to the cap, and a learner held there rejects almost everyone for
-hundreds of rounds (measured: SA-OLS at d = 5, δ = 0.1 paid 27 in regret against 1.2 with the
-true δ, and 3.7 with the estimate; 6 seeds, T = 10⁵). Without a pile the estimate is 0 and
-the δ in force is the interval's upper end: where the applicants seen unmoved in [−δ, 0)
-become too many (more than κ = log(1/(1 − level))) for a budget δ that nobody used.
+agent model it believes in, held as a :class:`BudgetBelief` (its shift is the belief's reach on
+β); ``delta="estimate"`` makes that belief estimate: the learner's own agent model at budget 1
+(``base``), times the δ in force. Each decided applicant is observed (its distance to the rule
+it was decided under, binned) before the learner's own update, by one compiled function that
+both of the engine's paths and the decision API call (:func:`observe`); the estimate is
+refreshed after each observation up to the 1024th, then after every doubling. The δ in force
+starts at the cap (no evidence yet: the cautious end, since a shift too small accepts gamed
+applicants while one too large only costs a band of honest ones). Once movers are seen it is
+the estimate rounded up to its bin's far edge: not the interval's upper end, because with few
+movers a truthful share leaves the likelihood flat up to the cap, and a learner held there
+rejects almost everyone for hundreds of rounds (measured: SA-OLS at d = 5, δ = 0.1 paid 27 in
+regret against 1.2 with the true δ, and 3.7 with the estimate; 6 seeds, T = 10⁵). Without a
+pile the estimate is 0 and the δ in force is the interval's upper end: where the applicants
+seen unmoved in [−δ, 0) become too many (more than κ = log(1/(1 − level))) for a budget δ that
+nobody used.
 """
 
 from __future__ import annotations
@@ -130,14 +131,29 @@ def _check(name: str, value: float, low: float, high: float = math.inf) -> float
     return float(value)
 
 
-class EstimatedBudget(NamedTuple):
-    """A learner's belief about its agents with the budget estimated as it plays.
+class BudgetBelief(NamedTuple):
+    """A strategy-aware learner's belief about its agents' budget: told (:meth:`known`) or
+    estimated from the applicants as it plays (:meth:`new`, ``delta="estimate"``).
 
-    ``delta`` is the cap (where the learner starts), ``base`` the believed agent model at budget
-    1; ``current`` holds the δ in force, the estimate, its interval, τ̂ and the hole's count;
-    ``below`` and ``above`` the histogram of distances (bins of width 1/:data:`BINS_PER_UNIT`),
-    ``counts`` the observations, the pile, the next refresh and the refreshes made; ``work`` and
-    ``aux`` the estimator's scratch (nothing is allocated while playing).
+    One compiled type for both, so a learner's kernels and the engine's loop are compiled once
+    whether it is told δ or estimates it: a told belief is the agent model itself (``base``, at
+    its budget) with an empty histogram, and its reach is the model's; an estimating one holds
+    the believed model at budget 1 (``base``) and the estimator, and its reach is the δ in
+    force times the model's. ``delta`` is the told budget or the estimate's cap (where the
+    learner starts); ``current`` holds the δ in force, the estimate, its interval, τ̂ and the
+    hole's count; ``below`` and ``above`` the histogram of distances (bins of width
+    1/:data:`BINS_PER_UNIT`), ``counts`` the observations, the pile, the next refresh and the
+    refreshes made; ``work`` and ``aux`` the estimator's scratch (nothing is allocated while
+    playing). All of them are empty for a told belief.
+
+    Examples
+    --------
+    >>> told = BudgetBelief.known(LazyBestResponse(delta=0.2))
+    >>> told.estimating, told.delta, told.below.shape
+    (False, 0.2, (0,))
+    >>> learning = BudgetBelief.new(LazyBestResponse(), cap=0.8)
+    >>> learning.estimating, float(learning.current[0]), learning.base.delta
+    (True, 0.8, 1.0)
     """
 
     delta: float
@@ -151,12 +167,22 @@ class EstimatedBudget(NamedTuple):
     work: np.ndarray
     aux: np.ndarray
 
-    name = "estimated"
+    name = "belief"
+    #: Names this record had in saved learners (``delta="estimate"`` beliefs, issue 22).
+    former_names = ("EstimatedBudget",)
+
+    @classmethod
+    def known(cls, model: Any) -> BudgetBelief:
+        """The belief of a learner told its agents' budget: ``model`` (at its ``delta``)."""
+        return cls(delta=float(model.delta), truthful=float(model.truthful), base=model,
+                   level=LEVEL, current=np.zeros(0), below=np.zeros(0), above=np.zeros(0),
+                   counts=np.zeros(0, dtype=np.int64), work=np.zeros((0, 0)), aux=np.zeros(0))
 
     @classmethod
     def new(cls, base: Any, cap: float = DELTA_MAX, window: float = WINDOW,
-            level: float = LEVEL) -> EstimatedBudget:
-        """A fresh belief: ``base`` (an agent model; its budget is ignored) and the cap."""
+            level: float = LEVEL) -> BudgetBelief:
+        """A fresh estimating belief: ``base`` (an agent model; its budget is ignored) and the
+        cap."""
         k_max = math.ceil(cap / _H)
         k_win = math.ceil(window / _H)
         nb = k_max + k_win + 1
@@ -168,10 +194,16 @@ class EstimatedBudget(NamedTuple):
                    counts=np.array([0, 0, FIRST_REFRESH, 0], dtype=np.int64),
                    work=np.zeros((8, nb + 1)), aux=np.zeros(8))
 
+    @property
+    def estimating(self) -> bool:
+        """Whether the budget is estimated from the applicants (a told belief has no
+        histogram)."""
+        return len(self.below) > 0
+
     def check(self) -> None:
         self.base.check()
 
-    def compiled(self) -> EstimatedBudget:
+    def compiled(self) -> BudgetBelief:
         """This belief as compiled code receives it (a learner's state holds it): ``base`` as
         its compiled form (:class:`~..game.agents.AgentsCore` for a built-in model), the
         learned arrays shared."""
@@ -181,18 +213,27 @@ class EstimatedBudget(NamedTuple):
         return {}
 
 
-@njit
-def _reach_estimated(model, beta):
+@njit(inline="always")
+def _estimating(model):
+    return model.below.shape[0] > 0
+
+
+@njit(inline="always")
+def _reach_belief(model, beta):
+    # A told belief's reach is its model's, as when the state held the model itself: the
+    # same arithmetic, so results do not depend on the wrapper.
+    if not _estimating(model):
+        return reach(model.base, beta)
     return model.current[0] * reach(model.base, beta)
 
 
 @njit(inline="always")
-def _margin_estimated(model, beta):
+def _margin_belief(model, beta):
     return clean_margin(model.base, beta)
 
 
-REACH[EstimatedBudget] = _reach_estimated
-CLEAN_MARGIN[EstimatedBudget] = _margin_estimated
+REACH[BudgetBelief] = _reach_belief
+CLEAN_MARGIN[BudgetBelief] = _margin_belief
 
 
 @njit(inline="always")
@@ -341,32 +382,34 @@ def _observe_all(model, distances):
 
 def observe_point(state, beta, threshold, x_obs):
     """Compiled-only: :func:`observe` the applicant if ``state``'s agent belief estimates its
-    budget, else nothing (resolved at compile time from the state's class)."""
+    budget, else nothing (a run-time test of the belief: told and estimating beliefs are one
+    type; a state without a belief compiles to nothing)."""
     raise NotImplementedError("compiled-only")
 
 
-def estimating_belief(state: Any) -> EstimatedBudget | None:
-    """The :class:`EstimatedBudget` belief a learner's state holds (its live estimate of the
+def estimating_belief(state: Any) -> BudgetBelief | None:
+    """The estimating :class:`BudgetBelief` a learner's state holds (its live estimate of the
     agents' budget, ``delta="estimate"``), or None: what the learner's per-round API, the
     engine and the decision service read."""
     live = getattr(state, "agents", None)
-    return live if isinstance(live, EstimatedBudget) else None
+    return live if isinstance(live, BudgetBelief) and live.estimating else None
 
 
-def estimates_budget(state_type) -> bool:
-    """Whether a learner state (a numba type) holds an :class:`EstimatedBudget` belief."""
+def holds_belief(state_type) -> bool:
+    """Whether a learner state (a numba type) holds a :class:`BudgetBelief`."""
     cls = state_class(state_type)
     if cls is None or "agents" not in getattr(cls, "_fields", ()):
         return False
     agents = state_type.types[cls._fields.index("agents")]
-    return state_class(agents) is EstimatedBudget
+    return state_class(agents) is BudgetBelief
 
 
 @overload(observe_point, inline="always")
 def _observe_point_overload(state, beta, threshold, x_obs):
-    if estimates_budget(state):
+    if holds_belief(state):
         def watch(state, beta, threshold, x_obs):
-            observe(state.agents, beta, threshold, x_obs)
+            if _estimating(state.agents):
+                observe(state.agents, beta, threshold, x_obs)
         return watch
 
     def nothing(state, beta, threshold, x_obs):
@@ -395,7 +438,7 @@ def parse_estimate(value: Any) -> float | None:
 def estimate_budget(distances: np.ndarray, *, delta_max: float = DELTA_MAX,
                     window: float = WINDOW, level: float = LEVEL) -> BudgetEstimate:
     """Estimate δ from applicants' distances to the boundary (:func:`boundary_distances`),
-    with the compiled estimator a learner runs (:class:`EstimatedBudget`).
+    with the compiled estimator a learner runs (:class:`BudgetBelief`).
 
     Parameters
     ----------
@@ -426,7 +469,7 @@ def estimate_budget(distances: np.ndarray, *, delta_max: float = DELTA_MAX,
     window = _check("window", window, 0.0, 1e6 + 1)
     level = _check("level", level, 0.0, 1.0)
     v = np.ascontiguousarray(np.asarray(distances, dtype=float).ravel())
-    model = EstimatedBudget.new(LazyBestResponse(), delta_max, window, level).compiled()
+    model = BudgetBelief.new(LazyBestResponse(), delta_max, window, level).compiled()
     _observe_all(model, v)
     _refresh(model)
     cur = model.current

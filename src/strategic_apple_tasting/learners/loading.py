@@ -266,11 +266,14 @@ class States:
             cls = type(template)
             names = template._fields
             node = _object(node, field, ("tuple", "fields"))
-            if node["tuple"] != cls.__name__:
-                older = self._agent_model(node, template, field, exact)
+            name = node["tuple"]
+            if name != cls.__name__ and name not in getattr(cls, "former_names", ()):
+                older = None if not isinstance(name, str) else (
+                    self._agent_model(node, template, field, exact)
+                    or self._told_belief(node, template, field, exact))
                 if older is not None:
                     return older
-                raise Refused(f"{field} must be a {cls.__name__}, got {_show(node['tuple'])}")
+                raise Refused(f"{field} must be a {cls.__name__}, got {_show(name)}")
             fields = _object(node["fields"], f"{field}.fields", names)
             return cls(**{k: self.decode(fields[k], getattr(template, k), f"{field}.{k}", exact)
                           for k in names})
@@ -329,6 +332,17 @@ class States:
                 raise Refused(f"{field} must be the agent model the learner's parameters make "
                               f"({model.__name__} differs in {key})")
         return template
+
+    def _told_belief(self, node: dict[str, Any], template: Any, field: str,
+                     exact: bool) -> Any:
+        """Files written before a learner told δ held its agent model in a
+        :class:`~.budget.BudgetBelief` hold the model alone: decoded as the belief's ``base``.
+        None when the template is no told belief."""
+        from .budget import BudgetBelief
+
+        if type(template) is not BudgetBelief or template.estimating:
+            return None
+        return template._replace(base=self.decode(node, template.base, field, exact))
 
     def _array(self, node: Any, template: np.ndarray, field: str) -> np.ndarray:
         node = _object(node, field, ("array",))

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..learners.budget import EstimatedBudget, estimating_belief
+from ..learners.budget import BudgetBelief, estimating_belief
 
 
-def _belief(service: Any) -> EstimatedBudget | None:
+def _belief(service: Any) -> BudgetBelief | None:
     loop = getattr(service, "learner", None)
     learner = getattr(getattr(loop, "current", None), "learner", None)
     return None if learner is None else estimating_belief(learner.state)
