@@ -1,11 +1,16 @@
-"""The figures' log axes: labelled as matplotlib labels them, in plain text (no mathtext)."""
+"""The figures' log axes: labelled as matplotlib labels them, in plain text (no mathtext); a
+figure saved as savefig's own tight crop saves it."""
 
 from __future__ import annotations
+
+import io
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.layout_engine import PlaceHolderLayoutEngine
 from matplotlib.ticker import LogFormatterSciNotation
 
 from strategic_apple_tasting.reports import figures as F
@@ -46,3 +51,35 @@ def test_plain_power_leaves_other_labels_alone():
     assert F.plain_power(formatter(1e-2)) == "10⁻²"
     for label in ("", "0.5", "$x^2$", r"$\mathdefault{10^{x}}$"):
         assert F.plain_power(label) == label
+
+
+def _legend_outside() -> plt.Figure:
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([1, 10, 100], [3, 1, 2], label="a learner with a long name")
+    F.log_scale(ax, x=True)
+    fig.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2)  # below the figure
+    fig.tight_layout()
+    return fig
+
+
+def _pixels(data: bytes) -> np.ndarray:
+    return plt.imread(io.BytesIO(data))
+
+
+def test_save_figure_crops_as_savefig_tight_does(tmp_path):
+    """:func:`save_figure` finds the tight box once for both files instead of letting savefig
+    draw the figure again for each: its PNG is savefig's ``bbox_inches="tight"`` PNG pixel for
+    pixel, a legend outside the axes included (the control: the uncropped PNG differs). It
+    relies on what a one-off ``tight_layout()`` leaves (matplotlib's placeholder engine): if a
+    release leaves something else, this test fails and the figures are only slower."""
+    fig = _legend_outside()
+    assert isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine)
+    want, uncropped = io.BytesIO(), io.BytesIO()
+    fig.savefig(want, format="png", dpi=110, bbox_inches="tight")
+    fig.savefig(uncropped, format="png", dpi=110)
+    ours = _pixels(F.save_figure(_legend_outside(), tmp_path, "legend", dpi=110))
+    assert (tmp_path / "legend.pdf").stat().st_size > 0
+    assert ours.shape == _pixels(want.getvalue()).shape
+    assert np.array_equal(ours, _pixels(want.getvalue()))
+    assert _pixels(uncropped.getvalue()).shape != ours.shape
+    plt.close(fig)
