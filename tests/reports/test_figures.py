@@ -58,6 +58,7 @@ def _legend_outside() -> plt.Figure:
     ax.plot([1, 10, 100], [3, 1, 2], label="a learner with a long name")
     F.log_scale(ax, x=True)
     fig.legend(loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2)  # below the figure
+    ax.legend(loc="best")  # placed when the box is measured, not only when drawn
     fig.tight_layout()
     return fig
 
@@ -69,9 +70,10 @@ def _pixels(data: bytes) -> np.ndarray:
 def test_save_figure_crops_as_savefig_tight_does(tmp_path):
     """:func:`save_figure` finds the tight box once for both files instead of letting savefig
     draw the figure again for each: its PNG is savefig's ``bbox_inches="tight"`` PNG pixel for
-    pixel, a legend outside the axes included (the control: the uncropped PNG differs). It
-    relies on what a one-off ``tight_layout()`` leaves (matplotlib's placeholder engine): if a
-    release leaves something else, this test fails and the figures are only slower."""
+    pixel, a legend outside the axes and one placed "best" included (the control: the
+    uncropped PNG differs). It relies on what a one-off ``tight_layout()`` leaves
+    (matplotlib's placeholder engine): if a release leaves something else, this test fails and
+    the figures are only slower."""
     fig = _legend_outside()
     assert isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine)
     want, uncropped = io.BytesIO(), io.BytesIO()

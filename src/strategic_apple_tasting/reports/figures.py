@@ -858,7 +858,8 @@ def save_figure(fig: Figure, out_dir: str | os.PathLike, stem: str, *, dpi: int 
     """Write ``fig`` as ``stem.png`` and ``stem.pdf`` in ``out_dir``, close it, and return the
     PNG's bytes (for embedding). Both are cropped to the figure's tight bounding box (legends
     outside the axes included), found once: ``bbox_inches="tight"`` would draw the figure
-    again for each file just to find it (a fifth of a report's drawing)."""
+    again for each file just to find it (a fifth of a report's drawing). Measuring the box
+    places what a draw would place (a legend at ``loc="best"``), so no draw comes first."""
     from matplotlib import rcParams
     from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
@@ -870,7 +871,6 @@ def save_figure(fig: Figure, out_dir: str | os.PathLike, stem: str, *, dpi: int 
         # draw the figure once more before each file as if there were one.
         fig.set_layout_engine(None)
     fig.set_dpi(dpi)  # the box found at the PNG's resolution, as savefig would find it
-    fig.draw_without_rendering()  # places what is placed at draw time (a "best" legend)
     box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(rcParams["savefig.pad_inches"])
     fig.savefig(png, dpi=dpi, bbox_inches=box)
     fig.savefig(out / f"{stem}.pdf", bbox_inches=box)
