@@ -1,5 +1,7 @@
-"""Real servers for the service's tests: ``sat serve`` started as a process on a loopback port,
-on a SQLite file (or a throwaway PostgreSQL cluster), with an API key made through the API."""
+"""Real servers for the service's tests: ``sat serve`` as a process on a loopback port, on a
+SQLite file (or a throwaway PostgreSQL cluster), with an API key made through the API. A server
+is forked from a process that has imported the command (:mod:`.forked`: a fifth of the time to
+its first answer), or with ``forked=False`` is the command itself, a new process."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ pytest.importorskip("fastapi", reason="the 'serve' extra is not installed")
 from strategic_apple_tasting.service import keys, store, throwaway  # noqa: E402
 
 from ..helpers import with_default_sigint  # noqa: E402
+from .forked import ForkedServer  # noqa: E402
 
 SA_OLS = ["--learner", "sa-ols", "--param", "delta=0.3", "--param", "r0=0",
           "--param", "feedback=\"apple\""]
@@ -39,19 +42,24 @@ class Server:
     log: Path
     port: int = field(default_factory=free_port)
     key: str = ""
-    process: subprocess.Popen | None = None
+    process: subprocess.Popen | ForkedServer | None = None
+    #: Forked from the tests' fork server (:mod:`.forked`); False: the command as a new process.
+    forked: bool = True
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 60.0) -> Server:
-        with open(self.log, "ab") as out:
-            self.process = subprocess.Popen(
-                with_default_sigint([sys.executable, "-m", "strategic_apple_tasting", "serve",
-                                     *self.args, "--database", self.database,
-                                     "--port", str(self.port)]),
-                stdout=out, stderr=subprocess.STDOUT)
+        argv = [*self.args, "--database", self.database, "--port", str(self.port)]
+        if self.forked:
+            self.process = ForkedServer(argv, self.log)
+        else:
+            with open(self.log, "ab") as out:
+                self.process = subprocess.Popen(
+                    with_default_sigint([sys.executable, "-m", "strategic_apple_tasting",
+                                         "serve", *argv]),
+                    stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

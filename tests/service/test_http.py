@@ -35,10 +35,10 @@ COUNTED = ("decisions", "accepted", "outcomes")
 
 
 # -- servers ---------------------------------------------------------------------------------
-def _start(tmp_path_factory, name: str, *flags: str) -> Server:
+def _start(tmp_path_factory, name: str, *flags: str, forked: bool = True) -> Server:
     folder = tmp_path_factory.mktemp(name)
     server = Server(f"sqlite:///{folder}/service.db", [*flags, "--dimension", str(D)],
-                    folder / "server.log")
+                    folder / "server.log", forked=forked)
     return server.start()
 
 
@@ -50,9 +50,10 @@ def _finish(server: Server) -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    """SA-OLS (d = 3), published by hand, with small limits (batches of 8, bodies of 16 KiB)."""
+    """SA-OLS (d = 3), published by hand, with small limits (batches of 8, bodies of 16 KiB):
+    the command itself, a new process (the other tests' servers are forked, :mod:`.forked`)."""
     s = _start(tmp_path_factory, "http", *SA_OLS, "--publish", "manual",
-               "--max-batch", str(MAX_BATCH), "--max-body", str(MAX_BODY))
+               "--max-batch", str(MAX_BATCH), "--max-body", str(MAX_BODY), forked=False)
     yield s
     _finish(s)
 
