@@ -1,19 +1,20 @@
 """``sat serve`` forked from one process that has already imported it, as the tests' servers.
 
-A server started as ``python -m strategic_apple_tasting serve`` spends about 2 s of CPU before
-it listens: the interpreter, the imports (numba, FastAPI, SQLAlchemy, the package) and numba's
-first load from the cache. The service's tests start about 80 servers. Here a fork server
-(the standard library's ``multiprocessing`` "forkserver", single-threaded) pays that once per
-test worker, and each server is a fork of it that runs the same ``main(["serve", ...])`` the
-command runs, with its own environment, its output in its own log and SIGINT at Python's
-default (Ctrl-C stops it as it stops the command). What the command adds before ``main`` (the
-interpreter starting, the imports) is run by the tests that start the real command: the
-README's service blocks and the command-line tests.
+A server started as ``python -m strategic_apple_tasting serve`` first answers after about 1.8 s,
+most of it the interpreter, the imports (numba, FastAPI, SQLAlchemy, the package) and numba's
+first load from the cache; the service's tests start about 80 servers. Here a fork server (the
+standard library's ``multiprocessing`` "forkserver", single-threaded) does those once per test
+worker, and each server is a fork of it, answering after about 0.5 s, that runs the same
+``main(["serve", ...])`` the command runs, with its own environment, its output in its own log
+and SIGINT at Python's default (Ctrl-C stops it as it stops the command). What the command does
+before ``main`` is run by the tests that start the command itself: the HTTP tests' shared
+server, :mod:`.test_forked`, the README's service blocks and the command-line tests.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import signal
 import subprocess
@@ -23,14 +24,41 @@ from pathlib import Path
 _CONTEXT: multiprocessing.context.ForkServerContext | None = None
 
 
+#: What the fork server imports once: this module (the servers' entry point) and what the
+#: command imports and loads before it listens.
+PRELOAD = [__name__, f"{__package__}.forked_warm"]
+
+
 def _context() -> multiprocessing.context.ForkServerContext:
     global _CONTEXT
     if _CONTEXT is None:
-        _CONTEXT = multiprocessing.get_context("forkserver")
-        # The fork server imports these once: this module (the servers' entry point) and
-        # what the command imports before it listens.
-        _CONTEXT.set_forkserver_preload([__name__, "tests.service.forked_warm"])
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(PRELOAD)
+        # The fork server is a new interpreter that skips a preload it cannot import, without a
+        # word: it finds the tests' package on PYTHONPATH, from whatever directory.
+        root = str(Path(__file__).resolve().parents[2])
+        before = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [root, before]))
+        try:
+            multiprocessing.forkserver.ensure_running()
+        finally:
+            if before is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = before
+        _CONTEXT = context
     return _CONTEXT
+
+
+def _imported() -> list[str]:
+    """Which of :data:`PRELOAD` a forked process finds imported (for the tests)."""
+    return [name for name in PRELOAD if name in sys.modules]
+
+
+def preloaded() -> list[str]:
+    """Which of :data:`PRELOAD` the fork server has imported, as a forked process sees it."""
+    with _context().Pool(1) as pool:
+        return pool.apply(_imported)
 
 
 def _serve(argv: list[str], log: str, environ: dict[str, str], cwd: str) -> None:

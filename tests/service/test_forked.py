@@ -9,6 +9,13 @@ import signal
 import pytest
 
 from .conftest import SA_OLS, Server, httpx
+from .forked import PRELOAD, preloaded
+
+
+def test_the_fork_server_has_imported_the_command():
+    """The fork server skips a preload it cannot import without a word (the servers would
+    still start, each paying the imports): here it must have imported both."""
+    assert preloaded() == PRELOAD
 
 
 @pytest.mark.parametrize("forked", [False, True], ids=["command", "forked"])
