@@ -53,6 +53,37 @@ def test_rerun_skips_finished_cells_and_a_changed_spec_is_refused(tmp_path, caps
     assert len(list((tmp_path / "cells").glob("*.parquet"))) == 16
 
 
+# faulthandler (passed on to spawned workers too): a process that does not exit gets SIGABRT
+# and prints every thread's stack, so a hang names where it waits.
+_PYTHON = [sys.executable, "-X", "faulthandler"]
+
+
+def _stderr_at_exit(proc: subprocess.Popen, limit: float = 120) -> str:
+    """The sweep's stderr once it has exited; if it has not within ``limit`` seconds, fail
+    with what is still running and the Python stacks of each."""
+    try:
+        return proc.communicate(timeout=limit)[1]
+    except subprocess.TimeoutExpired:
+        pass
+    stuck = {p: _stat(p) for p in _descendants(proc.pid) | {proc.pid}}
+    names = {}
+    for pid in stuck:
+        with contextlib.suppress(OSError):
+            names[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:200]
+    for pid in stuck:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGABRT)
+            time.sleep(0.2)  # one at a time: their stacks do not interleave
+    try:
+        err = proc.communicate(timeout=30)[1]
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        err = proc.communicate()[1]
+    pytest.fail(f"the sweep did not exit within {limit} s; still running (pid: state, parent, "
+                f"session, command): {[(p, stuck[p], names.get(p)) for p in stuck]}; "
+                f"its stderr, with their stacks:\n{err}")
+
+
 def _start_sweep(tmp_path: Path, seeds: int = 6, workers: int = 1
                  ) -> tuple[subprocess.Popen, Path, Path]:
     """`sat sweep` in a subprocess (own session), once its first cell has finished."""
@@ -61,7 +92,7 @@ def _start_sweep(tmp_path: Path, seeds: int = 6, workers: int = 1
     spec_file.write_text(f'horizon = 1500000\nseeds = {seeds}\nseeds_per_cell = 1\n'
                          '[game]\ndimension = 3\n[[learners]]\nname = "sa-ols"\n')
     out = tmp_path / "out"
-    cmd = [sys.executable, "-c", "from strategic_apple_tasting.cli.main import main; "
+    cmd = [*_PYTHON, "-c", "from strategic_apple_tasting.cli.main import main; "
            "raise SystemExit(main())", "sweep", str(spec_file), "--out", str(out),
            "--workers", str(workers)]
     proc = subprocess.Popen(with_default_sigint(cmd), stdout=subprocess.DEVNULL,
@@ -164,7 +195,7 @@ def test_a_sweep_whose_worker_is_killed_says_so_and_resumes(tmp_path):
     assert busy, [w.cmdline() for w in workers]
     for w in busy:
         w.kill()  # a worker process dies mid-cell (out of memory, a node lost...)
-    _, err = proc.communicate(timeout=120)
+    err = _stderr_at_exit(proc)
     assert proc.returncode == 1
     assert err.strip().splitlines()[-1].startswith("sat: error: a worker died")
     assert "Traceback" not in err
@@ -178,7 +209,7 @@ def _interrupt(proc: subprocess.Popen, out: Path) -> None:
     # Pending until the group continues: the sweep handles it before running another step.
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
     os.killpg(proc.pid, signal.SIGCONT)
-    _, err = proc.communicate(timeout=120)
+    err = _stderr_at_exit(proc)
     assert proc.returncode == 130, err
     assert err == (f"sat: interrupted; finished cells are kept in {out}: rerun the same "
                    "command to resume\n")
@@ -198,7 +229,7 @@ def test_ctrl_c_while_workers_start_is_one_line(tmp_path):
                          '[game]\ndimension = 3\n[[learners]]\nname = "sa-ols"\n')
     out = tmp_path / "out"
     proc = subprocess.Popen(with_default_sigint([
-                                sys.executable, "-c", "from strategic_apple_tasting.cli.main "
+                                *_PYTHON, "-c", "from strategic_apple_tasting.cli.main "
                                 "import main; raise SystemExit(main())", "sweep", str(spec_file),
                                 "--out", str(out), "--workers", "2"]),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -360,18 +391,65 @@ def test_terminate_workers_reaches_the_pools_processes():
 
 def test_a_ctrl_c_while_workers_spawn_waits_for_the_spawning_to_end():
     """The kernel may deliver Ctrl-C to any thread that does not block it (a pool's manager
-    thread): it must still not interrupt the spawning in the main thread, only follow it."""
+    thread): it must still not interrupt the spawning in the main thread, only be recorded."""
     import threading
 
-    from strategic_apple_tasting.experiments.sweep import _sigint_deferred
+    from strategic_apple_tasting.experiments.sweep import _sigint_blocked, _sigint_recorded
 
     other = threading.Thread(target=time.sleep, args=(5,), daemon=True)
     other.start()
     reached_the_end = False
-    with pytest.raises(KeyboardInterrupt):
-        with _sigint_deferred():
-            signal.pthread_kill(other.ident, signal.SIGINT)  # not blocked in that thread
-            for _ in range(100):  # bytecodes enough for a pending handler to run
-                time.sleep(0.001)
-            reached_the_end = True
-    assert reached_the_end
+    with _sigint_recorded() as caught, _sigint_blocked():
+        signal.pthread_kill(other.ident, signal.SIGINT)  # not blocked in that thread
+        for _ in range(100):  # bytecodes enough for a pending handler to run
+            time.sleep(0.001)
+        reached_the_end = True
+    assert reached_the_end and caught == [signal.SIGINT]
+
+
+def test_a_ctrl_c_another_thread_takes_is_raised_by_the_sweep_itself(tmp_path, monkeypatch):
+    """Ctrl-C while the sweep waits for cells is raised by the sweep's own loop, soon, even when
+    another thread took the signal: never from inside ``concurrent.futures``, where it could
+    leave a future's lock held and the pool's shutdown waiting forever."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from strategic_apple_tasting.experiments import sweep
+
+    release = threading.Event()
+    started = threading.Event()
+
+    def stuck_cell(cell, path):  # a cell that runs until the test lets it go
+        started.set()
+        release.wait(10)
+        return 0
+
+    monkeypatch.setattr(sweep, "run_cell", stuck_cell)
+    pool = ThreadPoolExecutor(1)
+
+    def ctrl_c_to_the_pool_thread():
+        started.wait(10)
+        time.sleep(0.2)  # the main thread is waiting for the cell by now
+        # This thread takes it (the pool's was started with SIGINT blocked, as workers are).
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+        # Without the sweep's own poll, nothing would wake the main thread until the cell
+        # ends: let it end after 5 s, so that such a sweep fails the timing below, not hangs.
+        time.sleep(5)
+        release.set()
+
+    sender = threading.Thread(target=ctrl_c_to_the_pool_thread, daemon=True)
+    sender.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt) as raised:
+            run_sweep(check_spec(SMALL), tmp_path, executor=pool)
+        took = time.monotonic() - start
+    finally:
+        release.set()
+        pool.shutdown(wait=True)
+        sender.join()
+    innermost = raised.traceback[-1]
+    assert (Path(innermost.path).name, innermost.name) == ("sweep.py", "_run")
+    # The signal arrives ~0.2 s after the cell starts and is seen within SIGINT_POLL (0.1 s);
+    # 2.5 s is margin for a loaded machine, half of the 5 s an unpolled wait would take.
+    assert took < 2.5, took

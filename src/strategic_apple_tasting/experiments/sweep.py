@@ -62,6 +62,8 @@ CELL_KEY = "sat.cell"
 CELL_ROWS = "sat.rows"
 #: How often a worker checks that the sweep that started it is still alive (seconds).
 WATCH_INTERVAL = 0.2
+#: How long the sweep waits for a cell before it looks for a recorded Ctrl-C (seconds).
+SIGINT_POLL = 0.1
 
 
 class SweepWarning(UserWarning):
@@ -355,20 +357,37 @@ def terminate_workers(pool: Executor) -> None:
 
 
 @contextlib.contextmanager
-def _sigint_deferred() -> Iterator[None]:
-    """Hold SIGINT back while workers are spawned; a Ctrl-C meanwhile is raised at the end.
+def _sigint_recorded() -> Iterator[list[int]]:
+    """Record Ctrl-C instead of raising it; the caller raises it where that is safe.
 
-    Two holds, both needed. The signal is blocked in this thread, so the spawned workers
-    inherit it blocked (Ctrl-C reaches the whole process group, and a worker interrupted while
-    importing prints a traceback). And Python's handler is swapped for one that only records
-    the Ctrl-C: the kernel may deliver the signal to another thread (the pool's manager), whose
-    C handler would still have the main thread raise KeyboardInterrupt in the middle of a
-    spawn, leaving a worker to read half its start-up data and print a traceback.
+    Python raises KeyboardInterrupt at whatever bytecode the main thread runs next, and while
+    it waits on futures that can be inside ``concurrent.futures``' own locks: a future's
+    condition taken and never released, so the pool's manager thread blocks setting the next
+    result and the pool's shutdown waits for it forever (a sweep that ignored Ctrl-C, seen
+    once in CI). The handler only appends to the yielded list. Off the main thread there is
+    no handler to swap (Python runs them on the main thread only) and nothing is recorded.
     """
     caught: list[int] = []
     swap = threading.current_thread() is threading.main_thread()
     if swap:
         old_handler = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield caught
+    finally:
+        if swap:
+            signal.signal(signal.SIGINT, old_handler)
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """Block SIGINT in this thread while workers are spawned, so they inherit it blocked.
+
+    Ctrl-C reaches the whole process group, and a worker interrupted while importing prints a
+    traceback. Used inside :func:`_sigint_recorded`: the kernel may deliver the signal to
+    another thread (the pool's manager), whose C handler would otherwise still have the main
+    thread raise KeyboardInterrupt in the middle of a spawn, leaving a worker to read half its
+    start-up data.
+    """
     blocked = hasattr(signal, "pthread_sigmask")
     if blocked:
         old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
@@ -377,10 +396,6 @@ def _sigint_deferred() -> Iterator[None]:
     finally:
         if blocked:
             signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)  # a held Ctrl-C arrives here
-        if swap:
-            signal.signal(signal.SIGINT, old_handler)
-    if caught:
-        raise KeyboardInterrupt
 
 
 def run_sweep(spec: Spec, out: str | Path, *, executor: Executor | None = None,
@@ -455,24 +470,30 @@ def _run(spec: Spec, out: Path, executor: Executor | None, workers: int,
     futures: dict[Future, Path] = {}
     interrupted = False
     try:
-        with _sigint_deferred():
-            for c in todo:
-                path = out / CELLS / f"{c.key}.parquet"
-                futures[pool.submit(run_cell, c, str(path))] = path
-        running = set(futures)
-        while running:
-            finished, running = wait(running, return_when=FIRST_COMPLETED)
-            for f in finished:
-                try:
-                    state.rounds_done += f.result()
-                except OSError as exc:  # a full disk, a lost mount...
-                    raise ValueError(f"cannot write cell {str(futures[f])!r}: "
-                                     f"{exc.strerror or exc}; finished cells are kept in "
-                                     f"{out}") from None
-                state.done += 1
-            state.elapsed = time.perf_counter() - start
-            if progress is not None:
-                progress(state)
+        with _sigint_recorded() as caught:
+            with _sigint_blocked():
+                for c in todo:
+                    path = out / CELLS / f"{c.key}.parquet"
+                    futures[pool.submit(run_cell, c, str(path))] = path
+            running = set(futures)
+            while running:
+                # A timeout: a Ctrl-C that another thread took wakes no one here.
+                finished, running = wait(running, timeout=SIGINT_POLL,
+                                         return_when=FIRST_COMPLETED)
+                for f in finished:
+                    try:
+                        state.rounds_done += f.result()
+                    except OSError as exc:  # a full disk, a lost mount...
+                        raise ValueError(f"cannot write cell {str(futures[f])!r}: "
+                                         f"{exc.strerror or exc}; finished cells are kept in "
+                                         f"{out}") from None
+                    state.done += 1
+                if finished:
+                    state.elapsed = time.perf_counter() - start
+                    if progress is not None:
+                        progress(state)
+                if caught:  # even after the last cell: the user asked to stop, and is told so
+                    raise KeyboardInterrupt
     except BaseException as exc:
         interrupted = not isinstance(exc, Exception)
         raise
