@@ -65,11 +65,7 @@ def _stderr_at_exit(proc: subprocess.Popen, limit: float = 120) -> str:
         return proc.communicate(timeout=limit)[1]
     except subprocess.TimeoutExpired:
         pass
-    stuck = {p: _stat(p) for p in _descendants(proc.pid) | {proc.pid}}
-    names = {}
-    for pid in stuck:
-        with contextlib.suppress(OSError):
-            names[pid] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:200]
+    stuck = {p: (_stat(p), _cmdline(p)[:200]) for p in _descendants(proc.pid) | {proc.pid}}
     for pid in stuck:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGABRT)
@@ -80,13 +76,13 @@ def _stderr_at_exit(proc: subprocess.Popen, limit: float = 120) -> str:
         os.killpg(proc.pid, signal.SIGKILL)
         err = proc.communicate()[1]
     pytest.fail(f"the sweep did not exit within {limit} s; still running (pid: state, parent, "
-                f"session, command): {[(p, stuck[p], names.get(p)) for p in stuck]}; "
+                f"session, command): {stuck}; "
                 f"its stderr, with their stacks:\n{err}")
 
 
-def _start_sweep(tmp_path: Path, seeds: int = 6, workers: int = 1
-                 ) -> tuple[subprocess.Popen, Path, Path]:
-    """`sat sweep` in a subprocess (own session), once its first cell has finished."""
+def _launch_sweep(tmp_path: Path, seeds: int = 6, workers: int = 1
+                  ) -> tuple[subprocess.Popen, Path, Path]:
+    """`sat sweep` started in a subprocess (own session, SIGINT at its default)."""
     spec_file = tmp_path / "spec.toml"
     # Cells of ~0.3 s each after the worker starts: slow enough to kill mid-sweep.
     spec_file.write_text(f'horizon = 1500000\nseeds = {seeds}\nseeds_per_cell = 1\n'
@@ -97,6 +93,13 @@ def _start_sweep(tmp_path: Path, seeds: int = 6, workers: int = 1
            "--workers", str(workers)]
     proc = subprocess.Popen(with_default_sigint(cmd), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return proc, spec_file, out
+
+
+def _start_sweep(tmp_path: Path, seeds: int = 6, workers: int = 1
+                 ) -> tuple[subprocess.Popen, Path, Path]:
+    """`sat sweep` in a subprocess, once its first cell has finished."""
+    proc, spec_file, out = _launch_sweep(tmp_path, seeds, workers)
     cells = out / "cells"
     _until(lambda: cells.is_dir() and any(cells.glob("*.parquet")), proc)
     return proc, spec_file, out
@@ -164,14 +167,17 @@ def _catches_sigint(pid: int) -> bool:
     return False
 
 
+def _cmdline(pid: int) -> bytes:
+    """A process's command line, its arguments joined by spaces (empty once it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    except OSError:
+        return b""
+
+
 def _workers(proc: subprocess.Popen) -> set[int]:
     """The sweep's pool workers (not the multiprocessing resource tracker)."""
-    found = set()
-    for pid in _descendants(proc.pid):
-        with contextlib.suppress(OSError):
-            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.add(pid)
-    return found
+    return {pid for pid in _descendants(proc.pid) if b"spawn_main" in _cmdline(pid)}
 
 
 def _resume_and_compare(tmp_path: Path, spec_file: Path, out: Path) -> None:
@@ -224,16 +230,7 @@ def test_ctrl_c_stops_cleanly_and_keeps_finished_cells(tmp_path):
 
 
 def test_ctrl_c_while_workers_start_is_one_line(tmp_path):
-    spec_file = tmp_path / "spec.toml"
-    spec_file.write_text('horizon = 1500000\nseeds = 6\nseeds_per_cell = 1\n'
-                         '[game]\ndimension = 3\n[[learners]]\nname = "sa-ols"\n')
-    out = tmp_path / "out"
-    proc = subprocess.Popen(with_default_sigint([
-                                *_PYTHON, "-c", "from strategic_apple_tasting.cli.main "
-                                "import main; raise SystemExit(main())", "sweep", str(spec_file),
-                                "--out", str(out), "--workers", "2"]),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc, _, out = _launch_sweep(tmp_path, workers=2)
     # A worker's Python has set up its SIGINT handler: it is importing, or waiting for work.
     _until(lambda: any(_catches_sigint(p) for p in _workers(proc)), proc)
     _freeze(proc)
@@ -433,8 +430,9 @@ def test_a_ctrl_c_another_thread_takes_is_raised_by_the_sweep_itself(tmp_path, m
         # This thread takes it (the pool's was started with SIGINT blocked, as workers are).
         signal.pthread_kill(threading.get_ident(), signal.SIGINT)
         # Without the sweep's own poll, nothing would wake the main thread until the cell
-        # ends: let it end after 5 s, so that such a sweep fails the timing below, not hangs.
-        time.sleep(5)
+        # ends: let it end after 5 s, so that such a sweep fails the timing below, not hangs
+        # (a sweep that raises in time has the test release it at once).
+        release.wait(5)
         release.set()
 
     sender = threading.Thread(target=ctrl_c_to_the_pool_thread, daemon=True)
