@@ -150,7 +150,7 @@ def check_engine_matches_per_round_api(learner: Learner, feedback: str) -> None:
                         ("regret", "regret"), ("realized_regret", "realized")):
         assert np.array_equal(table[column], want[key]), f"{column} differs"  # bit for bit
     run = run_one if _compiled(learner) else run_reference
-    bound, _, _ = run(game, learner.clone(), 5, recording_grid(horizon))
+    bound, *_ = run(game, learner.clone(), 5, recording_grid(horizon))
     est_engine, est_loop = bound.estimate(), rep["learner"].estimate()
     assert (est_engine is None) == (est_loop is None), "one path has an estimate"
     if est_engine is not None:

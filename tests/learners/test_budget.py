@@ -59,7 +59,7 @@ def test_a_learner_estimates_the_budget_as_it_plays_on_both_paths_to_the_bit():
     a = simulate(game, learners, horizon=2000, seeds=[1, 2])
     b = simulate(game, learners, horizon=2000, seeds=[1, 2], engine="reference")
     assert tables_identical(a, b)
-    bound, _, _ = run_one(game, SAOLS(delta="estimate"), 1, np.array([20_000]))
+    bound, _, _, _ = run_one(game, SAOLS(delta="estimate"), 1, np.array([20_000]))
     current = bound._state.agents.current
     assert current[2] <= 0.3137 <= current[3]  # the interval
     assert current[0] == current[1] + 1 / BINS_PER_UNIT  # in force: the estimate's bin's end
@@ -89,7 +89,7 @@ def test_a_learner_estimating_its_budget_is_saved_and_loaded_with_what_it_learne
     ("state.agents must be what the learner's parameters make it")."""
     from strategic_apple_tasting.learners import persistence
 
-    bound, _, _ = run_one(Game(dimension=2, delta=0.3), SAOLS(delta="estimate"), 1,
+    bound, _, _, _ = run_one(Game(dimension=2, delta=0.3), SAOLS(delta="estimate"), 1,
                           np.array([3000]))
     persistence.save(bound, tmp_path / "learner.zip")
     loaded = persistence.load(tmp_path / "learner.zip")

@@ -168,7 +168,7 @@ def test_huge_grid_through_the_engine():
     horizon = 3000
     game = Game(dimension=20, delta=0.1, sigma=0.5)
     learner = Exp3PSAE(points_per_axis=32)
-    bound, out_float, _ = run_one(game, learner, 3, recording_grid(horizon))
+    bound, out_float, _, _ = run_one(game, learner, 3, recording_grid(horizon))
     assert np.all(np.isfinite(out_float[:, :2]))  # regret; theta_error is NaN (no estimate)
     par = bound.parameters(20)
     assert par.grid_size == 2**100 and par.gamma == 0.6

@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from ..experiments.sweep import Progress
@@ -128,6 +128,22 @@ def name_list(flag: str):
     return parse
 
 
+def add_protocol_flags(g: Any, *, default: str | None) -> None:
+    """``--protocol`` and ``--holdout-share``: how a data game's applicants come from its rows."""
+    from ..game.data import HOLDOUT_SHARE, PROTOCOLS
+
+    shown = default or "replay"
+    g.add_argument("--protocol", choices=PROTOCOLS, default=default,
+                   help=f"--data: how applicants come from the rows (default {shown}): "
+                   "holdout (a share of rows held out per seed, stratified by outcome; the "
+                   "rule in force scored on them, out of sample), once (each row at most once, "
+                   "a fresh order per seed; horizon <= rows) or replay (rows redrawn with "
+                   "replacement: every profit in-sample)")
+    g.add_argument("--holdout-share", type=number("--holdout-share"), default=None,
+                   help=f"--protocol holdout: the share of rows held out (default "
+                   f"{HOLDOUT_SHARE:g})")
+
+
 def add_game_flags(p: argparse.ArgumentParser, *, dimension: int | None = None,
                     data: bool = False) -> None:
     from ..experiments.settings import FLAG_AGENTS, FLAG_CONTEXTS, MAX_DIMENSION
@@ -154,6 +170,7 @@ def add_game_flags(p: argparse.ArgumentParser, *, dimension: int | None = None,
                        "the least-squares rule's prediction plus --sigma noise (linear)")
         g.add_argument("--delta-by-group", metavar="G=B,...", default=None,
                        help=f"--data: {DELTA_BY_GROUP_HELP}")
+        add_protocol_flags(g, default=None)
     g.add_argument("--delta", type=number("--delta"), default=0.1,
                    help="agents' manipulation budget δ (default 0.1)")
     g.add_argument("--feedback", choices=FEEDBACK, default="apple",

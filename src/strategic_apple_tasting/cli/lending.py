@@ -11,6 +11,7 @@ from typing import Any
 from .common import (
     DELTA_BY_GROUP_HELP,
     UsageError,
+    add_protocol_flags,
     int_in,
     learner_name,
     name_list,
@@ -44,10 +45,12 @@ def fill_lending(lend: argparse.ArgumentParser) -> None:
                       help="--csv: interest rate (a repaid loan earns amount × rate)")
     data.add_argument("--missing", choices=("error", "drop"), default="error",
                       help="--csv: rows with missing values are an error (default) or dropped")
+    add_protocol_flags(data, default="holdout")
     run = lend.add_argument_group("run")
     run.add_argument("--learner", "-l", action="append", type=learner_name, metavar="NAME",
-                     help="learner to compare (repeat; default: SA-OLS, ETC, the oracle, the "
-                     "non-strategic baselines, accept-all and reject-all)")
+                     help="learner to compare (repeat; default: the logistic scorecards "
+                     "(offset-logistic, the recommended one, first), SA-OLS, offset OLS, ETC, "
+                     "the oracle, the non-strategic baselines, accept-all and reject-all)")
     run.add_argument("--delta", type=number("--delta"), action="append", metavar="DELTA",
                      help="agents' budget in standardized units (repeat; default 0.25)")
     run.add_argument("--delta-by-group", metavar="G=B,...", default=None,
@@ -74,6 +77,20 @@ def fill_lending(lend: argparse.ArgumentParser) -> None:
                      "least-squares rule), run the strategy-aware learners with the budget "
                      "estimated as they play, and recommend the learner with the highest "
                      "profit on the data (the applicants still game with --delta)")
+    run.add_argument("--backtest", action="store_true",
+                     help="a lender's backtest instead: per seed, the rows split into a "
+                     "history and new applicants; an incumbent logistic scorecard (fitted on "
+                     "a share of the history) decides the history; each learner starts from "
+                     "it and meets every new applicant once, beside the incumbent kept, with "
+                     "its cutoff raised by the gaming allowance, and refitted")
+    run.add_argument("--new-share", type=number("--new-share"), default=None,
+                     help="--backtest: the share of rows that are new applicants (default 0.3)")
+    run.add_argument("--incumbent-share", type=number("--incumbent-share"), default=None,
+                     help="--backtest: the share of the history the incumbent was fitted on "
+                     "(default 0.2)")
+    run.add_argument("--refit-every", type=positive_int("--refit-every"), default=None,
+                     help="--backtest: loans between the refitted incumbent's fits "
+                     "(default 25)")
     run.add_argument("--report", type=Path, metavar="DIR",
                      help="also write an HTML report (the table, profit and regret curves) "
                      "in DIR")
@@ -111,6 +128,23 @@ def cmd_lending(args: argparse.Namespace) -> int:
         raise ValueError(f"--delta must not repeat a budget, got {deltas!r}")
     if args.report is not None:
         prepare_out(args.report, force=True, holds="index.html", flag="--report")
+    backtest_only = {"new_share": args.new_share, "incumbent_share": args.incumbent_share,
+                     "refit_every": args.refit_every}
+    if not args.backtest:
+        given = [k for k, v in backtest_only.items() if v is not None]
+        if given:
+            raise UsageError(f"--{given[0].replace('_', '-')} applies only with --backtest")
+    else:
+        for flag, given in (("--report", args.report), ("--estimate-delta", args.estimate_delta),
+                            ("--holdout-share", args.holdout_share)):
+            if given:
+                raise UsageError(f"{flag} does not apply with --backtest")
+    if args.holdout_share is not None and args.protocol != "holdout":
+        raise UsageError(f"--holdout-share applies only with --protocol holdout, got "
+                         f"--protocol {args.protocol}")
+    protocol = {"protocol": args.protocol}
+    if args.holdout_share is not None:
+        protocol["holdout_share"] = args.holdout_share
     if args.csv is None:
         gameable = None if args.gameable is None else tuple(args.gameable)
         data = load_dataset(args.data or "german-credit", gameable)
@@ -119,16 +153,23 @@ def cmd_lending(args: argparse.Namespace) -> int:
                                      default_value=args.default_value, features=args.features,
                                      gameable=args.gameable or (), amount=args.amount,
                                      rate=args.rate, missing=args.missing))
+    from ..scenarios.datasets import data_game
+
     if args.delta_by_group is not None:
         from ..experiments.settings import group_budget_setting
-        from ..scenarios.datasets import data_game
 
         budgets = group_budget_setting(args.delta_by_group)
-        data_game(data, delta=budgets)  # every group named, each budget >= 0: before any work
         deltas = [budgets]
-    learners: list = args.learner or list(LEARNERS)
+    # Every group named, each budget >= 0, the protocol's settings and its limit on the
+    # horizon: checked before any work.
+    for delta in deltas:
+        game = data_game(data, delta=delta, **protocol)
+    game.contexts.check_horizon(args.horizon)
     print(f"data: {data.source}; {data.n} rows, d = {data.d}, gameable: "
           f"{', '.join(data.gameable_names()) or 'none'}", flush=True)
+    if args.backtest:
+        return _backtest(args, data, deltas)
+    learners: list = args.learner or list(LEARNERS)
     if args.estimate_delta:
         from ..scenarios.budget import estimate_lending_budget, estimating, format_estimate
 
@@ -144,7 +185,7 @@ def cmd_lending(args: argparse.Namespace) -> int:
           else f"δ = {', '.join(f'{d:g}' for d in deltas)}")
     print(f"running {len(learners)} learners × {args.seeds} seeds × {args.horizon:,} "
           f"applicants at {at} ({runs} runs) on "
-          f"{args.threads} thread(s)", flush=True)
+          f"{args.threads} thread(s), protocol {args.protocol}", flush=True)
     import pandas as pd
 
     start = time.perf_counter()
@@ -160,14 +201,18 @@ def cmd_lending(args: argparse.Namespace) -> int:
             if took - shown[0] < 1.0 and done_all < runs:
                 return
             shown[0] = took
-            left = took / done_all * (runs - done_all)
-            tail = f", about {left:,.0f} s left" if done_all < runs else ""
+            # No guess before a tenth of the runs: the first ones carry the loading of
+            # compiled code and each seed's searches, and would make it tens of times too long.
+            tail = ""
+            if runs // 10 <= done_all - 1 < runs - 1:
+                tail = f", about {took / done_all * (runs - done_all):,.0f} s left"
             print(f"[{done_all}/{runs} runs] {budget_label(delta)}: {took:,.0f} s{tail}",
                   flush=True)
         tables.append(run_lending(data, learners, horizon=args.horizon, seeds=args.seeds,
                                   delta=delta, truthful=args.truthful, rewards=args.rewards,
                                   delay=args.delay, period=args.period,
-                                  per_decade=10, threads=args.threads, progress=progress))
+                                  per_decade=10, threads=args.threads, progress=progress,
+                                  **protocol))
     table = pd.concat(tables, ignore_index=True)
     took = time.perf_counter() - start
     print(f"done in {took:,.1f} s (compilation included); money in the data's units, per "
@@ -197,4 +242,72 @@ def cmd_lending(args: argparse.Namespace) -> int:
         from ..reports.lending import write_lending_report
 
         print(f"report: {write_lending_report(table, data, args.report)}")
+    return 0
+
+
+def _backtest(args: argparse.Namespace, data: Any, deltas: list) -> int:
+    """``sat lending --backtest``: the lender's backtest at each budget, its table, and what
+    deploying the best learner gains over the raised incumbent."""
+    import pandas as pd
+
+    from ..game.game import budget_label
+    from ..scenarios.backtest import (
+        BACKTEST_LEARNERS,
+        INCUMBENT_SHARE,
+        NEW_SHARE,
+        REFERENCE,
+        REFIT_EVERY,
+        backtest,
+        compare_backtest,
+        format_backtest,
+    )
+
+    settings = {"new_share": NEW_SHARE if args.new_share is None else args.new_share,
+                "incumbent_share": (INCUMBENT_SHARE if args.incumbent_share is None
+                                    else args.incumbent_share),
+                "refit_every": REFIT_EVERY if args.refit_every is None else args.refit_every}
+    if data.contexts.population:
+        raise ValueError(f"--backtest needs applicants that are rows; {data.title}'s rows are "
+                         "a population's cells drawn by weight")
+    learners = args.learner or list(BACKTEST_LEARNERS)
+    new = round(settings["new_share"] * data.n)
+    print(f"backtest: {len(learners)} learners and 3 incumbent baselines × {args.seeds} "
+          f"seeds × about {new:,} new applicants each, after a history of about "
+          f"{data.n - new:,}, on {args.threads} thread(s)", flush=True)
+    start = time.perf_counter()
+    frames = []
+    for delta in deltas:
+        def progress(done: int, total: int, delta: Any = delta) -> None:
+            took = time.perf_counter() - start
+            print(f"[{done}/{total} seeds] {budget_label(delta)}: {took:,.0f} s", flush=True)
+        frames.append(backtest(data, learners, delta=delta, seeds=args.seeds,
+                               truthful=args.truthful, threads=args.threads,
+                               progress=progress, **settings))
+    frame = pd.concat(frames, ignore_index=True)
+    print(f"done in {time.perf_counter() - start:,.1f} s")
+    summary = compare_backtest(frame)
+    print(format_backtest(summary))
+    for delta, part in summary.groupby("delta", sort=False):
+        # The first learner given (by default the recommended one), not the best measured:
+        # picking the best of many on the same seeds would flatter it.
+        mine = part[part["kind"] == "learner"]
+        if mine.empty:
+            continue
+        best = mine.iloc[0]
+        low = best["vs_reference"] - best["vs_reference_ci"]
+        high = best["vs_reference"] + best["vs_reference_ci"]
+        verdict = ("gains" if low > 0 else "loses" if high < 0
+                   else "is not distinguishable from it, gaining")
+        shown = f"{delta:g}" if isinstance(delta, float) else delta
+        print(f"at δ = {shown}: deploying {best['arm']} instead of the {REFERENCE} "
+              f"{verdict} {best['vs_reference']:+.4g} per 1,000 new applicants (95% interval "
+              f"[{low:.4g}, {high:.4g}], paired over {best['seeds']} seeds)")
+    if args.out is not None:
+        tmp = args.out.with_name(f".{args.out.name}.tmp")
+        if args.out.suffix == ".csv":
+            frame.to_csv(tmp, index=False)
+        else:
+            frame.to_parquet(tmp, index=False)
+        tmp.replace(args.out)
+        print(f"table: {args.out}")
     return 0

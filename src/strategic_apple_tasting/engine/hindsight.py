@@ -152,9 +152,11 @@ class Plan(NamedTuple):
     ls_reach: float
 
 
-def plan(game: Game, search: RuleSearch | None = None) -> Plan:
+def plan(game: Game, search: RuleSearch | None = None, seed: int = 0) -> Plan:
     """:class:`Plan` of a data game, from its search (run if not given). A gamer's effective
-    score is its score plus its own budget's reach (its group's, with per-group budgets)."""
+    score is its score plus its own budget's reach (its group's, with per-group budgets). The
+    least-squares rule is seed ``seed``'s θ1 (the same for every seed but under a held-out
+    protocol, where each seed fits it on its own learning rows)."""
     search = game_search(game) if search is None else search
     agents = game.agents
     rows = game.contexts.rows
@@ -174,7 +176,7 @@ def plan(game: Game, search: RuleSearch | None = None) -> Plan:
         # A gamer's effective score: what it can reach. Both kinds share one sorted scale.
         both, width_game[j] = _ranks(np.concatenate([scores, scores + budgets * reach[j]]))
         rank_calm[j], rank_game[j] = both[:n], both[n:]
-    ls = np.ascontiguousarray(game.instance(0).theta1)
+    ls = np.ascontiguousarray(game.instance(seed).theta1)
     ls_reach = float(REACH[type(unit)](unit, ls))
     return Plan(rank_true, width_true, rank_calm, rank_game, width_game, ls,
                 float(game.r0) + agents.delta * ls_reach, ls_reach)

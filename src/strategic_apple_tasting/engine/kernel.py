@@ -137,10 +137,13 @@ class Groups(NamedTuple):
 
 
 class Outputs(NamedTuple):
-    """Row k: the totals after ``record_at[k]`` (:data:`FLOAT_COLUMNS`, :data:`INT_COLUMNS`)."""
+    """Row k: the totals after ``record_at[k]`` (:data:`FLOAT_COLUMNS`, :data:`INT_COLUMNS`),
+    and the rule in force at that round (``rules[k]``: β, then the threshold), which a
+    held-out protocol scores on applicants the learner never met (:mod:`.holdout`)."""
 
     floats: np.ndarray
     ints: np.ndarray
+    rules: np.ndarray
 
 
 class _Pending(NamedTuple):
@@ -195,7 +198,7 @@ def _rounds(state, contexts, agents, rewards, truth, streams, schedule, groups, 
     delay, uniform = schedule.delay, schedule.uniform
     tally, shift_agents, row_budgets = groups.tally, groups.shift_agents, groups.row_budgets
     group_of, repaid, group_counts = tally.groups, tally.repaid, tally.counts
-    out_float, out_int = out.floats, out.ints
+    out_float, out_int, out_rule = out.floats, out.ints, out.rules
     pend_vec, pend_num, pend_int, bucket = pending.vec, pending.num, pending.int, pending.bucket
     d = theta1.shape[0]
     x = scratch[0]
@@ -313,4 +316,7 @@ def _rounds(state, contexts, agents, rewards, truth, streams, schedule, groups, 
             out_int[k, 2] = n_clean
             out_int[k, 3] = n_learned
             out_int[k, 4] = n_gamed_clean
+            for i in range(d):
+                out_rule[k, i] = beta[i]
+            out_rule[k, d] = threshold
             k += 1

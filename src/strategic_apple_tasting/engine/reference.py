@@ -47,6 +47,8 @@ class Round(NamedTuple):
     #: (used, accepted, moved) of each decision whose feedback the learner learned this round,
     #: in the order learned (:func:`play`: this round's own).
     learned: tuple[tuple[bool, bool, bool], ...] = ()
+    #: The rule's β (its linear part for a general rule): with ``threshold``, the rule in force.
+    beta: tuple[float, ...] = ()
 
 
 #: Rounds of contexts and rewards the reference loops draw at once (neither depends on any
@@ -88,7 +90,8 @@ def play(inst: GameInstance, learner: Learner, horizon: int) -> Iterator[Round]:
         used = learner.update(x_obs, a, (r1 if a else rew0) if observed else None)
         yield Round(a, moved, used, abs(mean1 - mean0) if a != best else 0.0,
                     (r1 if best else rew0) - (r1 if a else rew0), float(rule.threshold),
-                    r1 if a else rew0, ((used, a, moved),))
+                    r1 if a else rew0, ((used, a, moved),),
+                    tuple(map(float, rule.beta)))
 
 
 def play_published(inst: GameInstance, learner: Learner, horizon: int,
@@ -134,17 +137,23 @@ def play_published(inst: GameInstance, learner: Learner, horizon: int,
             learned.append((u, was, moved_at.pop(i)))
         yield Round(a, moved, used, abs(mean1 - mean0) if a != best else 0.0,
                     (r1 if best else rew0) - (r1 if a else rew0), float(rule.threshold),
-                    r1 if a else rew0, tuple(learned))
+                    r1 if a else rew0, tuple(learned),
+                    tuple(map(float, rule.beta)))
 
 
 def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray,
-                  tally: GroupTally | None = None) -> tuple[Learner, np.ndarray, np.ndarray]:
-    """:func:`.simulate.run_one` on the reference path: the bound, run learner and the two
-    output arrays (totals after each round of ``record_at``); ``tally``, if given, is filled
+                  tally: GroupTally | None = None,
+                  start: Callable[[Learner, GameInstance], None] | None = None
+                  ) -> tuple[Learner, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`.simulate.run_one` on the reference path: the bound, run learner and the three
+    output arrays (totals after each round of ``record_at``, and the rule in force at it);
+    ``start``, if given, warm-starts the learner before round 1; ``tally``, if given, is filled
     with the run's totals by group."""
     inst = game.instance(seed)
     horizon = int(record_at[-1])
     bound = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"])
+    if start is not None:
+        start(bound, inst)
     watch = None
     if tally is not None and tally.active:
         shift_agents = shift_model(game, bound)
@@ -159,6 +168,7 @@ def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray
             return done
     out_float = np.empty((len(record_at), len(FLOAT_COLUMNS)))
     out_int = np.empty((len(record_at), len(INT_COLUMNS)), dtype=np.int64)
+    out_rule = np.empty((len(record_at), game.dimension + 1))
     target = inst.theta1 - inst.theta0
     regret = realized = earned = 0.0
     counts = [0] * len(INT_COLUMNS)  # accepted, moved, clean, learned, gamed_as_clean
@@ -187,5 +197,7 @@ def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray
                 out_float[k, 2] = math.sqrt(err)
             out_float[k, 3] = earned
             out_int[k] = counts
+            out_rule[k, :-1] = r.beta
+            out_rule[k, -1] = r.threshold
             k += 1
-    return bound, out_float, out_int
+    return bound, out_float, out_int, out_rule

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..game.game import Game
+from ..game.game import Game, GameInstance
 from ..learners import LEARNERS, Learner, make_learner
 from ..learners.budget import estimating_belief
 from .grid import recording_grid
@@ -24,6 +24,14 @@ from .groups import (
     shift_model,
 )
 from .hindsight import Hindsight, game_search, hindsight, plan
+from .holdout import (
+    HOLDOUT_COLUMNS,
+    cross_fitted,
+    held_out,
+    is_holdout,
+    learning_search,
+    score_rules,
+)
 from .kernel import (
     FLOAT_COLUMNS,
     INT_COLUMNS,
@@ -61,6 +69,10 @@ MAX_SEED = 2**63 - 1
 #: The engine's paths: ``auto`` runs a compiled learner compiled and any other on the reference.
 ENGINES = ("auto", "compiled", "reference")
 
+#: A warm start (:func:`simulate`'s ``start``): called with a run's bound, reset learner and
+#: its seed's game instance before round 1.
+Start = Callable[[Learner, GameInstance], None]
+
 
 def _as_learner(spec: Learner | str) -> Learner:
     return make_learner(spec) if isinstance(spec, str) else spec
@@ -92,19 +104,25 @@ def _grid(game: Game, learner: Learner, horizon: int, per_decade: int) -> np.nda
 
 
 def run_one(game: Game, learner: Learner, seed: int, record_at: np.ndarray,
-            tally: GroupTally | None = None) -> tuple[Learner, np.ndarray, np.ndarray]:
+            tally: GroupTally | None = None, start: Start | None = None
+            ) -> tuple[Learner, np.ndarray, np.ndarray, np.ndarray]:
     """Run one compiled learner on one seed with the compiled loop; returns the bound, run
-    learner and the two output arrays (:func:`.reference.run_reference` is its Python twin);
+    learner and the three output arrays (totals, counts and the rule in force at each
+    recorded round; :func:`.reference.run_reference` is its Python twin); ``start``, if
+    given, warm-starts the bound and reset learner before round 1 (:func:`simulate`);
     ``tally``, if given, is filled with the run's totals by group (:mod:`.groups`)."""
     inst = game.instance(seed)
     horizon = int(record_at[-1])
     bound = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"])
+    if start is not None:
+        start(bound, inst)
     tally = no_tally() if tally is None else tally
     # Read only with groups, but passed always: the loop then has one type per learner state
     # (a BudgetBelief, told or estimating), with groups or without.
     shift_agents = shift_model(game, bound)
     out_float = np.empty((len(record_at), len(FLOAT_COLUMNS)))
     out_int = np.empty((len(record_at), len(INT_COLUMNS)), dtype=np.int64)
+    out_rule = np.empty((len(record_at), game.dimension + 1))
     rngs = inst.rngs
     run_rounds(bound.state, inst.compiled_contexts, inst.compiled_agents, inst.compiled_rewards,
                Truth(inst.theta1, inst.theta0, game.feedback == "bandit", float(game.r0),
@@ -112,8 +130,9 @@ def run_one(game: Game, learner: Learner, seed: int, record_at: np.ndarray,
                Streams(rngs["contexts"], rngs["agents"], rngs["noise"], rngs["learner"],
                        rngs["delays"]),
                Schedule(record_at, game.period, game.delay, game.delay_law == "uniform"),
-               Groups(tally, shift_agents, inst.row_budgets), Outputs(out_float, out_int))
-    return bound, out_float, out_int
+               Groups(tally, shift_agents, inst.row_budgets),
+               Outputs(out_float, out_int, out_rule))
+    return bound, out_float, out_int, out_rule
 
 
 def compiled_path_refusal(game: Game, learner: Learner) -> str | None:
@@ -177,7 +196,7 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
              seeds: int | Iterable[int] = 1, *, threads: int = 1, per_decade: int = 20,
              max_memory: int | None = None,
              progress: Callable[[int, int], None] | None = None,
-             engine: str = "auto") -> pa.Table:
+             engine: str = "auto", start: Start | None = None) -> pa.Table:
     """Simulate ``learners`` on ``game`` for ``horizon`` rounds on each seed.
 
     Every learner meets the same agents and noise on a given seed (common random numbers), and a
@@ -210,6 +229,11 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
         which give bit-identical tables for a compiled learner; ``auto`` runs each compiled
         learner compiled and each plain-Python learner on the reference loop (and a compiled
         one the compiled loop cannot run on this game: :func:`compiled_path_refusal`).
+    start : callable, optional
+        A warm start: called as ``start(learner, instance)`` with each run's learner, bound
+        and reset, and the seed's game instance, before round 1 (the lender's backtest replays
+        a history of past decisions into it through the decision API). It must leave no
+        decision awaiting an outcome.
 
     Returns
     -------
@@ -263,13 +287,25 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
                          f"{min(threads, len(seed_list) * len(learner_list))} run(s) at once), "
                          f"more than the {_gib(limit)} allowed: lower the dimension, the "
                          f"threads or the horizon, or raise max_memory (--max-memory)")
+    check_rows = getattr(game.contexts, "check_horizon", None)
+    if check_rows is not None:
+        check_rows(horizon)  # a protocol's limit: each row at most once
     grids = [_grid(game, lr, horizon, per_decade) for lr in learner_list]
     everywhere = np.unique(np.concatenate(grids))
     jobs = [(i, s) for i in range(len(learner_list)) for s in seed_list]
-    # A data game's benchmarks replay each seed against the rules its rows' search found.
-    prepared = plan(game, game_search(game)) if game.has_rows else None
+    # A data game's benchmarks replay each seed against the rules its rows' search found;
+    # under a held-out protocol each seed's search and least-squares rule are its learning
+    # rows' own, and its cross-fitted rules are scored on its held-out rows.
+    holdout = is_holdout(game)
+    prepared = plan(game, game_search(game)) if game.has_rows and not holdout else None
+    scored = [not lr.tags().nonlinear for lr in learner_list]
 
     def benchmark(seed: int) -> np.ndarray | Hindsight | None:
+        if holdout:
+            part = held_out(game, seed)
+            search = learning_search(game, part)
+            return (hindsight(game, seed, everywhere, prepared=plan(game, search, seed)),
+                    score_rules(part, cross_fitted(game, part, search)))
         if prepared is not None:
             return hindsight(game, seed, everywhere, prepared=prepared)
         return stackelberg_shortfall(game, seed, everywhere)
@@ -280,8 +316,14 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
         # the runs in flight bound the memory (as memory_needed assumes).
         path = run_one if compiled[i] else run_reference
         tally = new_tally(game)
-        bound, out_float, out_int = path(game, learner_list[i], s, grids[i], tally)
-        return out_float, out_int, (tally.counts, budget_estimate(bound))
+        bound, out_float, out_int, out_rule = path(game, learner_list[i], s, grids[i], tally,
+                                                   start)
+        held = None
+        if holdout:
+            # A general rule (LinUCB's) is not a threshold on its recorded β: not scored.
+            held = (score_rules(held_out(game, s), out_rule) if scored[i]
+                    else np.full(len(out_rule), np.nan))
+        return out_float, out_int, (tally.counts, budget_estimate(bound), held)
 
     def report(done: int) -> None:
         if progress is not None:
@@ -301,8 +343,13 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
                 report(done)
             outputs = [f.result() for f in futures]
             shortfalls = [f.result() for f in behind]
+    crossed = None
+    if holdout:
+        crossed = {s: cross for s, (_, cross) in zip(seed_list, shortfalls, strict=True)}
+        shortfalls = [h for h, _ in shortfalls]
     by_seed = dict(zip(seed_list, shortfalls, strict=True))
-    return _table(game, horizon, names, identities, jobs, grids, outputs, by_seed, everywhere)
+    return _table(game, horizon, names, identities, jobs, grids, outputs, by_seed, everywhere,
+                  crossed)
 
 
 def budget_estimate(bound: Learner) -> tuple[float, float, float, float] | None:
@@ -339,7 +386,8 @@ def learner_params(learner: Learner) -> str:
 
 def _table(game: Game, horizon: int, names: list[str], identities: list[tuple[str, str]],
            jobs: list[tuple[int, int]], grids: list[np.ndarray], outputs: list,
-           shortfalls: dict[int, Any], everywhere: np.ndarray) -> pa.Table:
+           shortfalls: dict[int, Any], everywhere: np.ndarray,
+           crossed: dict[int, np.ndarray] | None = None) -> pa.Table:
     lengths = [len(grids[i]) for i, _ in jobs]
     cols: dict[str, Any] = {
         "learner": np.repeat([_label(names, i) for i, _ in jobs], lengths),
@@ -375,21 +423,28 @@ def _table(game: Game, horizon: int, names: list[str], identities: list[tuple[st
         cols["ls_regret"] = floats[:, 0] - per_row("ls")
         cols["ls_stackelberg_regret"] = floats[:, 0] - per_row("ls_stackelberg")
         cols["best_rule_profit"] = per_row("best_profit")
+    if crossed is not None:
+        # Held out: the rule in force at each recorded round, and the seed's two cross-fitted
+        # rules (the same on every row of the seed), each on the held-out applicants.
+        cols[HOLDOUT_COLUMNS[0]] = np.concatenate([held for _, _, (_, _, held) in outputs])
+        for j, name in enumerate(HOLDOUT_COLUMNS[1:]):
+            cols[name] = np.concatenate([np.full(len(grids[i]), crossed[s][j])
+                                         for i, s in jobs])
     if group_names(game):
         # A run's totals by group, at its last round only (earlier rounds: null).
         for j, name in enumerate(GROUP_COUNTS):
             values: list[Any] = []
-            for (i, _), (_, _, (counts, _)) in zip(jobs, outputs, strict=True):
+            for (i, _), (_, _, (counts, _, _)) in zip(jobs, outputs, strict=True):
                 values.extend([None] * (len(grids[i]) - 1))
                 values.append(counts[:, j].tolist())
             cols[f"group_{name}"] = pa.array(values, type=pa.list_(pa.float64()))
-    if any(est is not None for _, _, (_, est) in outputs):
+    if any(est is not None for _, _, (_, est, _) in outputs):
         # A learner that estimates its agents' budget: the estimate, its interval and the δ
         # in force at its run's last round (NaN elsewhere, and for the other learners).
         for j, name in enumerate(ESTIMATE_COLUMNS):
             column = np.full(len(cols["t"]), np.nan)
             end = np.cumsum([len(grids[i]) for i, _ in jobs]) - 1
-            for k, (_, _, (_, est)) in enumerate(outputs):
+            for k, (_, _, (_, est, _)) in enumerate(outputs):
                 if est is not None:
                     column[end[k]] = est[j]
             cols[name] = column

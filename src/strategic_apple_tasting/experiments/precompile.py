@@ -231,12 +231,17 @@ def _run_game_side() -> None:
     from ..game.best_response import respond_to_rule
     from ..learners import LinUCB
     from ..learners.budget import estimate_budget
+    from .settings import game_from_settings
 
     for game in _games():
         simulate(game, [_PlainLinear(), _PlainGeneral()], HORIZON, seeds=1)
     # A data game: its agents, rows and rewards are the same compiled types as every game's,
     # but its benchmarks replay each seed (:mod:`.hindsight`) instead of the Stackelberg search.
     simulate(_data_game(), [_PlainLinear()], HORIZON, seeds=1)
+    # Under a held-out protocol the recorded rules are scored on held-out applicants
+    # (:mod:`..engine.holdout`), with the agents' compiled response.
+    simulate(game_from_settings({"data": "fico", "protocol": "holdout"}), [_PlainLinear()],
+             HORIZON, seeds=1)
     rng = np.random.default_rng(0)
     x = np.array([0.1, 0.2])
     LazyBestResponse().respond_once(np.ones(2), 0.5, x, rng)

@@ -48,6 +48,8 @@ GAME_SETTINGS: dict[str, Any] = {
     "gameable": None,
     "rewards": None,
     "delta_by_group": None,
+    "protocol": None,
+    "holdout_share": None,
 }
 
 #: Settings a data game fixes itself (its rows are the contexts; its agents game its gameable
@@ -109,7 +111,7 @@ def game_from_settings(settings: dict[str, Any]) -> Game:
     s = {**GAME_SETTINGS, **settings}
     if s["data"] is not None:
         return _data_game(s)
-    for key in ("gameable", "rewards", "delta_by_group"):
+    for key in ("gameable", "rewards", "delta_by_group", "protocol", "holdout_share"):
         if s[key] is not None and not (key == "rewards" and s[key] == "linear"):
             raise ValueError(f"{key.replace('_', '-')} applies only to a data set's game (data = "
                              f"{', '.join(_datasets())}), got {key}={s[key]!r} without data")
@@ -239,11 +241,18 @@ def _data_game(s: dict[str, Any]) -> Game:
             raise ValueError(f"delta and delta-by-group both give the budget: give one, got "
                              f"delta={delta!r} and delta-by-group={s['delta_by_group']!r}")
         delta = by_group
+    protocol = {"protocol": "replay" if s["protocol"] is None else s["protocol"]}
+    if s["holdout_share"] is not None:
+        if protocol["protocol"] != "holdout":
+            raise ValueError(f"holdout-share applies only with protocol = holdout, got "
+                             f"holdout-share={s['holdout_share']!r} with protocol="
+                             f"{protocol['protocol']!r}")
+        protocol["holdout_share"] = s["holdout_share"]
     try:
         return data_game(data, delta=delta, truthful=s["truthful"], r0=s["r0"],
                          rewards="recorded" if s["rewards"] is None else s["rewards"],
                          sigma=s["sigma"], delay=s["delay"], delay_law=s["delay_law"],
-                         period=s["period"])
+                         period=s["period"], **protocol)
     except ValueError as exc:
         raise _named(exc) from None
 

@@ -152,7 +152,8 @@ _ORDER = ("data", "gameable", "dimension", "feedback", "r0", "contexts", "agents
 #: The types of the game settings whose default (None) does not say it.
 _NONE_TYPES: dict[str, tuple[type, ...]] = {
     "dimension": (int,), "sigma": (int, float), "data": (str,), "gameable": (str,),
-    "rewards": (str,), "delta_by_group": (str,)}
+    "rewards": (str,), "delta_by_group": (str,), "protocol": (str,),
+    "holdout_share": (int, float)}
 
 
 def _check_game(table: Any) -> dict[str, list[Any]]:

@@ -9,6 +9,22 @@ the weights, or the rows of ``order`` in turn (to replay a given sequence). Unde
 ``rewards = "recorded"`` the reward of accepting is the drawn row's outcome
 (:class:`~.rewards.RecordedRewards`); under ``"linear"`` it is the paper's
 ⟨θ1, x⟩ + σ·ε, with θ1 the least-squares fit of the rows' mean rewards (:meth:`fitted`).
+
+How a seed's applicants come from the rows is the data's evaluation **protocol**
+(:data:`PROTOCOLS`):
+
+* ``replay``: each round draws a row with replacement (by the weights), so a run of T > n
+  rounds meets each row T/n times and every profit it earns is **in-sample**: on rows the
+  learner has learned from;
+* ``once``: each row at most once per run, in a fresh random order per seed (T ≤ n);
+* ``holdout``: per seed, a share of the rows (stratified by outcome) is held out; the learner
+  meets only the others (drawn as ``replay`` draws), and the engine scores the rule in force
+  at each recorded round on every held-out applicant, answering it as the game's agents do
+  (:mod:`strategic_apple_tasting.engine.holdout`): profit on applicants it has never seen. The
+  least-squares rule θ1 of the seed's game is fitted on its learning rows only. A data set
+  whose rows are a population's cells drawn by weight (the FICO tables: every draw is a new
+  applicant with a fresh outcome) holds nothing out: its held-out applicants are the
+  population itself, each cell at its weight, scored at its expected reward.
 """
 
 from __future__ import annotations
@@ -21,18 +37,66 @@ import numpy as np
 from .contexts import CONTEXTS, DATA, ContextsCore, _core
 from .rewards import RecordedRewards
 
+#: Evaluation protocols of a data game (module docstring): rows drawn with replacement, each
+#: row at most once, or a held-out share scored out of sample.
+PROTOCOLS = ("replay", "once", "holdout")
+#: The share of a data set's rows held out per seed under ``holdout`` by default.
+HOLDOUT_SHARE = 0.3
+#: Which child of a seed's ``SeedSequence`` draws its protocol's split or order: the one after
+#: the game's streams (``game.STREAMS``, seven) and the service's shadow learner's (the
+#: eighth), so that no stream a run already draws from changes.
+PROTOCOL_STREAM = 8
+
+
+def protocol_rng(seed: int) -> np.random.Generator:
+    """The generator that draws seed ``seed``'s split (``holdout``) or order (``once``)."""
+    sequence = np.random.SeedSequence(int(seed), spawn_key=(PROTOCOL_STREAM,))
+    return np.random.Generator(np.random.PCG64(sequence))
+
+
+def holdout_split(repaid: np.ndarray, share: float, rng: np.random.Generator
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Rows to learn from and rows held out, stratified by outcome: within the repaid rows
+    (``repaid >= 0.5``) and within the others, a random ``share`` (rounded, at least one row of
+    a stratum of two or more) is held out. Both index arrays are sorted.
+
+    Examples
+    --------
+    >>> learn, held = holdout_split(np.array([1.0, 1.0, 1.0, 0.0, 0.0]), 0.5,
+    ...                             np.random.default_rng(0))
+    >>> len(learn), len(held), sorted(np.r_[learn, held].tolist()) == list(range(5))
+    (2, 3, True)
+    """
+    held = []
+    for stratum in (np.flatnonzero(repaid >= 0.5), np.flatnonzero(repaid < 0.5)):
+        k = round(share * len(stratum))
+        if len(stratum) >= 2:
+            k = min(max(k, 1), len(stratum) - 1)  # each side keeps both outcomes
+        else:
+            k = 0
+        held.append(rng.permutation(stratum)[:k])
+    out = np.sort(np.concatenate(held)).astype(np.int64)
+    learn = np.setdiff1d(np.arange(len(repaid), dtype=np.int64), out)
+    return learn, out
+
 
 class DataRows(NamedTuple):
     """:class:`DataContexts` bound to a game instance: what the engine draws rows from (compiled
     code receives it as a :class:`~.contexts.ContextsCore`, :meth:`compiled`).
 
     ``cumulative`` holds the cumulative draw probabilities (empty: uniform); ``order`` the
-    rows to play in turn (empty: draw).
+    rows to play in turn (empty: draw). Under ``holdout``, ``held_out`` holds the rows the
+    seed never draws and ``held_weights`` each one's weight in the held-out score (summing to
+    1), and ``fit`` the least-squares rule fitted on the rows it draws (empty otherwise: the
+    game's θ1).
     """
 
     rows: np.ndarray
     cumulative: np.ndarray
     order: np.ndarray
+    held_out: np.ndarray = np.empty(0, dtype=np.int64)
+    held_weights: np.ndarray = np.empty(0)
+    fit: np.ndarray = np.empty(0)
 
     name = "data-rows"
 
@@ -78,6 +142,11 @@ class DataContexts(NamedTuple):
         ``profit * reward_scale``).
     order : numpy.ndarray, optional
         Row indices played in turn, cycling, instead of drawing (to replay a given sequence).
+    protocol : {"replay", "once", "holdout"}
+        How each seed's applicants come from the rows (module docstring); ``order`` is played
+        under ``replay`` only.
+    holdout_share : float
+        Under ``holdout``, the share of rows held out per seed (in (0, 1)).
 
     Examples
     --------
@@ -100,6 +169,8 @@ class DataContexts(NamedTuple):
     title: str = "data"
     reward_scale: float = 1.0
     order: np.ndarray | None = None
+    protocol: str = "replay"
+    holdout_share: float = HOLDOUT_SHARE
 
     name = "data"
 
@@ -113,7 +184,24 @@ class DataContexts(NamedTuple):
         return int(self.rows.shape[0])
 
     def settings(self) -> dict[str, Any]:
-        return {"data": self.title, "rows": self.n, "reward_scale": float(self.reward_scale)}
+        out = {"data": self.title, "rows": self.n, "reward_scale": float(self.reward_scale),
+               "protocol": self.protocol}
+        if self.protocol == "holdout":
+            out["holdout_share"] = float(self.holdout_share) if self.weights is None else 0.0
+        return out
+
+    @property
+    def population(self) -> bool:
+        """Whether the rows are a population's cells drawn by weight (each draw a new
+        applicant), not applicants: nothing is held out of them, nor played once."""
+        return self.weights is not None
+
+    def check_horizon(self, horizon: int) -> None:
+        """Refuse a run longer than the protocol allows (``once``: T ≤ n)."""
+        if self.protocol == "once" and horizon > self.n:
+            raise ValueError(f"horizon must be at most the {self.n:,} rows under protocol "
+                             f"'once' (each row at most once), got {horizon:,}: use protocol "
+                             "'holdout' or 'replay' for longer runs")
 
     def check(self) -> None:
         rows = self.rows
@@ -158,6 +246,20 @@ class DataContexts(NamedTuple):
         if not (isinstance(self.reward_scale, int | float) and math.isfinite(self.reward_scale)
                 and self.reward_scale > 0):
             raise _fail("reward_scale", "a finite number > 0", repr(self.reward_scale))
+        if self.protocol not in PROTOCOLS:
+            raise _fail("protocol", f"one of {', '.join(PROTOCOLS)}", repr(self.protocol))
+        share = self.holdout_share
+        if not (isinstance(share, int | float) and not isinstance(share, bool)
+                and 0.0 < share < 1.0):
+            raise _fail("holdout_share", "a number in (0, 1), the share of rows held out",
+                        repr(share))
+        if self.protocol == "once" and self.population:
+            raise ValueError("protocol 'once' needs rows that are applicants; these rows are "
+                             "a population's cells drawn by weight (each draw is a new "
+                             "applicant): use protocol 'holdout' or 'replay'")
+        if self.protocol != "replay" and self.order is not None:
+            raise ValueError(f"order is played under protocol 'replay' only, got protocol "
+                             f"{self.protocol!r}")
         if self.order is not None:
             o = self.order
             if not (isinstance(o, np.ndarray) and o.ndim == 1 and len(o) >= 1
@@ -234,16 +336,32 @@ class DataContexts(NamedTuple):
         return theta, float(np.sqrt(np.sum(p * (resid * resid + spread))))
 
     def for_instance(self, instance: Any) -> DataRows:
-        """The compiled model of one game instance."""
+        """The compiled model of one game instance (its seed's order or split)."""
+        rows = np.ascontiguousarray(self.rows)
+        order = (np.empty(0, dtype=np.int64) if self.order is None
+                 else np.ascontiguousarray(self.order, dtype=np.int64))
+        if self.protocol == "once":
+            order = protocol_rng(instance.seed).permutation(self.n).astype(np.int64)
+        if self.protocol == "holdout" and not self.population:
+            learn, held = holdout_split(self.repaid, float(self.holdout_share),
+                                        protocol_rng(instance.seed))
+            weights = np.zeros(self.n)
+            weights[learn] = 1.0
+            cumulative = np.cumsum(weights / weights.sum())
+            cumulative[-1] = 1.0  # rounding must not leave a u with no row
+            return DataRows(rows=rows, cumulative=cumulative, order=order, held_out=held,
+                            held_weights=np.full(len(held), 1.0 / len(held)),
+                            fit=self._replace(weights=weights).fitted()[0])
         if self.weights is None:
             cumulative = np.empty(0)
         else:
             cumulative = np.cumsum(self.probabilities())
             cumulative[-1] = 1.0  # rounding must not leave a u with no row
-        order = (np.empty(0, dtype=np.int64) if self.order is None
-                 else np.ascontiguousarray(self.order, dtype=np.int64))
-        return DataRows(rows=np.ascontiguousarray(self.rows), cumulative=cumulative,
-                        order=order)
+        if self.protocol == "holdout":  # a population: its held-out applicants are all of it
+            return DataRows(rows=rows, cumulative=cumulative, order=order,
+                            held_out=np.arange(self.n, dtype=np.int64),
+                            held_weights=self.probabilities())
+        return DataRows(rows=rows, cumulative=cumulative, order=order)
 
 
 CONTEXTS[DataContexts.name] = DataContexts

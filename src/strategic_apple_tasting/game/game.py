@@ -409,6 +409,11 @@ class GameInstance:
         bind = getattr(game.contexts, "for_instance", None)
         #: The context model drawn from (a θ-dependent model bound to this instance's θ).
         self.contexts = game.contexts if bind is None else bind(self)
+        fit = getattr(self.contexts, "fit", None)
+        if fit is not None and len(fit):
+            # A held-out protocol's seed: θ1, the least-squares rule, is fitted on the rows
+            # this seed learns from, never on the ones it holds out (game.data).
+            self.theta1 = np.array(fit, dtype=float)
         #: The reward model (:mod:`.rewards`).
         self.rewards = (game.contexts.recorded() if game.rewards == "recorded"
                         else LinearRewards())

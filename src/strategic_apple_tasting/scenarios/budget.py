@@ -21,7 +21,7 @@ from ..engine.probe import probe_rule
 from ..learners import Learner, make_learner
 from ..learners.budget import DELTA_MAX, BudgetEstimate, estimate_budget
 from .datasets import DataSet, data_game
-from .run import BEST_RULE
+from .run import BEST_RULE, CROSS_FITTED
 
 
 def estimate_lending_budget(data: DataSet, *, delta: float, truthful: float = 0.0,
@@ -52,7 +52,10 @@ def estimating(names: Sequence[str]) -> list[tuple[str, Learner]]:
 
 def recommend(summary: pd.DataFrame) -> tuple[str, str]:
     """The learner with the highest mean profit in :func:`~.run.compare_lending`'s summary
-    (the oracle and the best rule, benchmarks that know θ, left out), and why, in one line.
+    (the oracle and the fixed rules, benchmarks chosen with what no learner knows, left out),
+    and why, in one line. Under the ``holdout`` protocol the profit compared is the held-out
+    one (on applicants no learner met); otherwise the online profit, and the line says it is
+    in-sample under ``replay``.
 
     Examples
     --------
@@ -61,32 +64,38 @@ def recommend(summary: pd.DataFrame) -> tuple[str, str]:
     >>> recommend(summary)[0]
     'a'
     """
-    rows = summary[~summary["learner"].isin(["oracle", BEST_RULE])]
-    rows = rows.sort_values("profit", ascending=False, kind="stable")
+    rows = summary[~summary["learner"].isin(["oracle", BEST_RULE, *CROSS_FITTED.values()])]
+    held = "holdout" in rows and bool(rows["holdout"].notna().any())
+    key = "holdout" if held else "profit"
+    rows = rows.sort_values(key, ascending=False, kind="stable")
     if rows.empty:
         raise ValueError("summary must hold at least one learner besides the benchmarks")
     best = rows.iloc[0]
-    why = f"the highest mean profit per 1,000 applicants on this data ({_shown(best)})"
+    protocol = str(best.get("protocol", "replay"))
+    where = {"holdout": "held-out profit per 1,000 new applicants",
+             "replay": "profit per 1,000 applicants, in-sample (rows redrawn)"}.get(
+                 protocol if held or protocol == "replay" else "", "profit per 1,000 applicants")
+    why = f"the highest mean {where} on this data ({_shown(best, key)})"
     if len(rows) > 1:
         second = rows.iloc[1]
-        gap = best["profit"] - second["profit"]
-        if gap <= _half(best) + _half(second):
-            why += (f"; the runner-up {second['learner']} ({_shown(second)}) is within the "
-                    "intervals: more seeds would separate them")
+        gap = best[key] - second[key]
+        if gap <= _half(best, key) + _half(second, key):
+            why += (f"; the runner-up {second['learner']} ({_shown(second, key)}) is within "
+                    "the intervals: more seeds would separate them")
         else:
-            why += f", ahead of {second['learner']} ({_shown(second)})"
+            why += f", ahead of {second['learner']} ({_shown(second, key)})"
     return str(best["learner"]), why
 
 
-def _half(row: Any) -> float:
-    half = float(row.get("profit_ci", np.nan))
+def _half(row: Any, key: str = "profit") -> float:
+    half = float(row.get(f"{key}_ci", np.nan))
     return 0.0 if np.isnan(half) else half
 
 
-def _shown(row: Any) -> str:
-    half = float(row.get("profit_ci", np.nan))
+def _shown(row: Any, key: str = "profit") -> str:
+    half = float(row.get(f"{key}_ci", np.nan))
     tail = "" if np.isnan(half) else f" ± {half:.2g}"
-    return f"{float(row['profit']):.4g}{tail}"
+    return f"{float(row[key]):.4g}{tail}"
 
 
 def format_estimate(est: BudgetEstimate, cap: float = DELTA_MAX) -> str:

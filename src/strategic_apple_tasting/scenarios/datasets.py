@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..game import DataContexts, Game, SubsetGaming
+from ..game.data import HOLDOUT_SHARE
 from .dataset import DataSet
 
 if TYPE_CHECKING:  # imported where it is used: it brings pandas, which `sat run` never needs
@@ -103,7 +104,8 @@ def load_dataset(name: str, gameable: tuple[str, ...] | None = None) -> DataSet:
 
 def data_game(data: DataSet | LendingData, *, delta: float | None = None, truthful: float = 0.0,
               r0: float = 0.0, rewards: str = "recorded", sigma: float | None = None,
-              delay: int = 0, delay_law: str = "fixed", period: int = 1) -> Game:
+              delay: int = 0, delay_law: str = "fixed", period: int = 1,
+              protocol: str = "replay", holdout_share: float = HOLDOUT_SHARE) -> Game:
     """The game on a data set's rows (module docstring).
 
     Parameters
@@ -125,6 +127,12 @@ def data_game(data: DataSet | LendingData, *, delta: float | None = None, truthf
         the noise under ``rewards="linear"``.
     delay, delay_law, period
         As for :class:`~strategic_apple_tasting.game.Game`.
+    protocol : {"replay", "once", "holdout"}
+        How each seed's applicants come from the rows (:mod:`strategic_apple_tasting.game.data`):
+        drawn with replacement (every profit in-sample), each at most once, or with a share
+        ``holdout_share`` held out and the learner's rules scored on it.
+    holdout_share : float
+        The share of rows held out per seed under ``holdout``.
 
     Examples
     --------
@@ -139,6 +147,7 @@ def data_game(data: DataSet | LendingData, *, delta: float | None = None, truthf
     if not isinstance(data, DataSet):
         raise ValueError(f"data must be a DataSet or a LendingData, got {type(data).__name__}")
     agents = SubsetGaming(gameable=data.gameable)
+    contexts = data.contexts._replace(protocol=protocol, holdout_share=holdout_share)
     return Game(dimension=data.d, delta=delta, truthful=truthful, r0=r0, sigma=sigma,
-                contexts=data.contexts, agents=agents, rewards=rewards, delay=delay,
+                contexts=contexts, agents=agents, rewards=rewards, delay=delay,
                 delay_law=delay_law, period=period)

