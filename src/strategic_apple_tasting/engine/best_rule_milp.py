@@ -8,7 +8,7 @@ search's shortfall can be stated.
 The program. A rule (β, c) accepts row i iff ⟨β, x_i⟩ ≥ c and is worth
 V(β, c) = Σ_i w_i·g_i·1{⟨β, x_i⟩ ≥ c} (:mod:`.best_rule`'s definition). Variables: β in the box
 [−1, 1]^d, the threshold c in [−R, R + m], and a binary z_i per row (accepted); maximize
-Σ_i w_i·g_i·z_i subject to, with s_i = ⟨β, x_i⟩ and margin m,
+Σ_i w_i·g_i·z_i subject to, with s_i = ⟨β, x_i⟩ and a margin m (in score units),
 
 - a row that gains (w_i·g_i > 0): z_i = 1 ⇒ s_i ≥ c, as s_i − c ≥ −M_i·(1 − z_i);
 - a row that loses (w_i·g_i < 0): z_i = 0 ⇒ s_i ≤ c − m, as s_i − c ≤ −m + M_i·z_i.
@@ -29,26 +29,37 @@ Choices, and why:
 - **c ∈ [−R, R + m]**: with β in the box, |s_i| ≤ ‖x_i‖₁ ≤ R, so c = −R accepts every row,
   c = R + m rejects every row with margin m, and a threshold outside the interval accepts the
   same rows as its end.
-- **Big-M**: M_i = ‖x_i‖₁ + R + m (norms over the non-constant columns), the largest that
-  c − s_i and s_i − c + m can be over the box and the threshold's interval, so no rule in the
-  box is cut off.
+- **Big-M**: M_i = ‖x_i‖₁ + R + m (norms over the non-constant columns, R their largest over
+  the rows in the program), the largest that c − s_i and s_i − c + m can be over the box and
+  the threshold's interval, so no rule in the box is cut off.
+- **The margin is relative**: m = ``margin``·2R, a fraction of the span [−R, R] of the scores
+  in the box. What matters numerically is m / M_i: HiGHS takes z_i within 1e-6 of 0 as 0, which
+  lets a row counted rejected score up to 1e-6·M_i above c − m. With an absolute m = 1e-4 on
+  German credit (M_i ≈ 110) that is the whole margin: after 30 s the solver's incumbent had
+  ‖β‖∞ = 3e-5, its losing rows on the boundary, counted rejected and in fact accepted; its
+  objective was 0.0812 per applicant, 5% above the search, and the rule, re-evaluated, was
+  worth 0.0464. At m = 1e-4·2R the tolerance is about 1% of the margin. Margins below 1e-5 of
+  the span are refused for that reason.
 
 What the bound bounds. ``bound`` is the solver's dual bound, an upper bound on the program's
-optimum, that is on the value of every rule the program can represent: rules whose β, scaled
-to ‖β_·‖∞ = 1 on the non-constant columns (or less), rejects every rejected row by at least
-``margin`` in score (⟨β, x_i⟩ ≤ c − m). A linear rule whose rejected rows come closer to its
-boundary than that at every scaling is **not** covered: the bound is not a bound over all
-linear rules (without a margin β = 0 represents "accept every row that gains" and the program
-proves nothing). :func:`rule_margin` gives a rule's margin at that normalization, so a
-comparison can say whether a given rule is covered. The bound is also capped by the value of
-accepting exactly the rows that gain, which bounds every rule. Both are up to the solver's
-tolerances (an integrality tolerance of 1e-6 times M_i is about the default margin, on German
-credit): tolerances enlarge the set the solver searches, so they loosen the bound rather than
-break it; the primal rule is never taken on the solver's word, its value is re-evaluated.
+optimum, that is on the value of every rule the program can represent: rules with some β in
+the box (‖β‖∞ ≤ 1 on the non-constant columns) that put every rejected row at least m below
+the threshold (⟨β, x_i⟩ ≤ c − m); for a given rule, its margin once β is scaled to ‖β‖∞ = 1 on
+those columns (:func:`rule_margin`) being ≥ m is enough. A linear rule whose rejected rows come
+closer to its boundary than that at every scaling is **not** covered: the bound is not a bound
+over all linear rules (without a margin, β = 0 would represent "accept every row that gains"
+and the program would prove nothing), and a comparison says whether a given rule is covered.
+The bound is also capped by the value of accepting exactly the rows that gain, which bounds
+every rule. Both are up to the solver's tolerances (above): tolerances enlarge the set the
+solver searches, so they loosen the bound rather than break it; the primal rule is never taken
+on the solver's word, its value is re-evaluated.
 
 The rule returned is the solver's direction β with its best threshold chosen exactly
-(:func:`.best_rule.exact_value`, as the search does), so its value is at least that of the
-solver's own threshold, and ``value`` is recomputed on the rows, never the solver's objective.
+(:func:`.best_rule.exact_value`, as the search does) among the cuts that keep the margin (rows
+whose scores are closer than m·‖β‖∞ go together), so the rule stays in the program's class and
+its value is at most the bound; ``value`` is recomputed on the rows, never the solver's
+objective. ``free_value`` is β's best threshold without the margin, the search's definition: it
+can exceed the bound, as that rule may be outside the class.
 """
 
 from __future__ import annotations
@@ -76,7 +87,8 @@ class MilpRule:
     beta : numpy.ndarray
         (d,) the rule's direction, in the box [−1, 1]^d (constant columns' coefficients 0).
     threshold : float
-        The rule's threshold: the best for ``beta``, chosen exactly (+inf: accept nobody).
+        The rule's threshold: the best for ``beta`` that keeps the margin, chosen exactly
+        (+inf: accept nobody).
     value : float
         The rule's value Σ_i w_i·g_i·1{⟨β, x_i⟩ ≥ c}, re-evaluated on the rows.
     bound : float
@@ -89,10 +101,13 @@ class MilpRule:
         "optimal", "time limit", or the solver's other outcomes.
     seconds : float
         Wall time of the solve.
+    free_value : float
+        ``beta``'s value with its best threshold regardless of the margin (at least ``value``;
+        not covered by ``bound``).
     objective : float
         The solver's objective of its incumbent (NaN without one): at most its rule's value.
     margin : float
-        The program's margin m.
+        The program's margin m in score units (``margin`` × 2R, module docstring).
     binaries : int
         Binaries in the program (rows that gain or lose, identical rows merged).
     nodes : int
@@ -106,6 +121,7 @@ class MilpRule:
     gap: float
     status: str
     seconds: float
+    free_value: float
     objective: float
     margin: float
     binaries: int
@@ -114,8 +130,8 @@ class MilpRule:
     def describe(self) -> str:
         """One line: the rule's value, the proved bound, the gap and how the solve ended."""
         return (f"a mixed-integer program over {self.binaries} rows (HiGHS, β in [−1, 1]^d, "
-                f"margin {self.margin:g}): a rule worth {self.value:.5g} per applicant, an upper "
-                f"bound {self.bound:.5g} on rules with that margin (gap {self.gap:.1%}), "
+                f"margin {self.margin:.3g} in score): a rule worth {self.value:.5g} per applicant, "
+                f"an upper bound {self.bound:.5g} on rules with that margin (gap {self.gap:.1%}), "
                 f"{self.status} after {self.seconds:.1f} s and {self.nodes} nodes")
 
 
@@ -141,7 +157,7 @@ def _check_inputs(rows: object, gain: object, weights: object
         raise ValueError(f"weights must have shape ({n},) like rows' first axis, "
                          f"got {weights.shape}")
     if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise ValueError(f"weights must be finite and ≥ 0, got min {np.min(weights)!r}")
+        raise ValueError(f"weights must be finite and ≥ 0, got min {float(np.min(weights))!r}")
     return rows, gain, weights
 
 
@@ -150,6 +166,18 @@ def _number(name: str, value: object, allowed: str, ok: Callable[[float], bool])
     if (isinstance(value, bool) or not isinstance(value, numbers.Real)
             or not math.isfinite(value) or not ok(float(value))):
         raise ValueError(f"{name} must be {allowed}, got {value!r}")
+
+
+def _with_margin(scores: np.ndarray, gap: float) -> np.ndarray:
+    """Each score replaced by the lowest of its run: sorted scores closer than ``gap`` to the
+    next one below them are one run, so exact_value cuts only where a gap ≥ ``gap`` separates
+    the rows it accepts from those it rejects (and its threshold is a row's own score)."""
+    order = np.argsort(scores, kind="stable")
+    s = scores[order]
+    first = np.maximum.accumulate(np.where(np.r_[True, np.diff(s) >= gap], np.arange(len(s)), 0))
+    out = np.empty_like(scores)
+    out[order] = s[first]
+    return out
 
 
 def _varying(rows: np.ndarray) -> np.ndarray:
@@ -197,7 +225,8 @@ def milp_best_rule(rows: np.ndarray, gain: np.ndarray, weights: np.ndarray | Non
     time_limit : float
         Seconds HiGHS may take (> 0); it stops with its incumbent and bound.
     margin : float
-        How far below the threshold a rejected row must score, β in [−1, 1]^d (> 0).
+        How far below the threshold a rejected row must score, β in [−1, 1]^d, as a fraction
+        of the span 2R of the scores (in [1e-5, 0.5]; module docstring).
     mip_rel_gap : float
         HiGHS's relative gap at which it stops as optimal (in [0, 1); 0: proved exactly, up to
         its absolute gap 1e-6).
@@ -220,7 +249,8 @@ def milp_best_rule(rows: np.ndarray, gain: np.ndarray, weights: np.ndarray | Non
 
     rows, gain, weights = _check_inputs(rows, gain, weights)
     _number("time_limit", time_limit, "a finite number of seconds > 0", lambda t: t > 0)
-    _number("margin", margin, "a finite number > 0", lambda m: m > 0)
+    _number("margin", margin, "a fraction of the scores' span in [1e-5, 0.5] (smaller is "
+            "within the solver's integrality tolerance)", lambda m: 1e-5 <= m <= 0.5)
     _number("mip_rel_gap", mip_rel_gap, "a number in [0, 1)", lambda g: 0 <= g < 1)
     d = rows.shape[1]
     wg = weights * gain
@@ -233,17 +263,19 @@ def milp_best_rule(rows: np.ndarray, gain: np.ndarray, weights: np.ndarray | Non
     keep = merged != 0
     x, v = unique[keep], merged[keep]
     k, p = x.shape[0], x.shape[1]
-    big_r = float(np.abs(rows[:, varying]).sum(axis=1).max(initial=0.0))
-    big_m = np.abs(x).sum(axis=1) + big_r + margin
+    norms = np.abs(x).sum(axis=1)
+    big_r = float(norms.max(initial=0.0))
+    m = margin * 2 * big_r if big_r > 0 else 1.0  # no column varies: any m rejects alike
+    big_m = norms + big_r + m
     # Variables: β (p), c, z (k); HiGHS minimizes −Σ v_i·z_i. Per row, s_i − c − M_i·z_i is
     # ≥ −M_i for a gaining row (z_i = 1 ⇒ s_i ≥ c) and ≤ −m for a losing one (z_i = 0 ⇒
     # s_i ≤ c − m).
     cost = np.r_[np.zeros(p + 1), -v]
     gains_row = v > 0
     lower = np.where(gains_row, -big_m, -np.inf)
-    upper = np.where(gains_row, np.inf, -margin)
+    upper = np.where(gains_row, np.inf, -m)
     bounds = Bounds(np.r_[-np.ones(p), -big_r, np.zeros(k)],
-                    np.r_[np.ones(p), big_r + margin, np.ones(k)])
+                    np.r_[np.ones(p), big_r + m, np.ones(k)])
     integrality = np.r_[np.zeros(p + 1), np.ones(k)]
     started = time.perf_counter()
     if k:
@@ -263,12 +295,14 @@ def milp_best_rule(rows: np.ndarray, gain: np.ndarray, weights: np.ndarray | Non
     beta = np.zeros(d)
     if solution is not None:
         beta[varying] = solution[:p]
-    value, threshold = exact_value(rows @ beta, wg)
+    scores = rows @ beta
+    free_value = exact_value(scores, wg)[0]
+    value, threshold = exact_value(_with_margin(scores, m * np.max(np.abs(beta))), wg)
     bound = min(solver_bound, trivial)
     gap = 0.0 if bound == value == 0 else (bound - value) / abs(bound) if bound else math.inf
     return MilpRule(beta=beta, threshold=threshold, value=value, bound=bound, gap=gap,
-                    status=status, seconds=seconds, objective=objective, margin=float(margin),
-                    binaries=k, nodes=nodes)
+                    status=status, seconds=seconds, free_value=free_value, objective=objective,
+                    margin=float(m), binaries=k, nodes=nodes)
 
 
 def rule_value(rows: np.ndarray, gain: np.ndarray, weights: np.ndarray, beta: np.ndarray,
