@@ -12,7 +12,12 @@ from strategic_apple_tasting.engine import run_one
 from strategic_apple_tasting.engine.probe import probe_rule
 from strategic_apple_tasting.game.agents import EllipsoidalCost, LazyBestResponse
 from strategic_apple_tasting.learners import SAOLS, ExploreThenCommit
-from strategic_apple_tasting.learners.budget import BINS_PER_UNIT, BudgetBelief, estimate_budget
+from strategic_apple_tasting.learners.budget import (
+    BINS_PER_UNIT,
+    BudgetBelief,
+    BudgetEstimate,
+    estimate_budget,
+)
 
 #: Seeds of the coverage test. At a nominal 95%, 30 seeds cover at most 26 times with chance
 #: ~2.5% if the true coverage were 90% (binomial), and at least 27 times with chance ~94% if it
@@ -76,6 +81,35 @@ def test_a_learner_starts_from_its_cap():
     learner = SAOLS(delta="estimate:0.7", r0=0.0, feedback="apple").reset(2, rng=0)
     assert learner._state.agents.current[0] == 0.7
     assert learner._state.agents.delta == 0.7
+
+
+def _covers(est, delta: float) -> bool:
+    return est.low <= delta <= est.high
+
+
+def test_on_distances_that_sit_on_a_grid_the_interval_reaches_down_across_the_gap():
+    """Distances on a grid (multiples of 0.01, each seen ~100 times: a score on a grid, rows
+    redrawn) with δ between two grid points: the atom at −0.25 moved and the one at −0.26 did
+    not, so every δ in [0.25, 0.26) gives the same applicants, and the estimate sits at the
+    edge 0.26. Before the interval was widened for atoms it was [0.2595, 0.2605] here, missing
+    every δ of the gap but its top twentieth. Fixed seed; the margin: the interval reaches
+    about two grid steps below the edge (0.24; the quasi-likelihood's threshold κ·D̂, D̂ ≈ 99),
+    one step more than the gap, so the check does not hang on a bin."""
+    rng = np.random.default_rng(7)
+    grid = 0.01 * rng.integers(-100, 101, 20_000)
+    for delta in (0.2501, 0.2537, 0.2573, 0.2599):
+        est = estimate_budget(np.where((grid >= -delta) & (grid < 0), 0.0, grid))
+        assert _covers(est, delta)
+        assert est.dispersion > 50  # atoms of ~100 applicants, read as such
+        assert est.low <= 0.25 - 0.005 and est.high < 0.27  # the whole gap, and not far more
+    # Control: the check rejects the interval the estimator gave before (same data and seed).
+    old = BudgetEstimate(0.26, 0.2595, 0.2605, 0.95, 2549, 0, 0.0, 20_000)
+    assert not _covers(old, 0.2537)
+    # Control: the same applicants spread within their grid cells (a density) keep the
+    # narrow interval, which covers δ: the widening comes from the atoms only.
+    spread = grid + rng.uniform(-0.005, 0.005, grid.size)
+    est = estimate_budget(np.where((spread >= -0.2537) & (spread < 0), 0.0, spread))
+    assert est.dispersion == 1.0 and _covers(est, 0.2537) and est.high - est.low < 0.002
 
 
 def test_estimate_budget_skips_nan_and_refuses_bad_settings():

@@ -108,10 +108,20 @@ def format_estimate(est: BudgetEstimate, cap: float = DELTA_MAX) -> str:
     'estimated δ = 0.25, 95% interval [0.2495, 0.2505] (310 applic'
     >>> line[61:]
     'ants on the boundary, 0 unmoved in the band, truthful share 0; 20,000 applicants)'
+
+    On distances that repeat (a data set's rows redrawn, scores on a grid) the line says why
+    the interval is wide:
+
+    >>> format_estimate(BudgetEstimate(0.2655, 0.236, 0.283, 0.95, 1493, 0, 0.0, 20000,
+    ...                                101.0)).split("; ", 2)[2]
+    'the distances repeat (lumps of about 100 applicants): δ is known only to the gap between them'
     """
     line = (f"estimated δ = {est.delta:.4g}, {est.level:.0%} interval [{est.low:.4g}, "
             f"{est.high:.4g}] ({est.pile:,} applicants on the boundary, {est.hole:,} unmoved "
             f"in the band, truthful share {est.truthful:.2g}; {est.n:,} applicants)")
+    if est.dispersion > 1.0:
+        line += (f"; the distances repeat (lumps of about {est.dispersion - 1:.0f} "
+                 "applicants): δ is known only to the gap between them")
     if est.high >= cap:
         line += f"; the interval reaches the cap {cap:g}: the budget may be larger"
     return line
