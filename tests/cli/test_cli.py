@@ -101,6 +101,18 @@ def test_demo_writes_results_figure_and_summary(tmp_path):
     (["lending", "--horizon", "0"], "--horizon must be"),
     (["lending", "-T", "5", "--out", "x/table.txt"], "--out must end in .parquet or .csv"),
     (["lending", "-T", "5", "--report", "/etc/hostname"], "--report '/etc/hostname' is a file"),
+    (["lending", "--protocol", "once", "-T", "1001"],
+     "horizon must be at most the 1,000 rows under protocol 'once'"),
+    (["lending", "--protocol", "replay", "--holdout-share", "0.5", "-T", "5"],
+     "--holdout-share applies only with --protocol holdout"),
+    (["lending", "--holdout-share", "1.5", "-T", "5"], "holdout_share must be a number in (0, 1)"),
+    (["lending", "--data", "fico", "--protocol", "once", "-T", "5"],
+     "protocol 'once' needs rows that are applicants"),
+    (["lending", "--new-share", "0.5", "-T", "5"], "--new-share applies only with --backtest"),
+    (["lending", "--backtest", "--new-share", "0", "--seeds", "1"],
+     "new_share must be a number in (0, 1), got 0.0"),
+    (["lending", "--backtest", "--data", "fico"], "--backtest needs applicants that are rows"),
+    (["lending", "--backtest", "--report", "r"], "--report does not apply with --backtest"),
 ])
 def test_bad_flags_give_one_line_and_exit_2(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -138,16 +150,27 @@ def test_lending_on_a_csv_of_ones_own(tmp_path, capsys):
     out = capsys.readouterr().out
     # What runs, how far, then the table: the oracle (the least-squares rule shifted) has no
     # regret against that rule answered by the agents.
-    assert "running 3 learners × 2 seeds × 300 applicants at δ = 0.5 (6 runs)" in out
+    assert ("running 3 learners × 2 seeds × 300 applicants at δ = 0.5 (6 runs) on 1 "
+            "thread(s), protocol holdout") in out
     assert "[6/6 runs] δ = 0.5:" in out
+    assert "protocol holdout: per seed a share of rows" in out
+    # The oracle is the least-squares rule fitted on the seed's learning rows, shifted: no
+    # regret against that rule answered by the agents, and its held-out profit is the
+    # cross-fitted least-squares rule's.
     oracle = next(line for line in out.splitlines() if line.startswith("| 0.5 | oracle | 2 |"))
-    assert oracle.split(" | ")[6] == "0 (on every seed)"
+    assert oracle.split(" | ")[7] == "0 (on every seed)"
+    crossed = next(line for line in out.splitlines()
+                   if line.startswith("| 0.5 | least-squares rule (cross-fitted) | 2 |"))
+    assert oracle.split(" | ")[3] == crossed.split(" | ")[3] != "-"
     assert "| 0.5 | best linear rule (search) | 2 |" in out
     table = pd.read_csv(tmp_path / "t.csv")
-    assert {"profit", "ls_regret", "stackelberg_regret", "best_rule_profit"} <= set(table)
+    assert {"profit", "ls_regret", "stackelberg_regret", "best_rule_profit",
+            "holdout_profit", "holdout_best_rule_profit"} <= set(table)
     assert set(table["delay"]) == {5} and set(table["gameable"]) == {"cash"}
+    assert set(table["protocol"]) == {"holdout"} and set(table["holdout_share"]) == {0.3}
     page = (tmp_path / "report" / "index.html").read_text()
-    assert page.count("<tr>") == 1 + 4 and "data:image/png;base64," in page
+    assert page.count("<tr>") == 1 + 6 and "data:image/png;base64," in page
+    assert "protocol holdout" in page and "held-out profit per 1,000" in page
     assert "least-squares rule" in page and "upper bound" in page
     assert (tmp_path / "report" / "profit-delta-0_5.png").read_bytes()[:4] == b"\x89PNG"
 
@@ -213,8 +236,26 @@ def test_lending_estimates_the_budget_and_recommends_a_learner(capsys):
     assert low <= high and 0.25 <= high  # the applicants game with δ = 0.5
     assert "| 0.5 | sa-ols (δ estimated) | 2 |" in out
     assert re.search(r"recommended at δ = 0.5: (sa-ols \(δ estimated\)|accept-all): the "
-                     r"highest mean profit per 1,000 applicants on this data", out)
+                     r"highest mean held-out profit per 1,000 new applicants on this data", out)
     assert "by group (white, black, hispanic, asian" in out
+
+
+def test_the_lenders_backtest_against_its_incumbent(tmp_path, capsys):
+    code = main(["lending", "--backtest", "-l", "naive-logistic", "-l", "reject-all",
+                 "--delta", "0.5", "--seeds", "2", "--threads", "1", "--refit-every", "10",
+                 "--out", str(tmp_path / "bt.csv")])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "backtest: 2 learners and 3 incumbent baselines × 2 seeds × about 300 new" in out
+    assert "protocol backtest: each learner starts from the incumbent's history" in out
+    for arm in ("naive-logistic", "reject-all", "incumbent", "incumbent, refitted"):
+        assert f"| 0.5 | {arm} | 2 |" in out
+    assert "| 0.5 | incumbent, cutoff raised | 2 |" in out and "(the reference)" in out
+    assert re.search(r"at δ = 0.5: deploying naive-logistic instead of the incumbent, cutoff "
+                     r"raised (gains|loses|is not distinguishable from it, gaining) [-+][\d.]+ "
+                     r"per 1,000 new applicants \(95% interval", out)
+    frame = pd.read_csv(tmp_path / "bt.csv")
+    assert len(frame) == 2 * 5 and set(frame["new"]) == {300}
 
 
 def test_a_sweep_spec_names_a_data_set(tmp_path, capsys):

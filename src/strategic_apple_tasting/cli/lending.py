@@ -257,6 +257,7 @@ def _backtest(args: argparse.Namespace, data: Any, deltas: list) -> int:
         NEW_SHARE,
         REFERENCE,
         REFIT_EVERY,
+        REFITTED,
         backtest,
         compare_backtest,
         format_backtest,
@@ -301,7 +302,8 @@ def _backtest(args: argparse.Namespace, data: Any, deltas: list) -> int:
         shown = f"{delta:g}" if isinstance(delta, float) else delta
         print(f"at δ = {shown}: deploying {best['arm']} instead of the {REFERENCE} "
               f"{verdict} {best['vs_reference']:+.4g} per 1,000 new applicants (95% interval "
-              f"[{low:.4g}, {high:.4g}], paired over {best['seeds']} seeds)")
+              f"[{low:.4g}, {high:.4g}], paired over {best['seeds']} seeds); instead of the "
+              f"{REFITTED}: {best['vs_refitted']:+.4g} ± {best['vs_refitted_ci']:.2g}")
     if args.out is not None:
         tmp = args.out.with_name(f".{args.out.name}.tmp")
         if args.out.suffix == ".csv":

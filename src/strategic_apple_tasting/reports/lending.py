@@ -20,7 +20,7 @@ import pyarrow as pa
 from ..engine.hindsight import game_search
 from ..game.game import budget_label
 from ..scenarios import BEST_RULE, DataSet, LendingData, compare_lending, data_game, from_lending
-from ..scenarios.run import TABLE_COLUMNS, shown_mean
+from ..scenarios.run import protocol_caption, shown_mean, table_columns
 from .pages import Figures, escape, html_table, write_page
 from .plots import regret_figure
 
@@ -41,17 +41,19 @@ def benchmark_text(data: DataSet | None, table: pd.DataFrame) -> str:
         f"rule</strong> is found by {how}. On each "
         "seed its threshold is chosen in hindsight on the applicants drawn, for each of the "
         "search's directions, so its regrets are lower bounds on regret against the best linear "
-        "rule. The <strong>least-squares rule</strong> θ* is fitted on every row's outcome (the "
-        "benchmark of this scenario before issue 21); it is not the best linear rule, and a "
+        "rule. The <strong>least-squares rule</strong> θ* is fitted on every row's outcome (on "
+        "each seed's learning rows under the holdout protocol); it is not the best linear "
+        "rule, and a "
         "learner can earn more than it (a negative regret).")
 
 
 def lender_table(summary: pd.DataFrame) -> str:
     """:func:`~strategic_apple_tasting.scenarios.compare_lending`'s summary as an HTML table."""
     rows = []
+    columns = table_columns(summary)
     for r in summary.to_dict("records"):
         cells = [escape(r["learner"]), f"{r['delta']:g}", str(r["seeds"])]
-        for key, interval in TABLE_COLUMNS.values():
+        for key, interval in columns.values():
             value = r.get(key, np.nan)
             if value is None or (isinstance(value, float) and np.isnan(value)):
                 cells.append("-")
@@ -59,7 +61,8 @@ def lender_table(summary: pd.DataFrame) -> str:
                 cells.append(escape(shown_mean(value, r[f"{key}_ci"])) if interval
                              else f"{value:.0f}")
         rows.append(cells)
-    return html_table(["learner", "δ", "seeds", *TABLE_COLUMNS], rows, text_columns=1)
+    return (f"<p>{escape(protocol_caption(summary))}</p>\n"
+            + html_table(["learner", "δ", "seeds", *columns], rows, text_columns=1))
 
 
 def group_section(runs: pd.DataFrame, names: tuple[str, ...]) -> str:
@@ -132,10 +135,12 @@ def burden_section(data: DataSet, deltas: list[Any], figures: Figures) -> str:
 def money_note(scale: float) -> str:
     """What the lender's table's numbers are."""
     return ("Money is in the data's own units (one reward unit is "
-            f"{scale:g} of them); profit is per 1,000 applicants, regrets are totals over the "
-            "run. Means over seeds with 95% intervals; <em>gamed as clean</em> is the largest "
-            f"over seeds. The row <em>{escape(BEST_RULE)}</em> is that rule's own profit, answered "
-            "by the agents.")
+            f"{scale:g} of them); profit and regrets are per 1,000 applicants. Means over "
+            "seeds with 95% intervals; <em>gamed as clean</em> is the largest over seeds. The "
+            f"row <em>{escape(BEST_RULE)}</em> is that rule's own profit, answered by the "
+            "agents, searched and scored on the same applicants: an in-sample reference. Under "
+            "the holdout protocol the rows <em>cross-fitted</em> are rules chosen on each "
+            "seed's learning rows and scored on its held-out ones.")
 
 
 def named_data(table: pd.DataFrame) -> DataSet | None:

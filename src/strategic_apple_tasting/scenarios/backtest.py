@@ -49,6 +49,8 @@ from .run import LEARNERS, resolve_learner
 #: The arms every backtest has beside the learners, and the one each arm is compared with.
 BASELINES = ("incumbent", "incumbent, cutoff raised", "incumbent, refitted")
 REFERENCE = BASELINES[1]
+#: The arm a lender runs today, also compared with every arm.
+REFITTED = BASELINES[2]
 #: The learners of a backtest by default: the lender's comparison without the oracle, which
 #: would be told the least-squares rule of the new applicants themselves.
 BACKTEST_LEARNERS = tuple(name for name in LEARNERS if name != "oracle")
@@ -283,19 +285,24 @@ def _shown_delta(delta: Any) -> Any:
 
 def compare_backtest(frame: pd.DataFrame) -> pd.DataFrame:
     """Per budget and arm: profit per 1,000 new applicants (mean and 95% half-width over
-    seeds) and its paired difference from :data:`REFERENCE` on the same seeds."""
+    seeds) and its paired differences from :data:`REFERENCE` and :data:`REFITTED` on the same
+    seeds."""
     out = []
     for delta, at in frame.groupby("delta", sort=False):
         ref = at[at["arm"] == REFERENCE].set_index("seed")["profit"]
+        refit = at[at["arm"] == REFITTED].set_index("seed")["profit"]
         for arm, group in at.groupby("arm", sort=False):
             g = group.set_index("seed")
             # To 10⁻⁶ of the data's unit: a profit the same on every seed (accept-all's, on
             # splits stratified by outcome) must not show an interval of rounding noise.
             mean, half = mean_ci(np.round(g["profit"].to_numpy(), 6))
             diff, diff_half = mean_ci(np.round((g["profit"] - ref.loc[g.index]).to_numpy(), 6))
+            again, again_half = mean_ci(np.round((g["profit"] - refit.loc[g.index]).to_numpy(),
+                                                 6))
             out.append({"delta": delta, "arm": arm, "kind": g["kind"].iloc[0],
                         "seeds": len(g), "profit": mean, "profit_ci": half,
                         "vs_reference": diff, "vs_reference_ci": diff_half,
+                        "vs_refitted": again, "vs_refitted_ci": again_half,
                         "accepted": float(g["accepted"].mean())})
     return pd.DataFrame(out)
 
@@ -307,13 +314,17 @@ def format_backtest(summary: pd.DataFrame) -> str:
     lines = [f"protocol backtest: each learner starts from the incumbent's history and meets "
              f"every new applicant once; paired differences are against '{REFERENCE}' on the "
              f"same seeds; money per 1,000 new applicants.",
-             "| δ | arm | seeds | profit per 1,000 | vs raised incumbent | accepted |",
-             "|---|---|---|---|---|---|"]
+             "| δ | arm | seeds | profit per 1,000 | vs raised incumbent | vs refitted "
+             "incumbent | accepted |",
+             "|---|---|---|---|---|---|---|"]
     for r in summary.to_dict("records"):
         vs = ("(the reference)" if r["arm"] == REFERENCE
               else shown_mean(r["vs_reference"], r["vs_reference_ci"]))
+        again = ("-" if r["arm"] == REFITTED
+                 else shown_mean(r["vs_refitted"], r["vs_refitted_ci"]))
         accepted = "-" if math.isnan(r["accepted"]) else f"{r['accepted']:.0f}"
         delta = f"{r['delta']:g}" if isinstance(r["delta"], float) else r["delta"]
         lines.append(f"| {delta} | {r['arm']} | {r['seeds']} | "
-                     f"{shown_mean(r['profit'], r['profit_ci'])} | {vs} | {accepted} |")
+                     f"{shown_mean(r['profit'], r['profit_ci'])} | {vs} | {again} | "
+                     f"{accepted} |")
     return "\n".join(lines)
