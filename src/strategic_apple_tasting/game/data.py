@@ -155,7 +155,7 @@ class DataContexts(NamedTuple):
     ...                     repaid=np.array([0.0, 1.0]), if_repaid=np.array([0.2, 0.2]),
     ...                     if_defaulted=np.array([-1.0, -1.0]), feature_names=("one", "z"))
     >>> data.dimension, data.settings()
-    (2, {'data': 'data', 'rows': 2, 'reward_scale': 1.0})
+    (2, {'data': 'data', 'rows': 2, 'reward_scale': 1.0, 'protocol': 'replay'})
     """
 
     rows: np.ndarray

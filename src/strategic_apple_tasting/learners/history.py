@@ -53,8 +53,8 @@ def replay_history(learner: Any, features: Sequence[Any] | np.ndarray,
 
     Examples
     --------
-    >>> from strategic_apple_tasting import NaiveGreedy
-    >>> learner = NaiveGreedy(r0=0.0, feedback="apple").reset(d=2, rng=0)
+    >>> from strategic_apple_tasting import NaiveGreedyOLS
+    >>> learner = NaiveGreedyOLS(delta=0.1, r0=0.0, feedback="apple").reset(d=2, rng=0)
     >>> learner = replay_history(learner, [[1.0, 0.5], [1.0, -0.5]], [True, False],
     ...                          [0.4, None])
     >>> learner.pending(), learner.estimate() is not None
