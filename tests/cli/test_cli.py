@@ -112,7 +112,8 @@ def test_demo_writes_results_figure_and_summary(tmp_path):
     (["lending", "--backtest", "--new-share", "0", "--seeds", "1"],
      "new_share must be a number in (0, 1), got 0.0"),
     (["lending", "--backtest", "--data", "fico"], "--backtest needs applicants that are rows"),
-    (["lending", "--backtest", "--report", "r"], "--report does not apply with --backtest"),
+    (["lending", "--backtest", "--estimate-delta"],
+     "--estimate-delta does not apply with --backtest"),
 ])
 def test_bad_flags_give_one_line_and_exit_2(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -243,7 +244,7 @@ def test_lending_estimates_the_budget_and_recommends_a_learner(capsys):
 def test_the_lenders_backtest_against_its_incumbent(tmp_path, capsys):
     code = main(["lending", "--backtest", "-l", "naive-logistic", "-l", "reject-all",
                  "--delta", "0.5", "--seeds", "2", "--threads", "1", "--refit-every", "10",
-                 "--out", str(tmp_path / "bt.csv")])
+                 "--out", str(tmp_path / "bt.csv"), "--report", str(tmp_path / "bt")])
     assert code == 0
     out = capsys.readouterr().out
     assert "backtest: 2 learners and 3 incumbent baselines × 2 seeds × about 300 new" in out
@@ -256,6 +257,9 @@ def test_the_lenders_backtest_against_its_incumbent(tmp_path, capsys):
                      r"per 1,000 new applicants \(95% interval", out)
     frame = pd.read_csv(tmp_path / "bt.csv")
     assert len(frame) == 2 * 5 and set(frame["new"]) == {300}
+    page = (tmp_path / "bt" / "index.html").read_text()
+    assert page.count("<tr>") == 1 + 5 and "vs refitted incumbent (paired)" in page
+    assert "deploying naive-logistic instead of the incumbent, cutoff raised" in page
 
 
 def test_a_sweep_spec_names_a_data_set(tmp_path, capsys):

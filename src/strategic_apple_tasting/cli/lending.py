@@ -135,7 +135,7 @@ def cmd_lending(args: argparse.Namespace) -> int:
         if given:
             raise UsageError(f"--{given[0].replace('_', '-')} applies only with --backtest")
     else:
-        for flag, given in (("--report", args.report), ("--estimate-delta", args.estimate_delta),
+        for flag, given in (("--estimate-delta", args.estimate_delta),
                             ("--holdout-share", args.holdout_share)):
             if given:
                 raise UsageError(f"{flag} does not apply with --backtest")
@@ -255,12 +255,11 @@ def _backtest(args: argparse.Namespace, data: Any, deltas: list) -> int:
         BACKTEST_LEARNERS,
         INCUMBENT_SHARE,
         NEW_SHARE,
-        REFERENCE,
         REFIT_EVERY,
-        REFITTED,
         backtest,
         compare_backtest,
         format_backtest,
+        gain_sentence,
     )
 
     settings = {"new_share": NEW_SHARE if args.new_share is None else args.new_share,
@@ -288,22 +287,8 @@ def _backtest(args: argparse.Namespace, data: Any, deltas: list) -> int:
     print(f"done in {time.perf_counter() - start:,.1f} s")
     summary = compare_backtest(frame)
     print(format_backtest(summary))
-    for delta, part in summary.groupby("delta", sort=False):
-        # The first learner given (by default the recommended one), not the best measured:
-        # picking the best of many on the same seeds would flatter it.
-        mine = part[part["kind"] == "learner"]
-        if mine.empty:
-            continue
-        best = mine.iloc[0]
-        low = best["vs_reference"] - best["vs_reference_ci"]
-        high = best["vs_reference"] + best["vs_reference_ci"]
-        verdict = ("gains" if low > 0 else "loses" if high < 0
-                   else "is not distinguishable from it, gaining")
-        shown = f"{delta:g}" if isinstance(delta, float) else delta
-        print(f"at δ = {shown}: deploying {best['arm']} instead of the {REFERENCE} "
-              f"{verdict} {best['vs_reference']:+.4g} per 1,000 new applicants (95% interval "
-              f"[{low:.4g}, {high:.4g}], paired over {best['seeds']} seeds); instead of the "
-              f"{REFITTED}: {best['vs_refitted']:+.4g} ± {best['vs_refitted_ci']:.2g}")
+    for line in gain_sentence(summary):
+        print(line)
     if args.out is not None:
         tmp = args.out.with_name(f".{args.out.name}.tmp")
         if args.out.suffix == ".csv":
@@ -312,4 +297,8 @@ def _backtest(args: argparse.Namespace, data: Any, deltas: list) -> int:
             frame.to_parquet(tmp, index=False)
         tmp.replace(args.out)
         print(f"table: {args.out}")
+    if args.report is not None:
+        from ..reports.backtest import write_backtest_report
+
+        print(f"report: {write_backtest_report(frame, data, args.report)}")
     return 0

@@ -234,16 +234,17 @@ _CACHE: dict[bytes, RuleSearch] = {}
 _LOCK = threading.Lock()
 
 
-def cached_search(rows: np.ndarray, gains: np.ndarray, weights: np.ndarray) -> RuleSearch:
-    """:func:`search_rules` with the defaults, once per process for the same rows, gains and
-    weights (a sweep's cells at several budgets share one search)."""
+def cached_search(rows: np.ndarray, gains: np.ndarray, weights: np.ndarray,
+                  restarts: int = RESTARTS) -> RuleSearch:
+    """:func:`search_rules` (with ``restarts`` random starts), once per process for the same
+    rows, gains and weights (a sweep's cells at several budgets share one search)."""
     key = hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes()
                                   for a in (rows, gains, weights))
-                         + repr(rows.shape).encode()).digest()
+                         + repr((rows.shape, restarts)).encode()).digest()
     with _LOCK:
         hit = _CACHE.get(key)
     if hit is None:
-        hit = search_rules(rows, gains, weights)
+        hit = search_rules(rows, gains, weights, restarts=restarts)
         with _LOCK:
             _CACHE[key] = hit
     return hit

@@ -328,3 +328,26 @@ def format_backtest(summary: pd.DataFrame) -> str:
                      f"{shown_mean(r['profit'], r['profit_ci'])} | {vs} | {again} | "
                      f"{accepted} |")
     return "\n".join(lines)
+
+
+def gain_sentence(summary: pd.DataFrame) -> list[str]:
+    """Per budget, one sentence: what deploying the summary's first learner gains over the
+    raised and the refitted incumbent (the first given, by default the recommended one, not
+    the best measured: picking the best of many on the same seeds would flatter it)."""
+    out = []
+    for delta, part in summary.groupby("delta", sort=False):
+        mine = part[part["kind"] == "learner"]
+        if mine.empty:
+            continue
+        best = mine.iloc[0]
+        low = best["vs_reference"] - best["vs_reference_ci"]
+        high = best["vs_reference"] + best["vs_reference_ci"]
+        verdict = ("gains" if low > 0 else "loses" if high < 0
+                   else "is not distinguishable from it, gaining")
+        shown = f"{delta:g}" if isinstance(delta, float) else delta
+        out.append(f"at δ = {shown}: deploying {best['arm']} instead of the {REFERENCE} "
+                   f"{verdict} {best['vs_reference']:+.4g} per 1,000 new applicants (95% "
+                   f"interval [{low:.4g}, {high:.4g}], paired over {best['seeds']} seeds); "
+                   f"instead of the {REFITTED}: {best['vs_refitted']:+.4g} ± "
+                   f"{best['vs_refitted_ci']:.2g}")
+    return out

@@ -1,10 +1,13 @@
 """Beyond the paper: strategy-aware learners on real loans (issue 21).
 
-German credit's data game (:func:`strategic_apple_tasting.scenarios.datasets.data_game`: its
-rows drawn uniformly, each with its recorded outcome, +1 repaid / −5 defaulted; agents game the
-checking and savings balances and the telephone) at three budgets. No theorem covers it: the
+German credit's data game (:func:`strategic_apple_tasting.scenarios.datasets.data_game`: each
+row with its recorded outcome, +1 repaid / −5 defaulted; agents game the checking and savings
+balances and the telephone) at three budgets, under the ``holdout`` protocol: per seed 30% of
+the rows (stratified by outcome) are held out, the learners meet the others, and the rule each
+has in force at T is scored on the held-out applicants, who game it. No theorem covers it: the
 paper's analysis is for a linear reward, and a loan's outcome is not one. The rows measure, in
-profit (the lender's money, per 1,000 applicants, in the data's units):
+**held-out** profit (the lender's money on applicants no learner met, per 1,000, in the data's
+units; a table of another protocol is read by its online profit, and the rows say which):
 
 * at each δ, whether the best strategy-aware learner (sa-ols, offset-ols, sa-logistic,
   offset-logistic: the one with the highest mean profit) earns at least what both naive
@@ -17,7 +20,8 @@ profit (the lender's money, per 1,000 applicants, in the data's units):
   real outcomes because their model is wrong there, not because strategy-awareness is.
 
 Every comparison is paired by seed: on a seed every learner meets the same applicants in the
-same order, and with gaming on or off the same ones (agents draw from their own stream).
+same order and is scored on the same held-out ones, and with gaming on or off the same ones
+(agents draw from their own stream).
 """
 
 from __future__ import annotations
@@ -35,12 +39,28 @@ NAIVE = ("naive-greedy", "naive-logistic")
 AT_LEAST = Check("≥ 0 (at least the other's profit)", low=0.0)
 
 
+def _held_out(table: pa.Table) -> bool:
+    return "protocol" in table.column_names and setting(table, "protocol") == "holdout"
+
+
 def _profit(table: pa.Table, learner: str) -> np.ndarray:
-    """Per seed (in seed order): the learner's profit at T per 1,000 applicants, in the data's
-    units."""
-    horizon = int(setting(rows(table, learner=learner), "horizon"))
+    """Per seed (in seed order): the learner's profit per 1,000 applicants, in the data's units:
+    under ``holdout`` its rule at T on the held-out applicants, otherwise what it earned."""
     scale = float(setting(table, "reward_scale"))
+    if _held_out(table):
+        return at(table, learner, column="holdout_profit") * 1000.0 * scale
+    horizon = int(setting(rows(table, learner=learner), "horizon"))
     return at(table, learner, column="profit") * 1000.0 * scale / horizon
+
+
+def _what(table: pa.Table) -> str:
+    """What the rows' profit is, naming the protocol."""
+    if _held_out(table):
+        share = float(setting(table, "holdout_share"))
+        return (f"held-out profit per 1,000 applicants (protocol holdout: {share:.0%} of the "
+                "rows held out per seed, the rule in force at T scored on them)")
+    protocol = setting(table, "protocol") if "protocol" in table.column_names else "replay"
+    return f"profit per 1,000 applicants (protocol {protocol}, online)"
 
 
 def _best(table: pa.Table, names: tuple[str, ...]) -> str:
@@ -73,7 +93,7 @@ def lending(table: pa.Table) -> list[Row]:
         out.append(Claim(
             f"the best strategy-aware learner's profit is at least naive greedy's and naive "
             f"logistic's where gaming costs them money (German credit, δ = {delta:g})", SOURCE,
-            f"profit per 1,000 applicants of {best} (the best strategy-aware learner) less "
+            f"{_what(table)} of {best} (the best strategy-aware learner) less "
             f"{naive}'s (the better naive one), paired by seed, T = {horizon:,}", gain,
             AT_LEAST,
             Control(f"the same with gaming switched off (truthful = 1; {best} less {naive_off})",
@@ -103,7 +123,7 @@ def misspecified(table: pa.Table, linear: pa.Table) -> list[Row]:
         out.append(Claim(
             f"where the linear model is exactly right SA-OLS earns at least naive greedy's "
             f"profit, and on real outcomes it does not (German credit, δ = {delta:g})", SOURCE,
-            f"profit per 1,000 applicants of SA-OLS less naive greedy's, each reward the "
+            f"{_what(linear)} of SA-OLS less naive greedy's, each reward the "
             f"least-squares rule's own prediction (σ = 0), paired by seed, T = {horizon:,}",
             gain, AT_LEAST,
             Control("the same on the recorded outcomes (+1 repaid, −5 defaulted)", control),
