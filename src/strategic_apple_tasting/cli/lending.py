@@ -231,13 +231,7 @@ def cmd_lending(args: argparse.Namespace) -> int:
         print(f"by group ({', '.join(data.contexts.group_names)}; the learners never see it):")
         print(format_groups(group_summary(table, data.contexts.group_names)))
     if args.out is not None:
-        tmp = args.out.with_name(f".{args.out.name}.tmp")
-        if args.out.suffix == ".csv":
-            table.to_csv(tmp, index=False)
-        else:
-            table.to_parquet(tmp, index=False)
-        tmp.replace(args.out)
-        print(f"table: {args.out}")
+        _write_table(table, args.out)
     if args.report is not None:
         from ..reports.lending import write_lending_report
 
@@ -290,15 +284,21 @@ def _backtest(args: argparse.Namespace, data: Any, deltas: list) -> int:
     for line in gain_sentence(summary):
         print(line)
     if args.out is not None:
-        tmp = args.out.with_name(f".{args.out.name}.tmp")
-        if args.out.suffix == ".csv":
-            frame.to_csv(tmp, index=False)
-        else:
-            frame.to_parquet(tmp, index=False)
-        tmp.replace(args.out)
-        print(f"table: {args.out}")
+        _write_table(frame, args.out)
     if args.report is not None:
         from ..reports.backtest import write_backtest_report
 
         print(f"report: {write_backtest_report(frame, data, args.report)}")
     return 0
+
+
+def _write_table(frame: Any, out: Path) -> None:
+    """Every run's totals to ``out`` (.csv or .parquet, checked before the work), written to
+    a temporary file and renamed, so a reader never sees half of it."""
+    tmp = out.with_name(f".{out.name}.tmp")
+    if out.suffix == ".csv":
+        frame.to_csv(tmp, index=False)
+    else:
+        frame.to_parquet(tmp, index=False)
+    tmp.replace(out)
+    print(f"table: {out}")
