@@ -93,7 +93,7 @@ LEARNERS: dict[str, Callable[[], Learner]] = {
                                       feedback="apple"),
     "linucb": lambda: LinUCB(alpha=1.0, r0=0.0, feedback="apple"),
     "plain": lambda: PlainGreedy(r0=0.0, feedback="apple"),
-    # issue 21: a logistic learner keeping 4 points (its kept buffer fills in the run)
+    # a logistic learner keeping 4 points (its kept buffer fills in the run)
     "sa-logistic": lambda: SALogistic(delta=0.1, r0=0.0, feedback="apple", batch_points=4),
 }
 #: What a test passes to load the plain-Python learner (it is not registered).

@@ -3,7 +3,7 @@
 From the command line: exit status 2, one line on stderr starting ``sat: error:`` that contains
 the expected text, no traceback, and nothing written. From the API: a ``ValueError`` (or
 ``SpecError``, a ``ValueError``) whose message contains the expected text. The README's promise
-("bad flags get one line") and issue 9's count of at least 150 bad inputs rest on this table.
+("bad flags get one line") and the promise of at least 150 bad inputs rest on this table.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ RUN = ["run", "-l", "sa-ols", "-d", "2", "-T", "50", "--seeds", "1"]
 OUT = ["-o", "out"]
 
 
-#: ``sat serve`` with a learner that can start (issue 24's rows add one bad flag each).
-#: FICO's four groups, each with a budget (issue 22).
+#: ``sat serve`` with a learner that can start (the lender's service's rows add one bad flag each).
+#: FICO's four groups, each with a budget.
 FICO_BUDGETS = "white=0.5,black=0.3,hispanic=0.3,asian=0.1"
 SERVE = ["serve", "-d", "2", "--param", "delta=0.1", "--param", "r0=0"]
 
@@ -193,14 +193,14 @@ CLI: list[tuple[list[str], str]] = [
     (["results", "earlier-run", "-o", "a-file/t.csv"], "--out 'a-file' is a file"),
     (["nope"], "invalid choice: 'nope'"),
     ([], "the following arguments are required: command"),
-    # issue 20: lending CSVs that used to run silently wrong
+    # lending CSVs that used to run silently wrong
     (["lending", "--csv", "huge.csv", "--label", "bad", "--default-value", "1", "--features",
       "income", "-T", "5"], "features: column 'income' has 1 value(s) beyond ±1e+100"),
     (["lending", "--csv", "one-class.csv", "--label", "bad", "--default-value", "0",
       "--features", "income", "-T", "5"], "label: column 'bad' holds only the value 0"),
     (["lending", "--csv", "twice.csv", "--label", "bad", "--default-value", "1", "--features",
       "income", "-T", "5"], "names column 'income' twice"),
-    # issue 20: the decision service (nothing listens on port 1 of the loopback)
+    # the decision service (nothing listens on port 1 of the loopback)
     (["serve", "play", "--url", "http://127.0.0.1:1", "-d", "2", "--key", "sat_0a_b"],
      "--key puts the API key where `ps` shows it to every user"),
     (["serve", "play", "--url", "http://127.0.0.1:1", "-d", "2", "--key-file", "missing.key"],
@@ -219,11 +219,11 @@ CLI: list[tuple[list[str], str]] = [
      "database 'postgresql://u:***@127.0.0.1:1/db' cannot be used: OperationalError"),
     (["serve", "--database", "postgres://u:hunter2@127.0.0.1:1/db", "keys", "list"],
      "database 'postgres://u:***@127.0.0.1:1/db': the service runs on sqlite or postgresql"),
-    # issue 20: numerics (the learners' input bound, 1e9: r0 is an outcome, delta a distance)
+    # numerics (the learners' input bound, 1e9: r0 is an outcome, delta a distance)
     (_run("--r0", "1e10"),
      "r0 must be at most 1e+09 in magnitude (the learner's input bound), got 10000000000.0"),
     (_run("--delta", "2e9"), "delta must be at most 1e+09 in magnitude"),
-    # issue 25: claims
+    # claims
     (["reproduce", "--parts", "nope"], "--parts must name bundled sweeps (stochastic, bounds"),
     (["reproduce", "--parts", ","], "--parts must name at least one bundled sweep, got ','"),
     (["run", "-l", "sa-ols", "-d", "1", "-T", "50", "--contexts", "orthogonal-traps", *OUT],
@@ -232,7 +232,7 @@ CLI: list[tuple[list[str], str]] = [
     (_run("--contexts", "orthogonal-traps", "--r0", "0.1"),
      "orthogonal-traps needs r0 = 0 under apple feedback (its points' gains are measured from "
      "0), got r0=0.1"),
-    # issue 21: lending game
+    # lending game
     ([*RUN[:3], "-T", "5", "--data", "nope", *OUT], "argument --data: invalid choice: 'nope'"),
     ([*RUN[:3], "-T", "5", "--data", "fico", "-d", "3", *OUT],
      "dimension must be 2 for data='fico' (its features, the intercept included)"),
@@ -270,7 +270,7 @@ CLI: list[tuple[list[str], str]] = [
      "argument --rewards: invalid choice: 'both'"),
     (["lending", "--data", "fico", "-l", "nope", "-T", "5"],
      "--learner/-l: learner must be one of"),
-    # issue 21: logistic learners (the rewards of the two outcomes, the prior)
+    # logistic learners (the rewards of the two outcomes, the prior)
     (["serve", "-l", "sa-logistic", "-d", "2", "--param", "delta=0.1", "--param", "r0=0",
       "--param", "repaid=-2", "--database", "sqlite:///a-dir/x.db"],
      "repaid must be larger than defaulted (the reward of a repaid loan above a defaulted "
@@ -278,7 +278,7 @@ CLI: list[tuple[list[str], str]] = [
     (["serve", "-l", "offset-logistic", "-d", "2", "--param", "delta=0.1", "--param", "r0=0",
       "--param", "ridge=-1", "--database", "sqlite:///a-dir/x.db"],
      "ridge must be a finite number >= 0, got -1"),
-    # issue 24: the service as a lender runs it (nothing is written: no database is made)
+    # the service as a lender runs it (nothing is written: no database is made)
     ([*SERVE, "--min-interval", "-1"], "min_interval must be a number from 0 to 1e9, got -1.0"),
     ([*SERVE, "--warm-cap", "-1"], "--warm-cap must be an integer >= 0"),
     ([*SERVE, "--retain-days", "0"],
@@ -309,10 +309,10 @@ CLI: list[tuple[list[str], str]] = [
      "--out 'a-file' is a file: give a folder"),
     (["serve", "export", "--out", "x", "--since", "soon", "--database", "sqlite:///m.db"],
      "--since must be an ISO 8601 time"),
-    # issue 23: sat compile
+    # sat compile
     (["compile", "--workers", "0"], "--workers must be an integer >= 1, got '0'"),
     (["compile", "--workers", "two"], "--workers must be an integer >= 1, got 'two'"),
-    # issue 22: per-group budgets
+    # per-group budgets
     (["run", "-l", "sa-ols", "--data", "fico", "-T", "50", "--delta-by-group", "white=0.5",
       *OUT], "delta by group must give a budget to every group (white, black, hispanic, "
      "asian), missing 'black'"),
@@ -472,13 +472,13 @@ SPECS: list[tuple[dict, str]] = [
     (_spec(learners=[{"name": "sa-ols", "label": "x"}, {"name": "naive-greedy", "label": "x"}]),
      "learners[1]"),
     (_spec(learners=[{"name": "sa-ols"}, {"name": "sa-ols"}]), "learners[1]"),
-    # issue 20: numerics (the learners' input bound, 1e9)
+    # numerics (the learners' input bound, 1e9)
     (_game(r0=1e10), "learners[0] (sa-ols): r0 must be at most 1e+09 in magnitude"),
     (_learner(delta=5e9), "learners[0] (sa-ols): delta must be at most 1e+09 in magnitude"),
-    # issue 25: claims
+    # claims
     (_learner(warmup=0), "learners[0] (sa-ols)"),
     (_game(contexts="orthogonal-traps", dimension=1), "game"),
-    # issue 21: lending game
+    # lending game
     ({**BASE, "game": {"data": "nope"}},
      "game.data: data must be one of german-credit, fico, got 'nope'"),
     ({**BASE, "game": {"data": 3}}, "game.data must be a string, got 3"),
@@ -497,7 +497,7 @@ SPECS: list[tuple[dict, str]] = [
     (_game(rewards="recorded"), "game.rewards: rewards applies only to a data set's game"),
     (_game(gameable="cash"), "game.gameable: gameable applies only to a data set's game"),
     ({**BASE, "game": {"delta": 0.1}}, "game.dimension must be given (or game.data)"),
-    # issue 21: logistic learners (the rewards of the two outcomes, the prior)
+    # logistic learners (the rewards of the two outcomes, the prior)
     (_spec(learners=[{"name": "sa-logistic", "repaid": -2.0}]),
      "learners[0] (sa-logistic): repaid must be larger than defaulted (the reward of a repaid "
      "loan above a defaulted one's), got repaid=-2.0 and defaulted=-1.0"),
@@ -505,7 +505,7 @@ SPECS: list[tuple[dict, str]] = [
      "learners[0] (naive-logistic): defaulted must be a finite number, got 'low'"),
     (_spec(learners=[{"name": "offset-logistic", "ridge": -1.0}]),
      "learners[0] (offset-logistic): ridge must be a finite number >= 0, got -1.0"),
-    # issue 22: per-group budgets
+    # per-group budgets
     ({**BASE, "game": {"data": "fico", "delta_by_group": [FICO_BUDGETS, "white=0.5"]}},
      "game.delta_by_group[1]: delta by group must give a budget to every group"),
     ({**BASE, "game": {"data": "fico", "delta_by_group": 0.5}},
@@ -599,7 +599,7 @@ API: list[tuple[str, object, str]] = [
                                           feedback="apple").reset(2, 0), "delta"),
     ("sa-ols-feedback", lambda: make_learner("sa-ols", delta=0.1, r0=0.0,
                                              feedback="nope").reset(2, 0), "feedback"),
-    # issue 20: numerics (the learners' input bound, 1e9: beyond it, refused before any kernel)
+    # numerics (the learners' input bound, 1e9: beyond it, refused before any kernel)
     ("update-x-big", _update([0.1, 2e9], True, 0.5),
      "x_obs[1] must be at most 1e+09 in magnitude (the learner's input bound), got 2000000000.0"),
     ("update-x-huge", _update([-1e300, 0.1], True, 0.5), "x_obs[0] must be at most 1e+09"),
@@ -631,7 +631,7 @@ API: list[tuple[str, object, str]] = [
     ("oracle-theta-big", lambda: make_learner("oracle", theta1=[1e10, 0.0], delta=0.1, r0=0.0,
                                               feedback="apple").reset(2, 0),
      "theta1[0] must be at most 1e+09"),
-    # issue 20: saved learners (tests/saved.py: learners saved mid-run, edited by hand with the
+    # saved learners (tests/saved.py: learners saved mid-run, edited by hand with the
     # digest recomputed, loaded as "the file"). Which learner the file may name:
     ("load-learner-import", lambda: _load("sa-ols", learner="this:x"),
      "the file: learner 'this:x' is not a registered learner, and the caller did not allow it "
@@ -902,7 +902,7 @@ API: list[tuple[str, object, str]] = [
      "the file: rng.bit_generator must be one of PCG64, PCG64DXSM, got 'MT19937'"),
     ("load-rng-spare", lambda: _load_meta("sa-ols", lambda m: m["rng"].update(has_uint32=1.7)),
      "the file: rng.has_uint32 must be an integer >= 0, got 1.7"),
-    # issue 25: claims
+    # claims
     ("sa-ols-warmup-0", lambda: make_learner("sa-ols", delta=0.1, r0=0.0, feedback="apple",
                                              warmup=0).reset(2, 0),
      "warmup must be an integer >= 1 or None (d rounds), got 0"),
@@ -916,7 +916,7 @@ API: list[tuple[str, object, str]] = [
     ("orthogonal-traps-margin", lambda: Game(dimension=4,
                                              contexts=OrthogonalTraps(margin=2.0)),
      "margin must be in (0, 1], got 2.0"),
-    # issue 21: lending game
+    # lending game
     ("game-rewards-recorded", lambda: Game(dimension=2, rewards="recorded"),
      "rewards 'recorded' needs a data set's rows as contexts"),
     ("game-rewards-name", lambda: Game(dimension=2, rewards="nope"),
@@ -972,7 +972,7 @@ API: list[tuple[str, object, str]] = [
     ("run-lending-delta", lambda: run_lending(load_dataset("fico"), ["sa-ols"], horizon=5,
                                               seeds=1, delta=math.nan),
      "delta must be a finite number >= 0, got nan"),
-    # issue 21: logistic learners (the rewards of the two outcomes, the prior)
+    # logistic learners (the rewards of the two outcomes, the prior)
     ("logistic-repaid-nan", lambda: _logistic(repaid=math.nan),
      "repaid must be a finite number, got nan"),
     ("logistic-repaid-str", lambda: _logistic(repaid="0.2"),
@@ -1014,7 +1014,7 @@ API: list[tuple[str, object, str]] = [
      "batch_points must be an integer from 0 to 100,000 or None (5·d), got 2.5"),
     ("logistic-batch-big", lambda: _logistic(batch_points=10**6),
      "batch_points must be an integer from 0 to 100,000 or None (5·d), got 1000000"),
-    # issue 21: logistic learners, saved (the kernels index the kept points by counts[5])
+    # logistic learners, saved (the kernels index the kept points by counts[5])
     ("load-logistic-kept", lambda: _load_arrays("sa-logistic", counts=_set(5, 10**6)),
      "the file: state.counts[5] (points kept) must be 4, got 1000000"),
     ("load-logistic-learned", lambda: _load_arrays("sa-logistic", counts=_set(6, 2)),
@@ -1025,7 +1025,7 @@ API: list[tuple[str, object, str]] = [
      "the file: state.kept[:, -1] (labels)[1] must be in [0, 1], got 3.0"),
     ("load-logistic-fit", lambda: _load_arrays("sa-logistic", fit=_set((1, 0), 0.5)),
      "the file: state.fit[1, 0] must be 0 (below the diagonal of a triangular factor)"),
-    # issue 24: the service's declared features, cadences and a rule to adopt
+    # the service's declared features, cadences and a rule to adopt
     ("service-feature-scale", lambda: _service(features=[{"name": "a", "scale": 0.0}, "b"]),
      "features[0].scale ('a') must be a finite number > 0"),
     ("service-feature-mean", lambda: _service(features=[{"name": "a", "mean": math.inf}, "b"]),
@@ -1045,7 +1045,7 @@ API: list[tuple[str, object, str]] = [
     ("desk-adopt-general", lambda: _adopt(lambda: 0.0), "a rule to adopt must be linear"),
     ("desk-adopt-nan", lambda: _adopt(_linear([np.nan, 0.0], 0.0)),
      "rule.beta"),
-    # issue 22: the budget estimated from the applicants
+    # the budget estimated from the applicants
     ("learner-delta-estimate", lambda: _budget_learner("estimat"),
      "delta must be a number >= 0, 'estimate' or 'estimate:<cap>' with a cap in (0, 1e6], "
      "got 'estimat'"),
@@ -1060,7 +1060,7 @@ API: list[tuple[str, object, str]] = [
      "beta must be 2 finite numbers, got shape (3,)"),
     ("probe-unreachable", lambda: _probe_rule(Game(dimension=2), np.zeros(2), 0.0, 10),
      "beta must reach a gameable feature"),
-    # issue 22: per-group budgets
+    # per-group budgets
     ("group-budget-unknown", lambda: _fico_game({"men": 0.1, **_FICO_BUDGETS}),
      "delta by group names an unknown group 'men'; the groups are: white, black, hispanic, "
      "asian"),
@@ -1081,7 +1081,7 @@ API: list[tuple[str, object, str]] = [
                                                     feedback="apple").reset(2),
      "delta must be a number >= 0 for the oracle (it knows the game's budget: it is the "
      "benchmark, and it has no estimator), got 'estimate'"),
-    # issue 23: learner protocol (a learner's supported_feedback, one of its tags)
+    # learner protocol (a learner's supported_feedback, one of its tags)
     ("learner-unsupported-feedback", lambda: _apple_only(r0=0.0, feedback="bandit").reset(2),
      "feedback must be one of apple (what apple-only learns under), got 'bandit'"),
     ("bind-unsupported-feedback",
@@ -1141,7 +1141,7 @@ def _probe_rule(*args):
     return probe_rule(*args)
 
 
-# issue 20: saved learners, the edits the rows make (lambdas: the files are made when a row
+# saved learners, the edits the rows make (lambdas: the files are made when a row
 # runs).
 def _load_meta(name, edit, digest="recompute"):
     return saved.load(saved.edited(name, meta=edit, digest=digest))

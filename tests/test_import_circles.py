@@ -1,4 +1,4 @@
-"""No two modules of the package import each other, directly or round a circle (issue 23).
+"""No two modules of the package import each other, directly or round a circle.
 
 The graph's arrows are the package's own imports, at module level or inside functions (a lazy
 import still ties the two modules together), resolved to the module they name; an import of a

@@ -1,4 +1,4 @@
-"""No module reads another's private attributes (issue 23).
+"""No module reads another's private attributes.
 
 An attribute whose name starts with one underscore belongs to the module that defines it (assigns
 it on an object, or defines it in a class body). Any other module that reads it through an

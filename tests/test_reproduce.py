@@ -101,7 +101,7 @@ QUICK_VERDICTS = {
     "sampled-sae (O(N·d) a round) learns on orthogonal traps, where a 2^−d share of rules is "
     "right (d = 10,": NO,
     "sampled-sae's regret grows at most like √T on stochastic contexts": NO,
-    # issue 21: German credit. At δ = 0.25 gaming costs naive-logistic little (8 per 1,000)
+    # German credit. At δ = 0.25 gaming costs naive-logistic little (8 per 1,000)
     # and offset-logistic's lead over it is within the noise at T = 10,000 (at T = 100,000
     # naive-logistic earns more: benchmarks/RESULTS.md); at δ = 0.5 and 1 it leads, and
     # without gaming it trails (the control).
@@ -117,7 +117,7 @@ QUICK_VERDICTS = {
     "on real outcomes it does not (German credit, δ = 0.5)": YES,
     "where the linear model is exactly right SA-OLS earns at least naive greedy's profit, and "
     "on real outcomes it does not (German credit, δ = 1)": YES,
-    # issue 22: the budget estimated from the applicants costs a constant that is more than
+    # The budget estimated from the applicants costs a constant that is more than
     # half of SA-OLS's tiny regret at the quick T (told 2δ or δ/2, the control, costs 30 to 150
     # times it); with heterogeneous budgets, a truthful share or on German credit the fixed
     # wrong δ passes as well.

@@ -192,7 +192,7 @@ def test_lending_and_run_on_the_fico_tables(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Federal Reserve" in out and "gameable: score" in out
     assert "| 0.5 | accept-all | 2 |" in out
-    # issue 22: the table by group (accept-all accepts everyone in every group)
+    # the table by group (accept-all accepts everyone in every group)
     assert "by group (white, black, hispanic, asian" in out
     for group in ("white", "black", "hispanic", "asian"):
         assert re.search(rf"\| 0.5 \| accept-all \| {group} \| 0.5 \| 2 \| \d+ \| 100.0% \|",
@@ -208,7 +208,7 @@ def test_lending_and_run_on_the_fico_tables(tmp_path, capsys):
 
 
 def test_lending_with_a_budget_per_group(capsys):
-    """issue 22: each group games with its own budget (black and hispanic 0, so none of them
+    """Each group games with its own budget (black and hispanic 0, so none of them
     moves), learners are told the largest, and the table by group shows each budget."""
     code = main(["lending", "--data", "fico", "-l", "sa-ols", "--delta-by-group",
                  "white=0.5,black=0,hispanic=0,asian=0.5", "-T", "600", "--seeds", "1",
@@ -225,7 +225,7 @@ def test_lending_with_a_budget_per_group(capsys):
 
 
 def test_lending_estimates_the_budget_and_recommends_a_learner(capsys):
-    """issue 22: the estimate with its interval, the strategy-aware learners estimating δ, a
+    """The estimate with its interval, the strategy-aware learners estimating δ, a
     recommendation measured on the data, and the table by group."""
     code = main(["lending", "--data", "fico", "-l", "sa-ols", "-l", "accept-all", "--delta",
                  "0.5", "-T", "3000", "--seeds", "2", "--threads", "1", "--estimate-delta"])

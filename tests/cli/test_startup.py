@@ -63,7 +63,7 @@ def test_the_package_names_load_on_first_use():
 
 def test_sat_run_imports_no_plotting(tmp_path):
     """`sat run` simulates and writes a table and its summary: it needs neither matplotlib nor
-    scipy.stats (a second of CPU of its start-up together; issue 23's target is 3 s). pandas
+    scipy.stats (a second of CPU of its start-up together; the start-up target is 3 s). pandas
     it gets anyway: pyarrow imports it to ask whether an array is a pandas one."""
     modules = _imported("-m", "strategic_apple_tasting", "run", "--learner", "accept-all", "-d",
                         "2", "-T", "10", "--seeds", "1", "--out", str(tmp_path / "out"))

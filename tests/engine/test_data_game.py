@@ -1,4 +1,4 @@
-"""Data games on the engine (issue 21): both paths bit for bit, the benchmarks against a brute
+"""Data games on the engine: both paths bit for bit, the benchmarks against a brute
 force, the search against the exact optimum, and the lending scenario's old loop replayed."""
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ def test_the_search_finds_the_best_rule_where_it_can_be_enumerated():
 
 
 def test_the_old_lending_loop_replayed_through_the_engine_gives_its_numbers(tmp_path):
-    """The lending scenario's own loop (before issue 21, kept in benchmarks/) and the engine,
+    """The lending scenario's own loop (before the data game, kept in benchmarks/) and the engine,
     on the same applicants (the old loop's rows, replayed in order): the same profit and
     counts to the bit, and the same regrets against the least-squares rule up to the order
     of summation (the engine subtracts the learner's total from the benchmark's)."""

@@ -1,4 +1,4 @@
-"""The engine with outcomes learned late and rules published for a period (issue 11).
+"""The engine with outcomes learned late and rules published for a period.
 
 Compiled and reference paths agreeing on delayed games is a public check run for every
 learner (``check_compiled_matches_reference``); these tests cover what the delays mean."""

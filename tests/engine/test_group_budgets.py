@@ -1,4 +1,4 @@
-"""A budget per group in a data game (issue 22): each applicant games with its group's budget on
+"""A budget per group in a data game: each applicant games with its group's budget on
 both engine paths, to the bit; the replay's benchmarks against a brute force over every
 threshold with per-group shifts; learners are told the largest budget."""
 

@@ -1,4 +1,4 @@
-"""Totals by group (issue 22): both paths to the bit, against a brute force, and the controls."""
+"""Totals by group: both paths to the bit, against a brute force, and the controls."""
 
 from __future__ import annotations
 

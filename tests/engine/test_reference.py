@@ -75,7 +75,7 @@ def test_a_function_rule_is_answered_by_the_same_search(feedback):
     """Agents answer a rule given as a Python function with the compiled search itself: LinUCB
     with its rules handed over as functions gives the compiled LinUCB's table bit for bit.
     Under apple tasting the agents have an ellipsoidal cost: with an ℓ2 cost the compiled
-    LinUCB's rule is answered in closed form instead of by the search (issue 23; checked
+    LinUCB's rule is answered in closed form instead of by the search (checked
     against the search in tests/game/test_best_response.py)."""
     agents = (EllipsoidalCost.from_cost(np.diag([1.0, 2.0, 0.5])) if feedback == "apple"
               else LazyBestResponse())

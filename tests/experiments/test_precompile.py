@@ -1,6 +1,6 @@
 """``sat compile`` compiles everything a run compiles: after it, a representative run of every
-registered learner in every game shape, on both of the engine's paths, compiles nothing more
-(issue 23). The parts it compiles are derived from the registry, and one compiled type stands
+registered learner in every game shape, on both of the engine's paths, compiles nothing more.
+The parts it compiles are derived from the registry, and one compiled type stands
 for every built-in agent model and context model."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ shapes += [{"feedback": "bandit"}, {"delay": 3, "delay_law": "uniform"}, {"perio
            {"truthful": 0.5}, {"data": "fico"}, {"data": "fico", "rewards": "linear"}]
 for name in sys.argv[1:]:
     configurations = list(LEARNERS[name].check_configurations())
-    if estimating(LEARNERS[name]) is not None:  # issue 22: the budget estimated as it plays
+    if estimating(LEARNERS[name]) is not None:  # the budget estimated as it plays
         configurations.append(estimating(LEARNERS[name]))
     for learner in configurations:
         for shape in shapes:
@@ -53,7 +53,7 @@ for name in sys.argv[1:]:
                     simulate(game, [learner], 30, seeds=1, engine=engine)
                 except ValueError:  # a learner that cannot play this shape (say so and go on)
                     pass
-for shape in shapes[:len(FLAG_AGENTS)]:  # the budget probed and estimated (issue 22)
+for shape in shapes[:len(FLAG_AGENTS)]:  # the budget probed and estimated
     game = game_from_settings({"dimension": 2, **{k: v for k, v in shape.items()
                                                   if v is not None}})
     try:

@@ -269,7 +269,7 @@ def test_an_agent_model_without_a_numerical_response_is_refused(monkeypatch):
         respond_to_rule(_Stubborn(), rule, np.zeros(2))
 
 
-# -- issue 23: LinUCB's rule under apple tasting answered in closed form ---------------------
+# -- LinUCB's rule under apple tasting answered in closed form ---------------------
 
 def _numerical(rule):
     """The same rule given as a Python function: agents answer it by the numerical search

@@ -1,4 +1,4 @@
-"""A data set's rows as the game (issue 21): rows drawn uniformly, by weight or in a given
+"""A data set's rows as the game: rows drawn uniformly, by weight or in a given
 order; each row's own outcome as the reward; agents that game a subset of the features, the
 same to the bit as the ellipsoidal cost they specialize, against linear and general rules."""
 
@@ -41,7 +41,7 @@ cases = st.integers(1, 7).flatmap(lambda d: st.tuples(
 @given(cases, finite, st.floats(0, 5, allow_nan=False))
 def test_subset_gaming_is_the_masked_ellipsoid_to_the_bit(case, threshold, delta):
     """The O(d) subset model answers every linear rule exactly as the ellipsoidal cost with
-    A⁻¹ = diag(1_G) (the lending scenario's model before issue 21): the same move, the same
+    A⁻¹ = diag(1_G) (the lending scenario's model before the data game): the same move, the same
     reach, bit for bit."""
     beta, x, mask = case
     subset = SubsetGaming(delta=delta, gameable=mask).compiled()

@@ -1,4 +1,4 @@
-"""The gaming budget estimated from the applicants (issue 22)."""
+"""The gaming budget estimated from the applicants."""
 
 from __future__ import annotations
 

@@ -272,7 +272,7 @@ def test_a_held_rule_outlives_its_successors_until_released():
 
 
 def test_an_adopted_rule_decides_and_its_outcomes_are_learned_against_it():
-    """Issue 24: ``adopt`` publishes a given linear rule (a lender's scorecard) as the next
+    """``adopt`` publishes a given linear rule (a lender's scorecard) as the next
     version; decisions follow it and outcomes are learned; the learner then publishes its own
     next rule. A learner whose update reads what its own rule drew refuses."""
     from strategic_apple_tasting.game.policies import LinearThreshold

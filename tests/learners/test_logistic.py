@@ -1,4 +1,4 @@
-"""The logistic learners (issue 21, part 3) against a naive version written straight from their
+"""The logistic learners against a naive version written straight from their
 definition, their online fit against the batch maximum likelihood, and the rewards they take from
 a lending game."""
 

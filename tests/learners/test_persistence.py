@@ -314,7 +314,7 @@ def test_a_file_from_before_the_budget_belief_still_loads(tmp_path):
                 load_learner(path)
 
 
-# -- issue 20: the loader trusts nothing ------------------------------------------------------
+# -- the loader trusts nothing ------------------------------------------------------
 SIDE_EFFECT = """
 import pathlib
 pathlib.Path({marker!r}).write_text("imported")

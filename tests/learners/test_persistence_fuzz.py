@@ -1,4 +1,4 @@
-"""Fuzzing saved learners (issue 20): a file mutated anywhere is refused in one line naming it,
+"""Fuzzing saved learners: a file mutated anywhere is refused in one line naming it,
 or loads a learner that works.
 
 Mutations hit ``meta.json`` (a value replaced by another of any JSON type or a nearby one, a
@@ -33,7 +33,7 @@ from tests import saved
 EXAMPLES = int(os.environ.get("SAT_FUZZ_EXAMPLES", "25"))
 FIXED = not os.environ.get("SAT_FUZZ_RANDOM")
 FUZZED = ("sa-ols", "exp3-sae", "exp3-sae-lazy", "sampled-sae", "linucb", "plain")
-#: Fuzzed one by one too (issue 21), outside the fixed sample of the control below, which keeps
+#: Fuzzed one by one too, outside the fixed sample of the control below, which keeps
 #: the files it was tuned on.
 ALSO_FUZZED = ("sa-logistic",)
 

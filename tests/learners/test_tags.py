@@ -1,4 +1,4 @@
-"""One tags object per learner class (issue 23): what the checks, engine, loader and reports
+"""One tags object per learner class: what the checks, engine, loader and reports
 read of a learner class, collected from its class attributes."""
 
 from __future__ import annotations

@@ -320,7 +320,7 @@ def test_the_library_internals_the_adapters_use_are_still_there():
     assert hasattr(policy, "_bayes_lin_regs")
 
 
-# -- issue 23: learning without partial_fit's overhead, rules answered through a twin --------
+# -- learning without partial_fit's overhead, rules answered through a twin --------
 
 MABWISER = [pytest.param(cls, id=cls.name, marks=_needs(cls))
             for cls in (MABWiserLinUCB, MABWiserLinTS, MABWiserLinGreedy)]

@@ -1,4 +1,4 @@
-"""The FICO finding (issue 22): a strategy-robust threshold burdens the lower-scoring groups."""
+"""The FICO finding: a strategy-robust threshold burdens the lower-scoring groups."""
 
 from __future__ import annotations
 

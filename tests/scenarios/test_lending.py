@@ -1,4 +1,4 @@
-"""The lending scenario (issue 11, part 4; on the engine since issue 21): the loaders on the
+"""The lending scenario (on the engine since the data game): the loaders on the
 shipped data and on a CSV this test writes (every bad input), and the runner at a small size
 with its controls."""
 
@@ -116,7 +116,7 @@ def test_csv_bad_input(tmp_path):
     empty.write_text(HEADER)
     blank = tmp_path / "blank.csv"
     blank.write_text("")
-    # issue 20: a column a float can hold but standardizing cannot (its scale overflowed and the
+    # a column a float can hold but standardizing cannot (its scale overflowed and the
     # column became zeros), one outcome only, a header naming a column twice (pandas renamed it)
     huge = tmp_path / "huge.csv"
     huge.write_text(HEADER + "0,0,1e308,3,1,100,0.1,A\n1,1,40,2,1,100,0.1,B\n")

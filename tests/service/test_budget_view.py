@@ -1,4 +1,4 @@
-"""issue 22: the learner's estimate of the gaming budget in /metrics and on the policy page."""
+"""The learner's estimate of the gaming budget in /metrics and on the policy page."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_an_estimating_learner_shows_its_estimate_and_interval():
 
 
 def test_the_prometheus_text_has_the_estimate_only_when_there_is_one():
-    """issue 24's text format carries issue 22's figures: the same values as the JSON."""
+    """The Prometheus text format carries the budget's figures: the same values as the JSON."""
     from prometheus_client.parser import text_string_to_metric_families
 
     from strategic_apple_tasting.service import prom

@@ -179,7 +179,7 @@ def test_replay_equals_the_saved_learner_and_a_changed_log_does_not(serve, capsy
 
 def test_one_learner_per_database_and_deciders_beside_it(serve):
     learner = serve("--publish", "manual")
-    # issue 24: a second learner stands by (it decides, and learns once the first stops)
+    # a second learner stands by (it decides, and learns once the first stops)
     standby = serve("--publish", "manual", database=learner.database)
     standby.key = learner.key
     assert "already has a learner running" in standby.log.read_text()

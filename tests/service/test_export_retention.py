@@ -1,4 +1,4 @@
-"""Getting data out and keeping the log bounded (issue 24): ``sat serve export`` by time range
+"""Getting data out and keeping the log bounded: ``sat serve export`` by time range
 to CSV and Parquet (nothing changed, private files, bad flags in one line), and retention that
 drops old log entries while ``sat serve check`` stays exact for what is kept."""
 

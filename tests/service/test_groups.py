@@ -1,4 +1,4 @@
-"""issue 22: per-group figures in the service. A decision may carry a group label, stored and
+"""Per-group figures in the service. A decision may carry a group label, stored and
 never given to the learner; /metrics (JSON and Prometheus text) and the policy page give per
 group the decisions, acceptance, repayment and the rejected in the band the rule's shift
 created; bad labels get a 422 for their own request."""

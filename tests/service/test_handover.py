@@ -1,4 +1,4 @@
-"""Handing over (issue 24): a standby ``sat serve --role all`` waits for the learner's lock and
+"""Handing over: a standby ``sat serve --role all`` waits for the learner's lock and
 takes over when the active learner dies, losing nothing acknowledged; on PostgreSQL a learner
 whose lock session ends stops learning and takes the lock again, so two learners never learn
 at once."""

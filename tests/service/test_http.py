@@ -335,7 +335,7 @@ def test_bad_decisions_are_refused_in_one_line_and_change_nothing(client):
         ("id=bad-form&x=0.1", ("JSON",)),
         ('{"id": "bad-cut", "x": [0.1,', ("JSON",)),
         ("[0.1, 0.2, 0.3]", ("body",)),
-        # issue 20: the decision service
+        # the decision service
         ({"id": "bad-nul\x00", "x": X}, ("id", "NUL", "cannot store")),
         ({"applicants": [{"id": "bad-n0", "x": X}, {"id": "\x00", "x": X}]},
          ("applicants.1.id", "NUL")),
@@ -382,7 +382,7 @@ def test_bad_outcomes_are_refused_in_one_line_and_change_nothing(client):
         ({"id": "bado-1", "outcome": 0.6}, 409, ("'bado-1'", "already has outcome 0.5")),
         ({"outcomes": [{"id": "bado-2", "outcome": 0.1}, {"id": "bado-1", "outcome": 0.7}]},
          409, ("'bado-1'", "cannot be changed")),
-        # issue 20: the decision service
+        # the decision service
         ({"id": "bado-2\x00", "outcome": 0.1}, 422, ("id", "NUL")),
         ({"outcomes": [{"id": "bado-2", "outcome": 0.1}, {"id": "\x00", "outcome": 0.1}]}, 422,
          ("outcomes.1.id", "NUL")),
@@ -451,7 +451,7 @@ def test_a_chunked_body_over_max_body_is_413(client):
 #: says what is expected.
 EXPECTED = "Content-Type: application/json, as UTF-8, uncompressed"
 FORMS = [
-    # issue 20: the decision service
+    # the decision service
     ({"content-type": "text/plain"}, b'{"id": "form-1", "x": [0.1, 0.2, 0.3]}', 415,
      ("Content-Type 'text/plain'", EXPECTED)),
     ({"content-type": "application/x-www-form-urlencoded"}, b"id=form-2&x=0.1", 415,

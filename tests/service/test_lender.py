@@ -1,4 +1,4 @@
-"""The service as a lender runs it (issue 24): a decision looked up and explained, declared
+"""The service as a lender runs it: a decision looked up and explained, declared
 features (units, means, scales), the API key behind every write, Prometheus metrics, steady
 publications (a minimum interval, count and time), the acceptance cap."""
 

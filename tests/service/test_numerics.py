@@ -1,4 +1,4 @@
-"""Numbers the service takes and learns (issue 20): a request beyond the learner's input bound
+"""Numbers the service takes and learns: a request beyond the learner's input bound
 is a 422 for that request alone, the probe's applicant (x = [0, 0, 1e-300] in the warm-up) no
 longer stops the learner, and ``sat serve check`` fails, naming it, on a log entry the learner
 cannot learn (one written past the service).

@@ -61,7 +61,7 @@ def test_page_renders_in_headless_chromium(browser, serve, tmp_path):
 
 def test_the_applicant_section_and_the_shadow_learner_in_headless_chromium(browser, serve,
                                                                            tmp_path):
-    """Issue 24: declared features (definition, unit, average, spread) in plain words for
+    """Declared features (definition, unit, average, spread) in plain words for
     applicants, and a shadow learner's decisions compared with the live rule's."""
     settings = tmp_path / "service.toml"
     settings.write_text("\n".join(

@@ -1,5 +1,5 @@
-"""The learner state a service keeps in its database is loaded like a file nobody vouches for
-(issue 20): only the configured learner may be named (nothing else is imported), it must be
+"""The learner state a service keeps in its database is loaded like a file nobody vouches
+for: only the configured learner may be named (nothing else is imported), it must be
 that learner, and a malformed state stops the start (and ``sat serve check``) in one line."""
 
 from __future__ import annotations

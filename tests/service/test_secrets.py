@@ -67,7 +67,7 @@ def test_a_password_is_never_printed_by_the_service_or_the_command_line(serve, p
     log = server.log.read_text()
     assert "sat serve: sa-ols (all)" in log and "sat:***@127.0.0.1" in log, log
     assert PASSWORD not in log
-    standby = serve("--publish", "manual", database=url)  # issue 24: it stands by, saying so
+    standby = serve("--publish", "manual", database=url)  # it stands by, saying so
     said = standby.log.read_text()
     assert "already has a learner running" in said and "sat:***@127.0.0.1" in said, said
     assert PASSWORD not in said and "+psycopg" not in said  # the URL as typed, masked

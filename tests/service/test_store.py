@@ -53,7 +53,7 @@ def test_the_control_a_schema_change_without_its_migration_is_seen(tmp_path):
     ("sqlite://", "give a SQLite file"),
     ("sqlite:///:memory:", "give a SQLite file"),
     ("sqlite:////no/such/dir/x.db", "does not exist"),
-    # issue 20: the decision service (the password never shown)
+    # the decision service (the password never shown)
     ("postgresql://u:hunter2@h:badport/db", "'postgresql://u:***@h:badport/db' is not a "
      "database URL"),
     ("postgres://u:hunter2@h/db", "'postgres://u:***@h/db': the service runs on sqlite or "

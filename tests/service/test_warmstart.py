@@ -1,4 +1,4 @@
-"""Starting a service from what a lender knows (issue 24): a saved learner (the first request
+"""Starting a service from what a lender knows: a saved learner (the first request
 is decided as that learner would), a historical log replayed first (bad rows: one line, exit
 status 2, nothing written), a published rule; a restart keeps its start, another is refused.
 And an existing database of the first schema upgrades in place."""

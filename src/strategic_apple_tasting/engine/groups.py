@@ -1,4 +1,4 @@
-"""Who pays: a data game's totals by group (issue 22), kept by both of the engine's paths.
+"""Who pays: a data game's totals by group, kept by both of the engine's paths.
 
 A data set may give each row a group (:class:`~..game.data.DataContexts`' ``groups``: German
 credit's sex and age band, FICO's four groups). No learner sees it; the engine counts, per

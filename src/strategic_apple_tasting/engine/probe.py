@@ -1,5 +1,5 @@
 """A fixed published rule and the applicants who answer it: the principal's probe of the
-agents' budget (issue 22).
+agents' budget.
 
 :func:`probe_rule` publishes one linear rule (β, c) for ``horizon`` rounds of a game, lets the
 game's agents answer it (the same compiled draws and responses as the engine, from the same

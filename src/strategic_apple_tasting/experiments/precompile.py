@@ -126,7 +126,7 @@ def _data_game() -> Any:
 
 
 def estimating(cls: type) -> Learner | None:
-    """``cls`` estimating its agents' budget (``delta="estimate"``, issue 22), if it can: a
+    """``cls`` estimating its agents' budget (``delta="estimate"``), if it can: a
     strategy-aware learner with a ``delta``. Its state's
     :class:`~..learners.budget.BudgetBelief` estimates instead of being told δ: the same
     compiled type."""
@@ -158,7 +158,7 @@ def _run_learner(name: str) -> None:
             if engine == "compiled" and compiled_path_refusal(game, learner) is not None:
                 continue
             simulate(game, [learner], HORIZON, seeds=1, engine=engine)
-    # The learner estimating its budget (issue 22), also in a data game with groups: the
+    # The learner estimating its budget, also in a data game with groups: the
     # estimator on both paths, and the groups counted with its shift as it changes.
     estimator = estimating(cls)
     if estimator is None:
@@ -249,7 +249,7 @@ def _run_game_side() -> None:
                  GeneralRule.from_function(_outside_ball, [1.0, 0.0], 0.5)):
         respond_to_rule(LazyBestResponse(), rule, x, rng)
     draw_contexts(_games()[0].contexts, 2, 3, rng)
-    # The agents' budget probed with a fixed rule and estimated (issue 22).
+    # The agents' budget probed with a fixed rule and estimated.
     estimate_budget(probe_rule(_games()[0], np.ones(2), 0.0, HORIZON))
     _games()[0].instance(0).next_context()
     LinearThreshold(np.ones(2), 0.5).accepts(x)

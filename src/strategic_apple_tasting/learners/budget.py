@@ -1,4 +1,4 @@
-"""The agents' budget δ estimated from the applicants (issue 22).
+"""The agents' budget δ estimated from the applicants.
 
 The principal sees every applicant's reported x′, rejected ones included, and knows the rule
 (β, c) each was decided under. Write each applicant's distance to that boundary in units of
@@ -193,7 +193,7 @@ class BudgetBelief(NamedTuple):
     aux: np.ndarray
 
     name = "belief"
-    #: Names this record had in saved learners (``delta="estimate"`` beliefs, issue 22).
+    #: Names this record had in saved learners (``delta="estimate"`` beliefs).
     former_names = ("EstimatedBudget",)
 
     @classmethod

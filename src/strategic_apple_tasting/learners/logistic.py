@@ -1,4 +1,4 @@
-"""Logistic learners for real outcomes (issue 21): SA-OLS's protocol with a logistic model.
+"""Logistic learners for real outcomes: SA-OLS's protocol with a logistic model.
 
 A lender sees a loan repaid or defaulted, and scores applicants with a logistic model. Here the
 reward of accepting is one of two values, ``repaid`` and ``defaulted``, and a reward in between

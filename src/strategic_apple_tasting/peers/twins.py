@@ -1,4 +1,4 @@
-"""Compiled twins of the peer libraries' rules, which agents answer (issue 23).
+"""Compiled twins of the peer libraries' rules, which agents answer.
 
 A peer adapter's rule is "accept iff g(x') ≥ 0" with g the library's own prediction, a Python
 call of tens of microseconds; agents' best response evaluates g a hundred times a round. Each

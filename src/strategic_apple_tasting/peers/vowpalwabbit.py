@@ -29,7 +29,7 @@ g(x') = p(x') − u, nudged just below 0 where p = u (the strict test rejects th
 exactly when the sampled action is accept. VW's own random seed (``--random_seed``) is drawn
 from the learner's Generator too.
 
-The twin agents answer (issue 23). With two actions SquareCB's pmf is a function of one
+The twin agents answer. With two actions SquareCB's pmf is a function of one
 number, h = γ·(ĉ_reject − ĉ_accept): p = 1 − 1/(2 + h) for h ≥ 0 (accept predicted cheaper,
 the costlier action gets 1/(2 + γ·gap)), p = 1/(2 − h) for h < 0, increasing in h. Each
 action's predicted cost is VW's linear model of x' (``-q sa`` plus the shared and action

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 def _pyplot() -> Any:
     """matplotlib's pyplot on the Agg backend, imported on first use: ``sat run``'s summary
     reads this module's helpers but draws nothing, and pyplot is a large part of its start-up
-    (issue 23: the first run after set-up within 3 s)."""
+    (the first run after set-up within 3 s)."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -1,4 +1,4 @@
-"""Scenarios on real data: lending data sets as games on the engine (issues 11 and 21).
+"""Scenarios on real data: lending data sets as games on the engine.
 
 :func:`load_german_credit` and :func:`load_csv` give applicants and their real outcomes
 (:class:`LendingData`); :func:`load_fico` the FICO TransRisk tables; :func:`load_dataset` the
@@ -9,7 +9,7 @@ reads (profit, regret against the best linear rule and against the least-squares
 
 # The names below are loaded on first use (PEP 562), as the package's own are: the CLI reads
 # DATASETS from .datasets while building its parser, and the other modules bring pandas,
-# scipy and matplotlib, which `sat run` never needs (issue 23: its first run within 3 s).
+# scipy and matplotlib, which `sat run` never needs (its first run within 3 s).
 
 from __future__ import annotations
 

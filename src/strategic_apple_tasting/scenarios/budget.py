@@ -1,4 +1,4 @@
-"""A lender's question answered on its data (issue 22): how far do applicants game, and which
+"""A lender's question answered on its data: how far do applicants game, and which
 learner to deploy when that is not known.
 
 :func:`estimate_lending_budget` publishes the least-squares rule for T applicants of a data

@@ -1,4 +1,4 @@
-"""Who pays for strategy-robustness on the FICO tables (issue 22; Milli, Miller, Dragan and
+"""Who pays for strategy-robustness on the FICO tables (Milli, Miller, Dragan and
 Hardt, "The Social Cost of Strategic Classification", 2019; Hu, Immorlica and Vaughan, "The
 Disparate Effects of Strategic Manipulation", 2019).
 

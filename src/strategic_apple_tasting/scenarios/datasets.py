@@ -1,4 +1,4 @@
-"""Lending data sets as games on the engine (issue 21): the named data sets, and the game of a
+"""Lending data sets as games on the engine: the named data sets, and the game of a
 data set (its rows, their real outcomes, agents that game the declared features).
 
 :func:`data_game` turns a :class:`DataSet` (or the :class:`~.lending.LendingData` of German

@@ -1,4 +1,4 @@
-"""The FICO TransRisk tables as a data game (issue 21, part 5).
+"""The FICO TransRisk tables as a data game.
 
 The Federal Reserve's 2007 report to Congress on credit scoring gives, per group (non-Hispanic
 white, Black, Hispanic, Asian), the distribution of TransUnion's TransRisk score and the share

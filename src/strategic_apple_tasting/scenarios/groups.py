@@ -1,4 +1,4 @@
-"""The lender's table by group (issue 22): who is accepted, who repays, who moves and who pays
+"""The lender's table by group: who is accepted, who repays, who moves and who pays
 for the shift, per group of a data set (German credit's sex and age band, FICO's four groups),
 from a results table's per-group columns (:mod:`..engine.groups`)."""
 

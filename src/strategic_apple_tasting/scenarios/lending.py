@@ -1,4 +1,4 @@
-"""Real lending data for the semi-synthetic lending scenario (issue 11, part 4).
+"""Real lending data for the semi-synthetic lending scenario.
 
 Applicants are the rows of a real credit data set: their features are the contexts and their
 real outcome (repaid or defaulted) is the reward of accepting them. :func:`load_german_credit`

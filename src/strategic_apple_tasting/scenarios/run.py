@@ -14,7 +14,7 @@ and :func:`compare_lending` summarizes it per budget and learner in money, the d
   lower bounds;
 * **regret against the least-squares rule**: θ* fitted on every row's outcome, shifted by the
   budget and answered by the agents, and on the true features (the benchmark of the scenario
-  before issue 21; a learner can beat it: it is not the best linear rule).
+  before the data game; a learner can beat it: it is not the best linear rule).
 
 Beside the learners, each budget has a row for the best linear rule itself (its profit
 answered by the agents).

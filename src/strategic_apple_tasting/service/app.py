@@ -73,7 +73,7 @@ def _storable(value: str) -> str:
 #: A client's decision id, checked before the group commit: one the database cannot store
 #: would fail the whole group's transaction.
 StoredId = Annotated[DecisionId, AfterValidator(_storable)]
-#: A decision's group label (issue 22): stored for figures by group, never given to the
+#: A decision's group label: stored for figures by group, never given to the
 #: learner; checked before the group commit as an id is.
 GroupLabel = Annotated[str, Field(strict=True, min_length=1, max_length=store.MAX_GROUP),
                        AfterValidator(_storable)]
@@ -634,7 +634,7 @@ def _metrics(service: Service) -> dict[str, Any]:
                           and service.learner.error else progress.error),
         "database_error": service.database_error(),
         "learner_standby": service.learner is not None and service.learner.standby,
-        **budget_metrics(service),  # issue 22: only when the learner estimates δ
-        "groups": groups,  # issue 22: per group label decisions carried ({} if none)
+        **budget_metrics(service),  # only when the learner estimates δ
+        "groups": groups,  # per group label decisions carried ({} if none)
     }
 

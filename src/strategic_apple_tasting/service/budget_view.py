@@ -1,5 +1,5 @@
-"""The learner's estimate of the applicants' gaming budget, for ``/metrics`` and the policy page
-(issue 22): present only when the service's learner estimates it (``delta="estimate"``)."""
+"""The learner's estimate of the applicants' gaming budget, for ``/metrics`` and the policy
+page: present only when the service's learner estimates it (``delta="estimate"``)."""
 
 from __future__ import annotations
 

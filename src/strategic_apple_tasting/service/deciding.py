@@ -65,7 +65,7 @@ class _Request:
     future: asyncio.Future
     loop: asyncio.AbstractEventLoop
     key_id: str | None = None  # the API key that sent it
-    groups: list[str | None] | None = None  # each decision's group label (issue 22)
+    groups: list[str | None] | None = None  # each decision's group label
     result: Any = None
     rows: list[dict[str, Any]] = field(default_factory=list)
 

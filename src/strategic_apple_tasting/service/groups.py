@@ -1,4 +1,4 @@
-"""Figures by group (issue 22): what the service can see of who is accepted, who repays and who
+"""Figures by group: what the service can see of who is accepted, who repays and who
 pays for the rule's shift, per group label a decision request carried.
 
 A decision may carry a ``group`` (a label of the client's: a sex and age band, a region). It is

@@ -111,8 +111,8 @@ def policy_page(service: Any) -> str:
             html_table(["feature", "weight β"], [[escape(n), f"{b:.6g}"]
                                                  for n, b in zip(names, beta, strict=True)]),
         ]
-    body.append(budget_html(service))  # issue 22: only when the learner estimates δ
-    body.append(group_html(groups))  # issue 22: only when decisions carry a group
+    body.append(budget_html(service))  # only when the learner estimates δ
+    body.append(group_html(groups))  # only when decisions carry a group
     body += ["<h2>Acceptance over time</h2>",
              f"<figure id=acceptance>{acceptance_svg(series, [x.published_at for x in rules])}"
              "<figcaption>Share of applicants accepted per time bucket; red lines mark "

@@ -54,7 +54,7 @@ class _Figures:
                                 "the learner's lock", value=1 if f["learner_standby"] else 0)
         yield GaugeMetricFamily("sat_database_up", "1 if the database takes writes",
                                 value=0 if f["database_error"] else 1)
-        # issue 22: only when the learner estimates the applicants' budget (delta="estimate").
+        # only when the learner estimates the applicants' budget (delta="estimate").
         for name, key, what in (
                 ("sat_delta_estimate", "delta_estimate", "The learner's estimate of the "
                  "applicants' gaming budget"),
@@ -65,7 +65,7 @@ class _Figures:
                  "seen")):
             if key in f:
                 yield GaugeMetricFamily(name, what, value=f[key])
-        # issue 22: per group label the decisions carried (none: no samples).
+        # per group label the decisions carried (none: no samples).
         groups = f.get("groups") or {}
         for name, key, what in (
                 ("sat_group_decisions", "decisions", "Decisions logged with the group label"),

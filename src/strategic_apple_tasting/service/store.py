@@ -74,7 +74,7 @@ rules = sa.Table(
     sa.Column("key_id", sa.String(32), nullable=True),  # who asked for it (POST /publish)
     sa.Column("source", sa.String(16), nullable=True),  # "given": a warm start's rule
     sa.Column("learned", sa.BigInteger, nullable=True),  # outcomes learned when published
-    sa.Column("shift", sa.Double, nullable=True))  # its shift for gaming (issue 22)
+    sa.Column("shift", sa.Double, nullable=True))  # its shift for gaming
 
 decisions = sa.Table(
     "decisions", METADATA,
@@ -87,7 +87,7 @@ decisions = sa.Table(
     sa.Column("key_id", sa.String(32), nullable=True),  # the API key that wrote it
     sa.Column("group", sa.String(64), nullable=True),  # for figures by group; never learned
     sa.Column("capped", sa.Boolean, nullable=True),  # rejected by the cap, not by the rule
-    # rejected, with a score in the band the rule's shift created (issue 22)
+    # rejected, with a score in the band the rule's shift created
     sa.Column("band", sa.Boolean, nullable=True))
 
 outcomes = sa.Table(

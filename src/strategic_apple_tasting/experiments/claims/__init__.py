@@ -58,7 +58,7 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("unclean", "unclean-mixture"), unclean.mixture),
     (("lending",), lending.lending),
     (("lending", "lending-linear"), lending.misspecified),
-    # issue 22: the budget estimated from the applicants
+    # The budget estimated from the applicants
     (("budget-0.1",), budget.stochastic),
     (("budget-0.3",), budget.stochastic),
     (("budget-0.5",), budget.stochastic),

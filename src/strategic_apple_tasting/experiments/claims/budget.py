@@ -1,4 +1,4 @@
-"""The gaming budget estimated from the applicants (issue 22): what a learner loses by not being
+"""The gaming budget estimated from the applicants: what a learner loses by not being
 told δ.
 
 SA-OLS with ``delta="estimate"`` (:mod:`...learners.budget`) against SA-OLS told the agents'
@@ -19,7 +19,7 @@ from ...scenarios.fico import GROUPS as FICO_GROUPS
 from .measures import at, mean, paired, rows, setting
 from .rows import Check, Claim, Control, Row
 
-SOURCE = "issue 22 (beyond the paper: the paper assumes δ known)"
+SOURCE = "beyond the paper (the paper assumes δ known)"
 #: How close the estimated δ must come: regret within this factor of SA-OLS told the true δ.
 FACTOR = 1.5
 #: The learners of each part: SA-OLS told the game's δ, estimating it, and told 2δ and δ/2

@@ -1,4 +1,4 @@
-"""Beyond the paper: strategy-aware learners on real loans (issue 21).
+"""Beyond the paper: strategy-aware learners on real loans.
 
 German credit's data game (:func:`strategic_apple_tasting.scenarios.datasets.data_game`: each
 row with its recorded outcome, +1 repaid / −5 defaulted; agents game the checking and savings
@@ -32,7 +32,7 @@ import pyarrow as pa
 from .measures import at, mean, rows, setting
 from .rows import Check, Claim, Consistency, Control, Row
 
-SOURCE = "issue 21 (German credit; measured, no theorem)"
+SOURCE = "beyond the paper (German credit; measured, no theorem)"
 #: The strategy-aware learners of the ``lending`` part, and the naive ones.
 AWARE = ("sa-ols", "offset-ols", "sa-logistic", "offset-logistic")
 NAIVE = ("naive-greedy", "naive-logistic")

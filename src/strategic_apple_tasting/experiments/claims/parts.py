@@ -20,7 +20,7 @@ NON_STRATEGIC = ("naive-greedy", "linucb", "lin-ts", "epsilon-greedy")
 
 #: The stochastic game of the paper's main claims (d = 3, δ = 0.3, σ = 0.1).
 STOCHASTIC = {"dimension": 3, "delta": 0.3, "sigma": 0.1}
-#: The agents' budgets at which SA-OLS estimates δ (issue 22).
+#: The agents' budgets at which SA-OLS estimates δ.
 BUDGETS = (0.1, 0.3, 0.5)
 #: Where the explicit bounds are below accept-all's regret: small noise, small δ, d = 2.
 SHARP = {"dimension": 2, "delta": 0.1, "sigma": 0.01}
@@ -53,7 +53,7 @@ class Size:
     stochastic_sampled_horizons: tuple[int, ...]
     lending_horizon: int  # German credit's data game (d = 49)
     lending_seeds: int
-    # German credit (d = 49) with the budget estimated (issue 22; each cell searches the best
+    # German credit (d = 49) with the budget estimated (each cell searches the best
     # linear rule on the rows again)
     budget_lending_horizon: int = 5_000
 
@@ -196,7 +196,7 @@ def parts(size: Size) -> dict[str, dict]:
                             "game": {"dimension": [2, 10, 20], "delta": 0.5, "sigma": 0.1,
                                      "contexts": "mixture", "c0": 0.5},
                             "learners": _learners("sa-ols", "offset-ols")},
-        # Beyond the paper (issue 21): German credit's real loans at three budgets, the
+        # Beyond the paper: German credit's real loans at three budgets, the
         # strategy-aware learners against the naive ones with agents that game and, as the
         # control, agents that do not (needs the lending extra)…
         "lending": {"horizon": size.lending_horizon, "seeds": size.lending_seeds,
@@ -211,7 +211,7 @@ def parts(size: Size) -> dict[str, dict]:
                            "game": {"data": "german-credit", "delta": list(LENDING_DELTAS),
                                     "rewards": "linear", "sigma": 0.0},
                            "learners": _learners("sa-ols", "naive-greedy")},
-        # issue 22: SA-OLS estimating the agents' budget from the applicants, against SA-OLS
+        # SA-OLS estimating the agents' budget from the applicants, against SA-OLS
         # told δ and told 2δ and δ/2 (budget.py), at each δ over d = 2, 5, 10…
         **{f"budget-{delta:g}": {"horizon": main, "seeds": seeds,
                                  "game": {"dimension": [2, 5, 10], "delta": delta,
@@ -256,8 +256,8 @@ COST = {"stochastic": 5.1, "bounds": 0.2, "etc": 0.14, "adversarial-d1": 0.14,
         "adversarial-d2": 0.17, "adversarial-orthogonal": 3.4, "sampled-stochastic": 11.0,
         "bandit": 0.38, "adversarial-d2-bandit": 0.3, "trembling": 0.5, "ellipsoid": 0.38,
         "mixture": 0.17, "overestimate": 0.19, "lock-in": 1.25,
-        # the quick run of issue 23 (T = 5,000): 19.2 s for 160,000 agent-rounds, about 3 s of
-        # it starting up
+        # the quick run measured while the suite was made fast (T = 5,000): 19.2 s for 160,000
+        # agent-rounds, about 3 s of it starting up
         "peers": 100.0,
         "delays": 0.13, "periods": 0.09, "warm-ups": 0.13, "unclean": 0.49,
         "unclean-mixture": 0.69, "stackelberg": 3.3, "budget-0.1": 1.0, "budget-0.3": 1.0,

@@ -1,4 +1,4 @@
-"""The service as a lender runs it (issue 24): who wrote each entry (the API key's id), an
+"""The service as a lender runs it: who wrote each entry (the API key's id), an
 optional group on a decision, the acceptance cap's rejections, where each rule came from, the
 warm start, the shadow learner, per-rule figures and the acceptance count under the cap.
 

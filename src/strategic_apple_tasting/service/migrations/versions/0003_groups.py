@@ -1,4 +1,4 @@
-"""Figures by group (issue 22): the shift each rule carries for gaming, and whether a rejected
+"""Figures by group: the shift each rule carries for gaming, and whether a rejected
 applicant's score lay in the band that shift created (rejected, but the rule before its shift
 would have accepted it). Rows written before this migration have neither (NULL: not counted).
 
