@@ -9,8 +9,21 @@ import numpy as np
 
 from strategic_apple_tasting.checks import replay, tables_identical, totals_at_grid
 
-__all__ = ["naive_linucb", "replay", "tables_identical", "totals_at_grid",
+__all__ = ["naive_linucb", "recorded_rows", "replay", "tables_identical", "totals_at_grid",
            "with_default_sigint"]
+
+
+def recorded_rows(n: int = 60, d: int = 4, seed: int = 0, **fields):
+    """A data set's rows with 0/1 outcomes, defaults likelier with a low first feature, +0.2 a
+    repaid loan and −1 a default (``fields``: more of ``DataContexts``'s, as ``protocol``)."""
+    from strategic_apple_tasting.game import DataContexts
+
+    rng = np.random.default_rng(seed)
+    rows = np.column_stack([np.ones(n), rng.normal(size=(n, d - 1))])
+    repaid = (rng.random(n) < 1 / (1 + np.exp(-2 * rows[:, 1]))).astype(float)
+    reward = np.where(repaid > 0, 0.2, -1.0)
+    return DataContexts(rows=rows, repaid=repaid, if_repaid=reward, if_defaulted=reward.copy(),
+                        **fields)
 
 # Run as ``python -c`` before the real command: puts SIGINT back to its default and execs it.
 _DEFAULT_SIGINT = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "

@@ -15,17 +15,12 @@ from strategic_apple_tasting.checks import tables_identical
 from strategic_apple_tasting.engine.best_rule import exact_value, search_rules
 from strategic_apple_tasting.engine.hindsight import hindsight
 from strategic_apple_tasting.game import DataContexts, SubsetGaming
+from tests.helpers import recorded_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _recorded(n=60, d=4, seed=0):
-    """Rows with 0/1 outcomes, defaults likelier with a low first feature."""
-    rng = np.random.default_rng(seed)
-    rows = np.column_stack([np.ones(n), rng.normal(size=(n, d - 1))])
-    repaid = (rng.random(n) < 1 / (1 + np.exp(-2 * rows[:, 1]))).astype(float)
-    reward = np.where(repaid > 0, 0.2, -1.0)
-    return DataContexts(rows=rows, repaid=repaid, if_repaid=reward, if_defaulted=reward.copy())
+_recorded = recorded_rows
 
 
 def _weighted(seed=1):

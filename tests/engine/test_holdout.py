@@ -15,18 +15,13 @@ from strategic_apple_tasting.engine.holdout import (
     held_out,
     score_rules,
 )
-from strategic_apple_tasting.game import DataContexts, SubsetGaming
+from strategic_apple_tasting.game import SubsetGaming
 from strategic_apple_tasting.game.data import holdout_split
+from tests.helpers import recorded_rows
 
 
 def _rows(n=80, d=4, seed=0, **protocol):
-    """Rows with 0/1 outcomes, defaults likelier with a low first feature."""
-    rng = np.random.default_rng(seed)
-    rows = np.column_stack([np.ones(n), rng.normal(size=(n, d - 1))])
-    repaid = (rng.random(n) < 1 / (1 + np.exp(-2 * rows[:, 1]))).astype(float)
-    reward = np.where(repaid > 0, 0.2, -1.0)
-    return DataContexts(rows=rows, repaid=repaid, if_repaid=reward, if_defaulted=reward.copy(),
-                        **protocol)
+    return recorded_rows(n, d, seed, **protocol)
 
 
 def _game(contexts, delta=0.5, truthful=0.0):

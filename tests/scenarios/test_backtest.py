@@ -62,12 +62,17 @@ def test_gaming_costs_the_incumbent_and_raising_its_cutoff_answers_it():
 
 
 def test_learners_start_from_the_history():
-    """A warm-started scorecard decides its first new applicant with what the history taught
-    it; started cold, the logistic learners accept everyone for d rounds (their warm-up)."""
+    """The new applicants do not depend on how the history was decided (accept-all earns the
+    same), but a learner warm-started from that history does: an incumbent fitted on another
+    share of it leaves other loans with known outcomes, and naive-logistic decides otherwise.
+    Started cold, it would meet the same applicants the same way under both."""
     data = _loans()
-    warm = backtest(data, ["naive-logistic"], delta=0.0, seeds=[0])
-    assert int(warm.loc[warm.arm == "naive-logistic", "accepted"].iloc[0]) < 120
-    assert int(warm["history_loans"].iloc[0]) < int(warm["history"].iloc[0])  # some refused
+    a, b = (backtest(data, ["naive-logistic", "accept-all"], delta=0.0, seeds=[0],
+                     incumbent_share=share).set_index("arm") for share in (0.2, 0.8))
+    assert a.loc["accept-all", "profit"] == b.loc["accept-all", "profit"]
+    assert (a.loc["naive-logistic", ["profit", "accepted"]].tolist()
+            != b.loc["naive-logistic", ["profit", "accepted"]].tolist())
+    assert int(a["history_loans"].iloc[0]) < int(a["history"].iloc[0])  # some refused
 
 
 def test_the_summary_pairs_every_arm_with_the_raised_incumbent():

@@ -247,6 +247,7 @@ def _backtest(args: argparse.Namespace, data: Any, deltas: list) -> int:
     from ..game.game import budget_label
     from ..scenarios.backtest import (
         BACKTEST_LEARNERS,
+        BASELINES,
         INCUMBENT_SHARE,
         NEW_SHARE,
         REFIT_EVERY,
@@ -265,8 +266,8 @@ def _backtest(args: argparse.Namespace, data: Any, deltas: list) -> int:
                          "a population's cells drawn by weight")
     learners = args.learner or list(BACKTEST_LEARNERS)
     new = round(settings["new_share"] * data.n)
-    print(f"backtest: {len(learners)} learners and 3 incumbent baselines × {args.seeds} "
-          f"seeds × about {new:,} new applicants each, after a history of about "
+    print(f"backtest: {len(learners)} learners and {len(BASELINES)} incumbent baselines × "
+          f"{args.seeds} seeds × about {new:,} new applicants each, after a history of about "
           f"{data.n - new:,}, on {args.threads} thread(s)", flush=True)
     start = time.perf_counter()
     frames = []

@@ -47,8 +47,6 @@ class Round(NamedTuple):
     #: (used, accepted, moved) of each decision whose feedback the learner learned this round,
     #: in the order learned (:func:`play`: this round's own).
     learned: tuple[tuple[bool, bool, bool], ...] = ()
-    #: The rule's β (its linear part for a general rule): with ``threshold``, the rule in force.
-    beta: tuple[float, ...] = ()
 
 
 #: Rounds of contexts and rewards the reference loops draw at once (neither depends on any
@@ -90,8 +88,7 @@ def play(inst: GameInstance, learner: Learner, horizon: int) -> Iterator[Round]:
         used = learner.update(x_obs, a, (r1 if a else rew0) if observed else None)
         yield Round(a, moved, used, abs(mean1 - mean0) if a != best else 0.0,
                     (r1 if best else rew0) - (r1 if a else rew0), float(rule.threshold),
-                    r1 if a else rew0, ((used, a, moved),),
-                    tuple(map(float, rule.beta)))
+                    r1 if a else rew0, ((used, a, moved),))
 
 
 def play_published(inst: GameInstance, learner: Learner, horizon: int,
@@ -137,8 +134,7 @@ def play_published(inst: GameInstance, learner: Learner, horizon: int,
             learned.append((u, was, moved_at.pop(i)))
         yield Round(a, moved, used, abs(mean1 - mean0) if a != best else 0.0,
                     (r1 if best else rew0) - (r1 if a else rew0), float(rule.threshold),
-                    r1 if a else rew0, tuple(learned),
-                    tuple(map(float, rule.beta)))
+                    r1 if a else rew0, tuple(learned))
 
 
 def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray,
@@ -197,7 +193,10 @@ def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray
                 out_float[k, 2] = math.sqrt(err)
             out_float[k, 3] = earned
             out_int[k] = counts
-            out_rule[k, :-1] = r.beta
-            out_rule[k, -1] = r.threshold
+            # The rule that decided round t: play_published publishes at the start of a
+            # round, so at its end the rule in force is still that one.
+            rule = bound.rule_in_force().rule
+            out_rule[k, :-1] = rule.beta
+            out_rule[k, -1] = rule.threshold
             k += 1
     return bound, out_float, out_int, out_rule

@@ -299,10 +299,11 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
     holdout = is_holdout(game)
     prepared = plan(game, game_search(game)) if game.has_rows and not holdout else None
     scored = [not lr.tags().nonlinear for lr in learner_list]
+    parts = {s: held_out(game, s) for s in seed_list} if holdout else {}
 
     def benchmark(seed: int) -> np.ndarray | Hindsight | None:
         if holdout:
-            part = held_out(game, seed)
+            part = parts[seed]
             search = learning_search(game, part)
             return (hindsight(game, seed, everywhere, prepared=plan(game, search, seed)),
                     score_rules(part, cross_fitted(game, part, search)))
@@ -321,7 +322,7 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
         held = None
         if holdout:
             # A general rule (LinUCB's) is not a threshold on its recorded β: not scored.
-            held = (score_rules(held_out(game, s), out_rule) if scored[i]
+            held = (score_rules(parts[s], out_rule) if scored[i]
                     else np.full(len(out_rule), np.nan))
         return out_float, out_int, (tally.counts, budget_estimate(bound), held)
 

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine import simulate
-from ..engine.holdout import HeldOut, score_rules
+from ..engine.holdout import every_row, score_rules
 from ..game import GameInstance
 from ..game.agents import REACH, compiled_agents
 from ..game.data import PROTOCOL_STREAM, holdout_split
@@ -258,13 +258,7 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
         unit = compiled_agents(game.agents._replace(delta=1.0))
         budgets = game.row_budgets()
         top = float(budgets.max()) if budgets.shape[0] else float(game.delta)
-        inst = game.instance(seed)
-        everyone = HeldOut(rows=np.ascontiguousarray(game.contexts.rows),
-                           held=np.arange(n, dtype=np.int64), weights=np.full(n, 1.0 / n),
-                           learn=np.empty(0, dtype=np.int64),
-                           mean=np.asarray(inst.rewards.mean, dtype=float), r0=float(r0),
-                           agents=inst.compiled_agents, row_budgets=inst.row_budgets,
-                           seed=seed, fit=inst.theta1)
+        everyone = every_row(game, seed)
         rules = np.array([np.r_[part.w, cutoff],
                           np.r_[part.w, _raise(part.w, cutoff, unit, top)]])
         fixed = score_rules(everyone, rules) * n
