@@ -20,8 +20,10 @@ from strategic_apple_tasting.experiments.claims import (
     NO,
     NOT_DISCRIMINATING,
     PARTS,
+    RUNS,
     YES,
     check_claims,
+    part_names,
 )
 from strategic_apple_tasting.experiments.spec import check_spec
 
@@ -101,22 +103,28 @@ QUICK_VERDICTS = {
     "sampled-sae (O(N·d) a round) learns on orthogonal traps, where a 2^−d share of rules is "
     "right (d = 10,": NO,
     "sampled-sae's regret grows at most like √T on stochastic contexts": NO,
-    # German credit. At δ = 0.25 gaming costs naive-logistic little (8 per 1,000)
-    # and offset-logistic's lead over it is within the noise at T = 10,000 (at T = 100,000
-    # naive-logistic earns more: benchmarks/RESULTS.md); at δ = 0.5 and 1 it leads, and
-    # without gaming it trails (the control).
+    # German credit under the holdout protocol: the rules in force at T scored on held-out
+    # applicants. At 10 seeds the differences are about ±40 per 1,000: the controls (gaming
+    # switched off; the recorded outcomes) straddle 0, so no row can read "yes" or "no".
     "the best strategy-aware learner's profit is at least naive greedy's and naive logistic's "
-    "where gaming costs them money (German credit, δ = 0.25)": INCONCLUSIVE,
+    "where gaming costs them money (German credit, δ = 0.25)": NOT_DISCRIMINATING,
     "the best strategy-aware learner's profit is at least naive greedy's and naive logistic's "
-    "where gaming costs them money (German credit, δ = 0.5)": YES,
+    "where gaming costs them money (German credit, δ = 0.5)": INCONCLUSIVE,
     "the best strategy-aware learner's profit is at least naive greedy's and naive logistic's "
-    "where gaming costs them money (German credit, δ = 1)": YES,
+    "where gaming costs them money (German credit, δ = 1)": NOT_DISCRIMINATING,
     "where the linear model is exactly right SA-OLS earns at least naive greedy's profit, and "
-    "on real outcomes it does not (German credit, δ = 0.25)": YES,
+    "on real outcomes it does not (German credit, δ = 0.25)": NOT_DISCRIMINATING,
     "where the linear model is exactly right SA-OLS earns at least naive greedy's profit, and "
-    "on real outcomes it does not (German credit, δ = 0.5)": YES,
+    "on real outcomes it does not (German credit, δ = 0.5)": NOT_DISCRIMINATING,
     "where the linear model is exactly right SA-OLS earns at least naive greedy's profit, and "
-    "on real outcomes it does not (German credit, δ = 1)": YES,
+    "on real outcomes it does not (German credit, δ = 1)": NOT_DISCRIMINATING,
+    # A lender's backtest: offset-logistic against the incumbent scorecard raised by the
+    # gaming allowance and refitted, on new applicants each met once; the incumbent kept as it
+    # is (the control) loses to both at every budget.
+    **{f"deploying offset-logistic earns at least what a lender earns today with {words} "
+       f"(German credit backtest, δ = {delta})": YES
+       for words in ("its scorecard", "that scorecard refitted")
+       for delta in ("0.25", "0.5", "1")},
     # The budget estimated from the applicants costs a constant that is more than
     # half of SA-OLS's tiny regret at the quick T (told 2δ or δ/2, the control, costs 30 to 150
     # times it); with heterogeneous budgets, a truthful share or on German credit the fixed
@@ -166,7 +174,7 @@ def test_reproduce_quick_writes_the_table_the_page_and_a_report_per_part(quick):
     assert "Consistency checks" in table
     page = (out / "index.html").read_text()
     assert page.count("<tr>") == len(claims) + 1
-    for part in PARTS["quick"]:
+    for part in part_names("quick"):
         assert (out / part / "report" / "index.html").exists(), part
         assert f'href="{part}/report/index.html"' in page
 
@@ -206,7 +214,7 @@ def test_consistency_checks_hold(quick):
 def test_bundled_specs_are_valid_and_every_part_is_checked():
     checked = {name for names, _ in CHECKS for name in names}
     for size in ("quick", "full"):
-        assert set(PARTS[size]) == checked
+        assert set(PARTS[size]) | set(RUNS) == checked
         for raw in PARTS[size].values():
             assert check_spec(raw).cells
 
@@ -324,15 +332,50 @@ def test_every_part_has_a_measured_cost_for_the_time_left():
     assert set(COST) == set(PARTS["quick"]) and all(v > 0 for v in COST.values())
 
 
-def test_the_lending_row_reads_no_with_a_naive_learner_as_the_best_strategy_aware_one(quick):
-    """offset-logistic's results replaced by naive-logistic's: the δ = 1 row, "yes" with the
-    real learner, reads "no" (naive-logistic earns less than naive greedy under gaming there),
-    so the check can fail."""
+def test_the_lending_check_does_not_pass_with_naive_logistic_as_every_strategy_aware_one(quick):
+    """Every strategy-aware learner's held-out results replaced by naive-logistic's: at δ = 1,
+    where offset-logistic's lead over naive greedy passes the check (the row is not
+    discriminating for its control alone), the check no longer passes."""
     from strategic_apple_tasting.experiments.claims import lending
 
     (table,) = _parts(quick, "lending")
     start = ("the best strategy-aware learner's profit is at least naive greedy's and naive "
              "logistic's where gaming costs them money (German credit, δ = 1)")
-    assert _one(lending.lending(table), start).verdict == YES
-    swapped = _one(lending.lending(_with(table, "offset-logistic", "naive-logistic")), start)
-    assert swapped.verdict == NO and swapped.reason == swapped.why
+    assert _one(lending.lending(table), start).outcome == "pass"
+    swapped = table
+    for aware in lending.AWARE:
+        swapped = _with(swapped, aware, "naive-logistic")
+    assert _one(lending.lending(swapped), start).outcome != "pass"
+
+
+def test_the_backtest_row_reads_no_with_the_kept_incumbent_as_the_recommended_learner(quick):
+    """offset-logistic's backtest results replaced by the incumbent kept as it is (which gamed
+    applicants pass): the rows against the raised incumbent read "no" where the real learner's
+    read "yes", so the check can fail on the same seeds."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from strategic_apple_tasting.experiments.claims import backtest
+
+    out, _, _ = quick
+    table = backtest.load(out / backtest.NAME)
+    arm = table.column("arm")
+    copy = table.filter(pc.equal(arm, "incumbent"))
+    copy = copy.set_column(copy.schema.get_field_index("arm"), "arm",
+                           pa.array([backtest.RECOMMENDED] * copy.num_rows, type=arm.type))
+    swapped = pa.concat_tables([table.filter(pc.not_equal(arm, backtest.RECOMMENDED)), copy])
+    start = "deploying offset-logistic earns at least what a lender earns today with its scorecard"
+    for delta in ("0.25", "1"):
+        real = [r for r in backtest.backtest(table)
+                if r.claim.startswith(start) and r.claim.endswith(f"δ = {delta})")]
+        fake = [r for r in backtest.backtest(swapped)
+                if r.claim.startswith(start) and r.claim.endswith(f"δ = {delta})")]
+        assert [r.verdict for r in real] == [YES] and [r.verdict for r in fake] == [NO]
+
+
+def test_a_backtest_part_not_run_to_its_end_is_named_not_read(tmp_path):
+    from strategic_apple_tasting.experiments.claims import backtest
+
+    with pytest.raises(ValueError, match=r"holds no backtest at δ = 0.25, 0.5, 1: run `sat "
+                                         r"reproduce --parts backtest`"):
+        backtest.load(tmp_path)

@@ -139,3 +139,18 @@ def test_a_run_after_sat_compile_compiles_nothing(tmp_path):
                           capture_output=True, text=True, check=True)
     saved = json.loads(done.stdout.strip().splitlines()[-1])
     assert saved == [], f"compiled after sat compile: {saved}"
+
+
+def test_the_finished_stamp_is_the_checkouts_own(tmp_path, monkeypatch):
+    """The same source at another place on disk (another clone; a CI runner that compiled a
+    warm-up checkout) has another stamp: the cache keeps each checkout's entries apart, so a
+    stamp shared between them made ``sat compile`` say "up to date" and compile nothing for
+    the second one, whose first runs then compiled everything."""
+    from strategic_apple_tasting import _jit_cache
+
+    here = precompile.stamp_path()
+    assert precompile.stamp_path() == here  # the control: the same checkout, the same stamp
+    copy = tmp_path / "elsewhere" / "strategic_apple_tasting"
+    shutil.copytree(_jit_cache.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(_jit_cache, "PACKAGE_DIR", copy)
+    assert precompile.stamp_path() != here

@@ -39,10 +39,11 @@ def fill_reproduce(repro: argparse.ArgumentParser) -> None:
     repro.add_argument("--out", "-o", type=Path, default=None,
                        help="directory (default reproduce-quick/ or reproduce/)")
     repro.add_argument("--parts", type=_part_names, default=None, metavar="NAME[,NAME...]",
-                       help="run only these bundled sweeps (comma-separated) and the claims "
-                       "that read only them (default: all; `sat reproduce --list` names them)")
+                       help="run only these bundled parts (comma-separated: sweeps, and the "
+                       "lender's backtest) and the claims that read only them (default: all; "
+                       "`sat reproduce --list` names them)")
     repro.add_argument("--list", action="store_true",
-                       help="list the bundled sweeps and the claims that read each, then exit")
+                       help="list the bundled parts and the claims that read each, then exit")
     repro.add_argument("--workers", type=positive_int("--workers"), default=default_threads(),
                        help="local worker processes (default: the CPUs available)")
 
@@ -54,16 +55,16 @@ QUICK_TIME = "28 min cold, 6-10 min warm, on 2 cores other work was also using"
 
 def _part_names(text: str) -> list[str]:
     """``--parts``: known part names, comma-separated, in the bundled order."""
-    from ..experiments.claims import PARTS
+    from ..experiments.claims import part_names
 
     names = [n.strip() for n in text.split(",") if n.strip()]
-    known = list(PARTS["full"])
+    known = part_names("full")
     for name in names:
         if name not in known:
             raise argparse.ArgumentTypeError(
-                f"--parts must name bundled sweeps ({', '.join(known)}), got {name!r}")
+                f"--parts must name bundled parts ({', '.join(known)}), got {name!r}")
     if not names:
-        raise argparse.ArgumentTypeError(f"--parts must name at least one bundled sweep, "
+        raise argparse.ArgumentTypeError(f"--parts must name at least one bundled part, "
                                          f"got {text!r}")
     return [n for n in known if n in names]
 
@@ -183,14 +184,29 @@ def write_part_report(out: Path, name: str, size: str) -> str:
     return str(page.relative_to(out))
 
 
+def write_run_report(out: Path, name: str, size: str) -> str:
+    """Write the report of a part of a reproduction that is not a sweep (a backtest); its path,
+    relative to ``out``."""
+    from ..experiments.claims import RUNS
+    from ..reports.backtest import write_backtest_report
+    from ..scenarios.datasets import load_dataset
+
+    page = write_backtest_report(RUNS[name].load(out / name).to_pandas(),
+                                 load_dataset("german-credit"), out / name / "report",
+                                 title=f"reproduce ({size}): {name}")
+    return str(page.relative_to(out))
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from ..experiments.claims import (
         CHECKS,
         PARTS,
+        RUNS,
         check_claims,
         claims_markdown,
         claims_text,
         part_cost,
+        part_names,
         tally,
     )
     from ..experiments.spec import SpecError, check_spec
@@ -199,25 +215,29 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     size = "quick" if args.quick else "full"
     if args.list:
-        for name in PARTS[size]:
+        for name in part_names(size):
             reads = [check.__module__.rsplit(".", 1)[-1] + "." + check.__name__
                      for names, check in CHECKS if name in names]
             print(f"{name}: {', '.join(reads)}")
         return 0
     out = args.out or Path("reproduce-quick" if args.quick else "reproduce")
     prepare_out(out, force=True)  # resumable: rerunning continues
-    chosen = args.parts or list(PARTS[size])
-    parts = {name: check_spec(PARTS[size][name]) for name in chosen}
+    chosen = args.parts or part_names(size)
+    parts = {name: check_spec(PARTS[size][name]) for name in chosen if name in PARTS[size]}
+    runs = [name for name in chosen if name in RUNS]
     total = sum(p.rounds for p in parts.values())
-    print(f"reproduce ({size}): {len(parts)} sweeps, {total:,} agent-rounds, "
-          f"{args.workers} worker(s) -> {out}", flush=True)
+    print(f"reproduce ({size}): {len(parts)} sweeps, {total:,} agent-rounds"
+          + (f", then {', '.join(runs)}" if runs else "")
+          + f", {args.workers} worker(s) -> {out}", flush=True)
     work = {name: part_cost(name, spec.rounds) for name, spec in parts.items()}
+    work.update({name: RUNS[name].cost(size) for name in runs})
+    count = len(parts) + len(runs)
     start = time.perf_counter()
     done = 0.0
     # One pool for every part: its workers keep the compiled kernels they have loaded.
     with default_executor(args.workers) as pool:
         for k, (name, spec) in enumerate(parts.items(), 1):
-            print(overall_line(k, len(parts), name, len(spec.cells),
+            print(overall_line(k, count, name, len(spec.cells),
                                time.perf_counter() - start, done, sum(work.values())),
                   flush=True)
             with progress_display(len(spec.cells)) as progress:
@@ -234,9 +254,20 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                           "same command to resume", file=sys.stderr)
                     return 130
             done += work[name]
+        for k, name in enumerate(runs, len(parts) + 1):
+            print(overall_line(k, count, name, 0, time.perf_counter() - start, done,
+                               sum(work.values())).replace(" (0 cells)", ""), flush=True)
+            try:
+                RUNS[name].run(out / name, size, say=print, threads=args.workers)
+            except KeyboardInterrupt:
+                print(f"sat: interrupted; finished budgets are kept in {out / name}: rerun the "
+                      "same command to resume", file=sys.stderr)
+                return 130
+            done += work[name]
         # The parts' reports are independent and mostly drawing: the pool writes them while
         # this process measures the claims (they took 40% of the quick run one at a time).
         pages = {name: pool.submit(write_part_report, out, name, size) for name in parts}
+        pages.update({name: pool.submit(write_run_report, out, name, size) for name in runs})
         claims, consistency = check_claims(out, parts=chosen)
         (out / "claims.md").write_text(claims_markdown(claims, consistency) + "\n")
         print()

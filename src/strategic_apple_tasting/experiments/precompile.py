@@ -305,11 +305,14 @@ def run_part(part: Part) -> tuple[str, float, list[str]]:
 
 
 def stamp_path() -> Path:
-    """The file whose presence says that ``sat compile`` finished for this package's source,
-    numba, Python and machine (its name is their hash), in the cache's directory."""
+    """The file whose presence says that ``sat compile`` finished for this package's source
+    at its place on disk, numba, Python and machine (its name is their hash), in the cache's
+    directory. The place counts: the cache keeps each checkout's entries apart (by the hash of
+    its folders' paths), so a stamp written for the same source elsewhere (another clone, a
+    CI runner's warm-up checkout) says nothing of this one's entries."""
     from .._jit_cache import PACKAGE_DIR, cache_root
 
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(str(PACKAGE_DIR).encode())
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
         digest.update(path.relative_to(PACKAGE_DIR).as_posix().encode())
         digest.update(path.read_bytes())

@@ -1,7 +1,8 @@
-"""The paper's claims reproduced: bundled sweeps, and a table "claim, measured, control, theory,
-verdict" with the consistency checks below it.
+"""The paper's claims reproduced: bundled sweeps (and a backtest), and a table "claim,
+measured, control, theory, verdict" with the consistency checks below it.
 
-:data:`PARTS` are the sweeps (:mod:`.parts`, in a full and a quick size); :data:`CHECKS` measure
+:data:`PARTS` are the sweeps (:mod:`.parts`, in a full and a quick size), :data:`RUNS` the parts
+that are not sweeps (:mod:`.backtest`: a lender's backtest); :data:`CHECKS` measure
 each claim from the parts' results (:mod:`.stochastic`, :mod:`.horizons`, :mod:`.agents`), and
 :mod:`.rows` says how a row earns its verdict. ``sat reproduce`` runs both (resumably: each part
 is an ordinary sweep directory) and writes the table.
@@ -15,7 +16,18 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..sweep import load
-from . import agents, budget, delays, efficient, horizons, lending, peers, stochastic, unclean
+from . import (
+    agents,
+    backtest,
+    budget,
+    delays,
+    efficient,
+    horizons,
+    lending,
+    peers,
+    stochastic,
+    unclean,
+)
 from .parts import NON_STRATEGIC, PARTS, SIZES, Size, part_cost, parts
 from .rows import (
     INCONCLUSIVE,
@@ -58,6 +70,7 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("unclean", "unclean-mixture"), unclean.mixture),
     (("lending",), lending.lending),
     (("lending", "lending-linear"), lending.misspecified),
+    ((backtest.NAME,), backtest.backtest),
     # The budget estimated from the applicants
     (("budget-0.1",), budget.stochastic),
     (("budget-0.3",), budget.stochastic),
@@ -67,6 +80,16 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("budget-german",), budget.german),
     (("budget-fico",), budget.fico),
 ]
+
+#: The parts that are not sweeps: name → module with ``run(out, size, say)``, ``load(out)`` and
+#: ``cost(size)``; run after the sweeps, into ``out/<name>``, each resumable.
+RUNS = {backtest.NAME: backtest}
+
+
+def part_names(size: str) -> list[str]:
+    """Every part of a reproduction at ``size``, in the order they run: the sweeps, then
+    :data:`RUNS`."""
+    return [*PARTS[size], *RUNS]
 
 
 def check_claims(out: str | Path, parts: Iterable[str] | None = None
@@ -78,7 +101,8 @@ def check_claims(out: str | Path, parts: Iterable[str] | None = None
 
     def table(part: str) -> pa.Table:
         if part not in tables:
-            tables[part] = load(Path(out) / part)
+            where = Path(out) / part
+            tables[part] = RUNS[part].load(where) if part in RUNS else load(where)
         return tables[part]
 
     claims: list[Claim] = []
@@ -92,5 +116,6 @@ def check_claims(out: str | Path, parts: Iterable[str] | None = None
 
 
 __all__ = ["CHECKS", "INCONCLUSIVE", "NO", "NON_STRATEGIC", "NOT_DISCRIMINATING", "PARTS",
-           "SIZES", "VERDICTS", "YES", "Check", "Claim", "Consistency", "Control", "Size",
-           "check_claims", "claims_markdown", "claims_text", "part_cost", "parts", "tally"]
+           "RUNS", "SIZES", "VERDICTS", "YES", "Check", "Claim", "Consistency", "Control", "Size",
+           "check_claims", "claims_markdown", "claims_text", "part_cost", "part_names", "parts",
+           "tally"]
