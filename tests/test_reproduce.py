@@ -123,7 +123,8 @@ QUICK_VERDICTS = {
     # is (the control) loses to both at every budget.
     **{f"deploying offset-logistic earns at least what a lender earns today with {words} "
        f"(German credit backtest, δ = {delta})": YES
-       for words in ("its scorecard", "that scorecard refitted")
+       for words in ("its scorecard with the cutoff raised by δ·‖w_gameable‖",
+                     "that scorecard refitted on its known outcomes every 25 loans")
        for delta in ("0.25", "0.5", "1")},
     # The budget estimated from the applicants costs a constant that is more than
     # half of SA-OLS's tiny regret at the quick T (told 2δ or δ/2, the control, costs 30 to 150
