@@ -195,9 +195,9 @@ CLI: list[tuple[list[str], str]] = [
     ([], "the following arguments are required: command"),
     # lending CSVs that used to run silently wrong
     (["lending", "--csv", "huge.csv", "--label", "bad", "--default-value", "1", "--features",
-      "income", "-T", "5"], "features: column 'income' has 1 value(s) beyond ±1e+100"),
+      "income", "-T", "5"], "--features: column 'income' has 1 value(s) beyond ±1e+100"),
     (["lending", "--csv", "one-class.csv", "--label", "bad", "--default-value", "0",
-      "--features", "income", "-T", "5"], "label: column 'bad' holds only the value 0"),
+      "--features", "income", "-T", "5"], "--label: column 'bad' holds only the value 0"),
     (["lending", "--csv", "twice.csv", "--label", "bad", "--default-value", "1", "--features",
       "income", "-T", "5"], "names column 'income' twice"),
     # the decision service (nothing listens on port 1 of the loopback)

@@ -124,6 +124,12 @@ def test_csv_bad_input(tmp_path):
     one_class.write_text(HEADER + "0,0,50,3,1,100,0.1,A\n1,0,40,2,1,100,0.1,B\n")
     twice = tmp_path / "twice.csv"
     twice.write_text("id,bad,income,income\n0,0,50,3\n1,1,40,2\n")
+    many = tmp_path / "many.csv"  # a text column of 101 distinct values: not a category
+    many.write_text("bad,income,id_text\n" + "".join(f"{i % 2},{i},r{i}\n" for i in range(101)))
+    gap = tmp_path / "gap.csv"
+    gap.write_text(HEADER + "0,0,50,3,1,100,0.1,A\n1,0,40,2,1,100,0.1,\n2,1,45,1,2,100,0.1,B\n")
+    one_level = tmp_path / "one-level.csv"
+    one_level.write_text(HEADER + "0,0,50,3,1,100,0.1,A\n1,1,40,2,1,100,0.1,A\n")
     big_reward = tmp_path / "big-reward.csv"
     big_reward.write_text(HEADER + "0,0,50,3,1,1e90,1e90,A\n1,1,40,2,1,100,0.1,B\n")
     cases = [
@@ -135,7 +141,16 @@ def test_csv_bad_input(tmp_path):
         (dict(ok, features=[]), r"^features must be a non-empty list of column names"),
         (dict(ok, features=["income", "income"]), r"^features must be a list of distinct"),
         (dict(ok, features=["bad"]), r"^features: the label column 'bad' cannot also be"),
-        (dict(ok, features=["grade"]), r"^features: column 'grade' must be numeric, got dtype"),
+        (dict(ok, path=many, features=["income", "id_text"]),
+         r"^features: column 'id_text' has 101 distinct values, more than the 100 levels"),
+        (dict(ok, path=gap, features=["income", "grade"]),
+         r"^features: column 'grade' has 1 missing values \(first at row 1\); pass "
+         r"missing='drop'"),
+        (dict(ok, path=one_level, features=["income", "grade"]),
+         r"^feature 'grade' is constant \('A' on every row\)"),
+        (dict(ok, group="nope"), r"^group: no column 'nope'"),
+        (dict(ok, group="bad"), r"^group: column 'bad' is the label; a group column names"),
+        (dict(ok, group=3), r"^group must be a column name or None, got 3"),
         (dict(ok, gameable=["cash"]), r"^gameable: no column 'cash'; columns: income, debt$"),
         (dict(ok, amount="loan"), r"^amount: no column 'loan'"),
         (dict(ok, rate="rate"), r"^rate must be given together with amount"),
@@ -170,6 +185,27 @@ def test_csv_bad_input(tmp_path):
         assert "\n" not in str(info.value), str(info.value)
     dropped = load_csv(nan, missing="drop", **ok)
     assert dropped.n == 2 and dropped.notes["rows_dropped"] == 1
+    gapped = load_csv(gap, missing="drop", **dict(ok, features=["income", "grade"]))
+    assert gapped.n == 2 and gapped.feature_names == ("intercept", "income", "grade=B")
+
+
+def test_csv_categories_and_groups(tmp_path):
+    """A text column is a category: a 0/1 column per level but its most frequent (ties by
+    name), gameable as a whole; a group column names each row's group (a feature only if named
+    as one)."""
+    path = write_loans(tmp_path)
+    data = load_csv(path, label="bad", default_value=1, features=["income", "grade"],
+                    gameable=["grade"], group="grade")
+    assert data.feature_names == ("intercept", "income", "grade=B", "grade=C")
+    assert data.gameable_names() == ("grade=B", "grade=C")
+    assert data.notes["gameable_attributes"] == ("grade",)
+    grades = np.array(["ABC"[i % 3] for i in range(60)])
+    assert data.group_names == ("A", "B", "C")
+    assert [data.group_names[g] for g in data.groups] == grades.tolist()
+    z = (grades == "B").astype(float)
+    np.testing.assert_allclose(data.features[:, 2], (z - z.mean()) / z.std())
+    plain = load_csv(path, label="bad", default_value=1, features=["income"], group="grade")
+    assert plain.feature_names == ("intercept", "income") and plain.group_names == ("A", "B", "C")
 
 
 # -- the runner ---------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,8 @@ def fill_lending(lend: argparse.ArgumentParser) -> None:
     data.add_argument("--label", help="--csv: the outcome column")
     data.add_argument("--default-value", help="--csv: the --label value meaning a default")
     data.add_argument("--features", type=name_list("--features"), metavar="A,B,...",
-                      help="--csv: numeric feature columns")
+                      help="--csv: feature columns (a text column is a category: one 0/1 "
+                      "column per level)")
     data.add_argument("--gameable", type=name_list("--gameable"), metavar="A,B,...",
                       help="features applicants can change within the budget (German credit: "
                       "checking and savings balances, telephone; FICO: score)")
@@ -45,6 +47,13 @@ def fill_lending(lend: argparse.ArgumentParser) -> None:
                       help="--csv: interest rate (a repaid loan earns amount × rate)")
     data.add_argument("--missing", choices=("error", "drop"), default="error",
                       help="--csv: rows with missing values are an error (default) or dropped")
+    data.add_argument("--cost-matrix", type=_gain_loss, metavar="GAIN,LOSS", default=None,
+                      help="--csv: what accepting earns, GAIN for a repaid loan and LOSS for a "
+                      "defaulted one (default 1,-1; German credit's is 1,-5); with --amount "
+                      "(and --rate) each multiplies the loan's own")
+    data.add_argument("--group", metavar="COLUMN",
+                      help="--csv: a column naming each applicant's group, for the table by "
+                      "group (a feature only if --features names it)")
     add_protocol_flags(data, default="holdout")
     run = lend.add_argument_group("run")
     run.add_argument("--learner", "-l", action="append", type=learner_name, metavar="NAME",
@@ -96,6 +105,45 @@ def fill_lending(lend: argparse.ArgumentParser) -> None:
                      "in DIR")
 
 
+def _gain_loss(text: str) -> tuple[float, float]:
+    """``--cost-matrix``: 'GAIN,LOSS', two finite numbers."""
+    parts = text.split(",")
+    try:
+        gain, loss = (float(v) for v in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--cost-matrix must be two numbers GAIN,LOSS (e.g. "
+                                         f"1,-5), got {text!r}") from None
+    if not (math.isfinite(gain) and math.isfinite(loss)):
+        raise argparse.ArgumentTypeError(f"--cost-matrix must be two finite numbers, got "
+                                         f"{text!r}")
+    return gain, loss
+
+
+#: :func:`~..scenarios.lending.load_csv`'s argument names, as this command spells them.
+_CSV_FLAGS = {"path": "--csv", "label": "--label", "default_value": "--default-value",
+              "features": "--features", "gameable": "--gameable", "amount": "--amount",
+              "rate": "--rate", "missing": "--missing", "rewards": "--cost-matrix",
+              "group": "--group"}
+
+
+def cli_spelling(message: str) -> str:
+    """A :func:`~..scenarios.lending.load_csv` error in the command line's words: the field
+    that starts it named by its flag, and the advice to drop rows as ``--missing drop``.
+
+    Examples
+    --------
+    >>> cli_spelling("features: column 'x' has 3 missing values; pass missing='drop' to drop them")
+    "--features: column 'x' has 3 missing values; pass --missing drop to drop them"
+    >>> cli_spelling("default_value must be one of the values of column 'bad' (0, 1), got 2")
+    "--default-value must be one of the values of column 'bad' (0, 1), got 2"
+    """
+    head = re.match(r"(\w+)(:| must\b)", message)
+    if head and head.group(1) in _CSV_FLAGS:
+        message = _CSV_FLAGS[head.group(1)] + message[len(head.group(1)):]
+    return (message.replace("missing='drop'", "--missing drop")
+            .replace("rewards=", "--cost-matrix "))
+
+
 def cmd_lending(args: argparse.Namespace) -> int:
     from ..game.game import budget_label
     from ..scenarios import LEARNERS, compare_lending, format_table, from_lending, run_lending
@@ -103,7 +151,8 @@ def cmd_lending(args: argparse.Namespace) -> int:
     from ..scenarios.lending import load_csv
 
     csv_only = {"label": args.label, "default_value": args.default_value,
-                "features": args.features, "amount": args.amount, "rate": args.rate}
+                "features": args.features, "amount": args.amount, "rate": args.rate,
+                "cost_matrix": args.cost_matrix, "group": args.group}
     if args.csv is None:
         given = [k for k, v in csv_only.items() if v is not None]
         if given:
@@ -149,10 +198,14 @@ def cmd_lending(args: argparse.Namespace) -> int:
         gameable = None if args.gameable is None else tuple(args.gameable)
         data = load_dataset(args.data or "german-credit", gameable)
     else:
-        data = from_lending(load_csv(args.csv, label=args.label,
-                                     default_value=args.default_value, features=args.features,
-                                     gameable=args.gameable or (), amount=args.amount,
-                                     rate=args.rate, missing=args.missing))
+        try:
+            book = load_csv(args.csv, label=args.label, default_value=args.default_value,
+                            features=args.features, gameable=args.gameable or (),
+                            amount=args.amount, rate=args.rate, missing=args.missing,
+                            group=args.group, rewards=args.cost_matrix or (1.0, -1.0))
+        except ValueError as exc:
+            raise ValueError(cli_spelling(str(exc))) from None
+        data = from_lending(book)
     from ..scenarios.datasets import data_game
 
     if args.delta_by_group is not None:
@@ -165,8 +218,9 @@ def cmd_lending(args: argparse.Namespace) -> int:
     for delta in deltas:
         game = data_game(data, delta=delta, **protocol)
     game.contexts.check_horizon(args.horizon)
+    gameable_columns = data.notes.get("gameable_attributes", data.gameable_names())
     print(f"data: {data.source}; {data.n} rows, d = {data.d}, gameable: "
-          f"{', '.join(data.gameable_names()) or 'none'}", flush=True)
+          f"{', '.join(gameable_columns) or 'none'}", flush=True)
     if args.backtest:
         return _backtest(args, data, deltas)
     learners: list = args.learner or list(LEARNERS)

@@ -45,6 +45,9 @@ MISSING = ("error", "drop")
 #: about 1e154 the scale overflows to inf and the column silently becomes zeros; no feature,
 #: amount or rate of a real loan comes near this, and squares summed over 10⁸ rows stay finite.
 MAX_VALUE = 1e100
+#: The most levels a CSV's categorical feature or group column may have: more is an identifier
+#: or free text, not a category (each level would be a feature of its own).
+MAX_LEVELS = 100
 #: ``pandas.read_csv`` options that say how the header line is read (the rest are the user's
 #: business and do not change which names the header holds).
 _HEADER_OPTIONS = ("sep", "delimiter", "encoding", "encoding_errors", "quotechar", "quoting",
@@ -338,7 +341,7 @@ def _rewards(rewards: Any) -> tuple[float, float]:
 def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequence[str],
              gameable: Sequence[str] = (), amount: str | None = None, rate: str | None = None,
              rewards: tuple[float, float] = (1.0, -1.0), missing: str = "error",
-             **read_csv: Any) -> LendingData:
+             group: str | None = None, **read_csv: Any) -> LendingData:
     """A user's lending CSV as :class:`LendingData`, through a column mapping.
 
     The reward of accepting a row is ``rewards[0] · amount · rate`` if it was repaid (the
@@ -358,9 +361,13 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
         Credit's ``SeriousDlqin2yrs``); every other value means repaid. The column may hold at
         most two distinct values.
     features : sequence of str
-        Numeric columns to use as features (standardized; ``intercept`` is added).
+        Columns to use as features (standardized; ``intercept`` is added). A numeric column is
+        one feature; any other (text: a purpose, a housing status) is a category, one 0/1
+        column per level but its most frequent, named ``"column=level"`` (at most
+        :data:`MAX_LEVELS` levels).
     gameable : sequence of str
-        The features agents can game (a subset of ``features``; default none).
+        The features agents can game (a subset of ``features``; default none). A categorical
+        column makes all its level columns gameable.
     amount, rate : str, optional
         Numeric columns of the loan amount and of the interest rate as a fraction (``rate``
         needs ``amount``).
@@ -368,6 +375,10 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
         Multipliers for a repaid and a defaulted row (default +1 and −1).
     missing : {"error", "drop"}
         What to do with rows whose used columns are missing (NaN): refuse, or drop them.
+    group : str, optional
+        A column naming each row's group (at most :data:`MAX_LEVELS` of them), for the
+        by-group tables of a fair-lending review. It is a feature only if ``features`` names
+        it too.
     **read_csv
         Passed to :func:`pandas.read_csv` (``sep``, ``index_col``, ...).
 
@@ -391,6 +402,11 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
     ...                 gameable=["debt"], amount="amount")
     >>> data.feature_names, data.gameable.tolist(), data.reward.tolist()
     (('intercept', 'income', 'debt'), [False, False, True], [1.0, -0.8, 0.5])
+    >>> _ = csv.write_text("bad,income,home,sex\\n0,50,own,f\\n1,20,rent,m\\n0,40,own,m\\n")
+    >>> data = load_csv(csv, label="bad", default_value=1, features=["income", "home"],
+    ...                 gameable=["home"], group="sex")
+    >>> data.feature_names, data.gameable_names(), data.group_names, data.groups.tolist()
+    (('intercept', 'income', 'home=rent'), ('home=rent',), ('f', 'm'), [0, 1, 1])
     """
     if not isinstance(path, str | Path):
         raise _fail("path", path, "a path to a CSV file")
@@ -417,6 +433,13 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
         raise ValueError(f"features: the label column {label!r} cannot also be a feature")
     gameable = _columns("gameable", gameable, features, allow_empty=True)
     extra = []
+    if group is not None:
+        if not isinstance(group, str):
+            raise _fail("group", group, "a column name or None")
+        extra += _columns("group", [group], available)
+        if group == label:
+            raise ValueError(f"group: column {group!r} is the label; a group column names "
+                             "who an applicant is, not how the loan ended")
     for name, value in (("amount", amount), ("rate", rate)):
         if value is not None:
             if not isinstance(value, str):
@@ -448,7 +471,17 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
                          f"or repaid), got {len(values)}: "
                          f"{', '.join(_shown(v) for v in sorted(values, key=str)[:10])}")
     defaulted = np.array([_same(v, default_value) for v in frame[label]], dtype=bool)
-    raw = np.column_stack([_numeric(frame, c, "features") for c in features])
+    blocks, names, game_names = [], [], []
+    for column in features:
+        if _categorical(frame[column]):
+            block, block_names = _levels(frame, column, "features")
+        else:
+            block, block_names = _numeric(frame, column, "features")[:, None], [column]
+        blocks.append(block)
+        names += block_names
+        if column in gameable:
+            game_names += block_names
+    raw = np.column_stack(blocks)
     with np.errstate(over="ignore"):  # an overflow is refused just below, in one line
         repaid_reward = np.full(len(frame), gain)
         default_reward = np.full(len(frame), loss)
@@ -468,9 +501,52 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
                          f"{'amount' if rate is None else 'amount · rate'} times rewards="
                          f"{(gain, loss)!r}); use smaller reward multipliers or rescale "
                          "the columns")
-    return _assemble(raw, features, gameable, reward, defaulted, f"CSV {path}",
+    data = _assemble(raw, names, game_names, reward, defaulted, f"CSV {path}",
                      {"label": label, "default_value": default_value, "amount": amount,
-                      "rate": rate, "rewards": (gain, loss), "rows_dropped": rows - len(frame)})
+                      "rate": rate, "rewards": (gain, loss), "rows_dropped": rows - len(frame),
+                      "gameable_attributes": tuple(gameable), "group": group})
+    if group is None:
+        return data
+    codes, group_names = _group_codes(frame, group)
+    return dataclasses.replace(data, groups=codes, group_names=group_names)
+
+
+def _categorical(values: pd.Series) -> bool:
+    """Whether a CSV column is a category (text, a pandas category), not a number."""
+    return not (pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values))
+
+
+def _checked_levels(frame: pd.DataFrame, column: str, field_name: str) -> list[str]:
+    """A categorical column's levels, most frequent first (ties by name); ``ValueError`` for a
+    missing value or more than :data:`MAX_LEVELS` levels."""
+    values = frame[column]
+    if values.isna().any():
+        raise ValueError(f"{field_name}: column {column!r} has {int(values.isna().sum())} "
+                         f"missing values (first at row {int(np.argmax(values.isna()))}); pass "
+                         "missing='drop' to drop those rows")
+    counts = values.astype(str).value_counts()
+    if len(counts) > MAX_LEVELS:
+        raise ValueError(f"{field_name}: column {column!r} has {len(counts):,} distinct values, "
+                         f"more than the {MAX_LEVELS} levels a category may have (an "
+                         "identifier or free text?): leave it out, or encode it as numbers")
+    return sorted(counts.index, key=lambda level: (-counts[level], level))
+
+
+def _levels(frame: pd.DataFrame, column: str, field_name: str) -> tuple[np.ndarray, list[str]]:
+    """A categorical feature as :func:`_one_hot`'s 0/1 columns, checked first."""
+    levels = _checked_levels(frame, column, field_name)
+    if len(levels) < 2:
+        raise ValueError(f"feature {column!r} is constant ({levels[0]!r} on every row): it "
+                         "cannot be standardized; leave it out of the feature columns")
+    return _one_hot(frame, column)
+
+
+def _group_codes(frame: pd.DataFrame, column: str) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Each row's group, an index into the group names (the column's levels, sorted)."""
+    _checked_levels(frame, column, "group")
+    values = frame[column].astype(str).to_numpy()
+    names = tuple(sorted(set(values)))
+    return np.searchsorted(np.array(names), values).astype(np.int64), names
 
 
 def _unique_header(path: Path, read_csv: dict[str, Any]) -> None:
