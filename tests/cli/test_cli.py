@@ -248,7 +248,8 @@ def test_the_lenders_backtest_against_its_incumbent(tmp_path, capsys):
     assert code == 0
     out = capsys.readouterr().out
     assert "backtest: 2 learners and 3 incumbent baselines × 2 seeds × about 300 new" in out
-    assert "protocol backtest: each learner starts from the incumbent's history" in out
+    assert ("protocol backtest (a random split per seed, new applicants met in a random "
+            "order): each learner starts from the incumbent's history") in out
     for arm in ("naive-logistic", "reject-all", "incumbent", "incumbent, refitted"):
         assert f"| 0.5 | {arm} | 2 |" in out
     assert "| 0.5 | incumbent, cutoff raised | 2 |" in out and "(the reference)" in out
@@ -420,6 +421,16 @@ def test_a_lenders_csv_with_categories_groups_and_a_cost_matrix_runs_in_one_comm
     assert (bad.sum(), n - bad.sum()) == (89, 151)
     accept_all = next(line for line in out.splitlines() if line.startswith("| 0.5 | accept-all"))
     assert accept_all.split(" | ")[3] == "-1250 (one seed)"
+    # The book's time order (a day a row): the backtest meets one window of the newest rows
+    # a seed, in that order.
+    dated = ["bad,income,home,region,day"] + [f"{line},{k}" for k, line in enumerate(lines[1:])]
+    (tmp_path / "dated.csv").write_text("\n".join(dated) + "\n")
+    assert main([*book[:2], str(tmp_path / "dated.csv"), *book[3:], "--time", "day",
+                 "--backtest", "-l", "naive-logistic", "--delta", "0.5", "--seeds", "2",
+                 "--threads", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "protocol backtest (the book's time order: the newest rows cut into one window" in out
+    assert "| 0.5 | naive-logistic | 2 |" in out
     (tmp_path / "gap.csv").write_text("\n".join([*lines, "0,,own,north"]) + "\n")
     assert main([*book[:2], str(tmp_path / "gap.csv"), *book[3:], "-T", "5"]) == 2
     err = capsys.readouterr().err

@@ -72,13 +72,23 @@ def test_once_plays_each_row_at_most_once_in_a_fresh_order_per_seed():
     assert len(set(replay.tolist())) < 80  # control: redrawn rows repeat
     with pytest.raises(ValueError, match="horizon must be at most the 80 rows under protocol"):
         simulate(game, ["accept-all"], 81, seeds=1)
+    # A given order (a book's time order) is played as it is, on every seed.
+    order = np.arange(79, 19, -1)
+    timed = _game(_rows(protocol="once", order=order))
+    assert np.array_equal(_drawn(timed, 0, 60), order)
+    assert np.array_equal(_drawn(timed, 1, 60), order)
+    with pytest.raises(ValueError, match="horizon must be at most the 60 rows under protocol"):
+        simulate(timed, ["accept-all"], 61, seeds=1)
 
 
 @pytest.mark.parametrize("bad, match", [
     ({"protocol": "kfold"}, "protocol must be one of replay, once, holdout"),
     ({"protocol": "holdout", "holdout_share": 1.0}, r"holdout_share must be a number in \(0, 1\)"),
     ({"protocol": "once", "weights": np.ones(80)}, "protocol 'once' needs rows that are"),
-    ({"protocol": "holdout", "order": np.arange(5)}, "order is played under protocol 'replay'"),
+    ({"protocol": "holdout", "order": np.arange(5)},
+     "order is played under protocols 'replay' and 'once' only"),
+    ({"protocol": "once", "order": np.array([3, 1, 3])},
+     "order must name each row at most once under protocol 'once'"),
 ])
 def test_a_protocol_it_cannot_play_is_refused_in_one_line(bad, match):
     with pytest.raises(ValueError, match=match):

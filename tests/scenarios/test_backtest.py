@@ -111,3 +111,38 @@ def test_the_scorecard_fit_is_a_logistic_regression():
     repaid = (rng.random(4000) < 1 / (1 + np.exp(-rows @ truth))).astype(float)
     # 4,000 draws: each coefficient's standard error is about 0.05, so 0.2 is four of them.
     assert np.abs(fit_scorecard(rows, repaid, ridge=1e-6) - truth).max() < 0.2
+
+
+def test_a_time_ordered_book_is_backtested_in_its_order_one_window_a_seed():
+    """With a time order, seed k meets the k-th window of the newest rows, in time order,
+    after every older row; every seed's incumbent is the same scorecard (fitted on the oldest
+    rows); the windows cover the newest rows once. Without the order (the control), the split
+    is random per seed."""
+    import dataclasses
+
+    from strategic_apple_tasting.scenarios.backtest import _Seed, break_even, time_fold
+
+    data = _loans()
+    time = np.random.default_rng(5).permutation(len(data.contexts.rows)).astype(float)
+    timed = dataclasses.replace(data, time=time)
+    cut = break_even(data, 0.0)
+    parts = [_Seed(timed, s, 0.3, 0.2, cut, fold=(k, 3)) for k, s in enumerate([7, 8, 9])]
+    newest = np.argsort(time)[-120:]
+    assert np.array_equal(np.concatenate([p.new for p in parts]), newest)
+    for part in parts:
+        assert np.all(np.diff(time[part.new]) > 0)  # met in time order
+        assert len(part.features) == int(np.sum(time < time[part.new[0]]))  # every older row
+    assert all(np.array_equal(p.w, parts[0].w) for p in parts)
+    era, _, _ = time_fold(time, 0.3, 0.2, 0, 3)
+    assert np.array_equal(era, np.argsort(time)[:56])  # the oldest fifth of the 280 before
+    frame = backtest(timed, ["accept-all"], delta=0.5, seeds=3)
+    assert set(frame["order"]) == {"time"} and set(frame["new"]) == {40}  # 120 / 3 a window
+    assert "the newest rows cut into one window per seed" in format_backtest(
+        compare_backtest(frame))
+    # Accept-all's profit in a window is the window's mean reward: the windows differ.
+    accept = frame[frame["arm"] == "accept-all"].sort_values("seed")["profit"].to_numpy()
+    reward = np.where(data.contexts.repaid > 0, 0.2, -1.0) * 5.0
+    expected = [1000.0 * reward[p.new].mean() for p in parts]
+    np.testing.assert_allclose(accept, expected, atol=1e-9)
+    shuffled = [_Seed(data, s, 0.3, 0.2, cut) for s in (7, 8)]
+    assert not np.array_equal(np.sort(shuffled[0].new), np.sort(shuffled[1].new))

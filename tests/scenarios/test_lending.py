@@ -327,3 +327,27 @@ def test_compare_and_bad_runner_input(loans):
         args = {"learners": ["sa-ols"], "horizon": 50, "seeds": 1, "delta": 0.5, **kwargs}
         with pytest.raises(ValueError, match=message):
             run_lending(loans, args.pop("learners"), **args)
+
+
+def test_csv_time_column(tmp_path):
+    """A time column orders the rows (numbers as they are, dates as instants); it is no
+    feature; a value that is neither a number nor a date is named."""
+    path = tmp_path / "dated.csv"
+    path.write_text("bad,income,applied\n0,50,2024-03-01\n1,20,2023-12-31\n0,40,2024-01-15\n"
+                    "1,30,2024-02-01 12:00\n")
+    data = load_csv(path, label="bad", default_value=1, features=["income"], time="applied")
+    assert data.feature_names == ("intercept", "income")
+    assert np.argsort(data.time).tolist() == [1, 2, 3, 0]
+    numeric = load_csv(write_loans(tmp_path), label="bad", default_value=1,
+                       features=["income"], time="id")
+    assert numeric.time.tolist() == list(range(60))
+    (tmp_path / "odd.csv").write_text("bad,income,applied\n0,50,2024-03-01\n1,20,soon\n")
+    for kwargs, message in [
+        ({"path": tmp_path / "odd.csv", "time": "applied"},
+         r"^time: column 'applied' must hold numbers or dates, got 'soon'"),
+        ({"time": "income"}, r"^time: column 'income' is the label or a feature"),
+        ({"time": "nope"}, r"^time: no column 'nope'"),
+    ]:
+        where = kwargs.pop("path", path)
+        with pytest.raises(ValueError, match=message):
+            load_csv(where, label="bad", default_value=1, features=["income"], **kwargs)

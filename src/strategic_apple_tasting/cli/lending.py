@@ -51,6 +51,10 @@ def fill_lending(lend: argparse.ArgumentParser) -> None:
                       help="--csv: what accepting earns, GAIN for a repaid loan and LOSS for a "
                       "defaulted one (default 1,-1; German credit's is 1,-5); with --amount "
                       "(and --rate) each multiplies the loan's own")
+    data.add_argument("--time", metavar="COLUMN",
+                      help="--csv: when each application came (numbers or dates); "
+                      "--backtest then keeps the book's time order (one window of the newest "
+                      "rows per seed)")
     data.add_argument("--group", metavar="COLUMN",
                       help="--csv: a column naming each applicant's group, for the table by "
                       "group (a feature only if --features names it)")
@@ -123,7 +127,7 @@ def _gain_loss(text: str) -> tuple[float, float]:
 _CSV_FLAGS = {"path": "--csv", "label": "--label", "default_value": "--default-value",
               "features": "--features", "gameable": "--gameable", "amount": "--amount",
               "rate": "--rate", "missing": "--missing", "rewards": "--cost-matrix",
-              "group": "--group"}
+              "group": "--group", "time": "--time"}
 
 
 def cli_spelling(message: str) -> str:
@@ -152,7 +156,7 @@ def cmd_lending(args: argparse.Namespace) -> int:
 
     csv_only = {"label": args.label, "default_value": args.default_value,
                 "features": args.features, "amount": args.amount, "rate": args.rate,
-                "cost_matrix": args.cost_matrix, "group": args.group}
+                "cost_matrix": args.cost_matrix, "group": args.group, "time": args.time}
     if args.csv is None:
         given = [k for k, v in csv_only.items() if v is not None]
         if given:
@@ -202,7 +206,8 @@ def cmd_lending(args: argparse.Namespace) -> int:
             book = load_csv(args.csv, label=args.label, default_value=args.default_value,
                             features=args.features, gameable=args.gameable or (),
                             amount=args.amount, rate=args.rate, missing=args.missing,
-                            group=args.group, rewards=args.cost_matrix or (1.0, -1.0))
+                            group=args.group, time=args.time,
+                            rewards=args.cost_matrix or (1.0, -1.0))
         except ValueError as exc:
             raise ValueError(cli_spelling(str(exc))) from None
         data = from_lending(book)

@@ -16,7 +16,8 @@ How a seed's applicants come from the rows is the data's evaluation **protocol**
 * ``replay``: each round draws a row with replacement (by the weights), so a run of T > n
   rounds meets each row T/n times and every profit it earns is **in-sample**: on rows the
   learner has learned from;
-* ``once``: each row at most once per run, in a fresh random order per seed (T ≤ n);
+* ``once``: each row at most once per run, in a fresh random order per seed (T ≤ n), or in
+  the given ``order`` (each row at most once: a book's time order);
 * ``holdout``: per seed, a share of the rows (stratified by outcome) is held out; the learner
   meets only the others (drawn as ``replay`` draws), and the engine scores the rule in force
   at each recorded round on every held-out applicant, answering it as the game's agents do
@@ -143,10 +144,11 @@ class DataContexts(NamedTuple):
         The data's own units per reward unit (profit in the data's units is
         ``profit * reward_scale``).
     order : numpy.ndarray, optional
-        Row indices played in turn, cycling, instead of drawing (to replay a given sequence).
+        Row indices played in turn instead of drawing: under ``replay`` cycling (to replay a
+        given sequence), under ``once`` each at most once (in place of a random order).
     protocol : {"replay", "once", "holdout"}
         How each seed's applicants come from the rows (module docstring); ``order`` is played
-        under ``replay`` only.
+        under ``replay`` and ``once``.
     holdout_share : float
         Under ``holdout``, the share of rows held out per seed (in (0, 1)).
 
@@ -200,8 +202,9 @@ class DataContexts(NamedTuple):
 
     def check_horizon(self, horizon: int) -> None:
         """Refuse a run longer than the protocol allows (``once``: T ≤ n)."""
-        if self.protocol == "once" and horizon > self.n:
-            raise ValueError(f"horizon must be at most the {self.n:,} rows under protocol "
+        rows = self.n if self.order is None else len(self.order)
+        if self.protocol == "once" and horizon > rows:
+            raise ValueError(f"horizon must be at most the {rows:,} rows under protocol "
                              f"'once' (each row at most once), got {horizon:,}: use protocol "
                              "'holdout' or 'replay' for longer runs")
 
@@ -259,9 +262,9 @@ class DataContexts(NamedTuple):
             raise ValueError("protocol 'once' needs rows that are applicants; these rows are "
                              "a population's cells drawn by weight (each draw is a new "
                              "applicant): use protocol 'holdout' or 'replay'")
-        if self.protocol != "replay" and self.order is not None:
-            raise ValueError(f"order is played under protocol 'replay' only, got protocol "
-                             f"{self.protocol!r}")
+        if self.protocol == "holdout" and self.order is not None:
+            raise ValueError("order is played under protocols 'replay' and 'once' only, got "
+                             "protocol 'holdout'")
         if self.order is not None:
             o = self.order
             if not (isinstance(o, np.ndarray) and o.ndim == 1 and len(o) >= 1
@@ -269,6 +272,9 @@ class DataContexts(NamedTuple):
                     and o.min() >= 0 and o.max() < n):
                 raise _fail("order", f"a non-empty 1-D integer array of rows (0 to {n - 1}) "
                             "or None", _shape(o))
+            if self.protocol == "once" and len(np.unique(o)) != len(o):
+                raise ValueError("order must name each row at most once under protocol "
+                                 "'once'")
 
     def check_game(self, game: Any) -> None:
         """Refuse what a data game cannot be (called by the game)."""
@@ -342,7 +348,7 @@ class DataContexts(NamedTuple):
         rows = np.ascontiguousarray(self.rows)
         order = (np.empty(0, dtype=np.int64) if self.order is None
                  else np.ascontiguousarray(self.order, dtype=np.int64))
-        if self.protocol == "once":
+        if self.protocol == "once" and self.order is None:  # a given order is played as is
             order = protocol_rng(instance.seed).permutation(self.n).astype(np.int64)
         if self.protocol == "holdout" and not self.population:
             learn, held = holdout_split(self.repaid, float(self.holdout_share),

@@ -6,6 +6,10 @@ before, but what it gains, on *new* applicants, over the scorecard it runs today
 
 1. **Split.** A share ``new_share`` of the rows, stratified by outcome, are the new
    applicants; the rest are the history. Random per seed (German credit has no time order).
+   A book with a time order (:attr:`~.dataset.DataSet.time`, a CSV's ``--time`` column) is
+   split by it instead (:func:`time_fold`): its newest ``new_share`` is cut into one window
+   per seed, and seed k meets window k in time order after a history of every row before
+   it, a rolling-origin backtest whose seeds are its windows.
 2. **The incumbent scorecard.** A logistic regression (ridge :data:`RIDGE`) fitted on a random
    share ``incumbent_share`` of the history with its outcomes (the lender's earlier era, whose
    loans were all granted), accepting iff its log-odds reach logit(p*), p* the cost matrix's
@@ -103,12 +107,14 @@ def break_even(data: DataSet, r0: float) -> float:
     return math.log(p / (1.0 - p))
 
 
-def _subset(data: DataSet, rows: np.ndarray) -> DataSet:
-    """The data set of ``rows`` only, to be played once each."""
+def _subset(data: DataSet, rows: np.ndarray, ordered: bool = False) -> DataSet:
+    """The data set of ``rows`` only, to be played once each (``ordered``: in the order given,
+    else in a random order per seed)."""
     c = data.contexts
     pick = {k: (None if getattr(c, k) is None else np.ascontiguousarray(getattr(c, k)[rows]))
             for k in ("rows", "repaid", "if_repaid", "if_defaulted", "groups")}
-    contexts = c._replace(**pick, weights=None, order=None)
+    order = np.arange(len(rows), dtype=np.int64) if ordered else None
+    contexts = c._replace(**pick, weights=None, order=order)
     return DataSet(contexts=contexts, gameable=data.gameable, source=data.source,
                    notes=data.notes)
 
@@ -117,13 +123,17 @@ class _Seed:
     """One seed's split, history and incumbent."""
 
     def __init__(self, data: DataSet, seed: int, new_share: float, incumbent_share: float,
-                 cutoff: float) -> None:
+                 cutoff: float, fold: tuple[int, int] | None = None) -> None:
         c = data.contexts
-        rng = np.random.Generator(np.random.PCG64(
-            np.random.SeedSequence(int(seed), spawn_key=(PROTOCOL_STREAM, 1))))
-        history, self.new = holdout_split(c.repaid, new_share, rng)
-        era_part, decided_part = holdout_split(c.repaid[history], 1.0 - incumbent_share, rng)
-        era, decided = history[era_part], history[decided_part]
+        if fold is None:
+            rng = np.random.Generator(np.random.PCG64(
+                np.random.SeedSequence(int(seed), spawn_key=(PROTOCOL_STREAM, 1))))
+            history, self.new = holdout_split(c.repaid, new_share, rng)
+            era_part, decided_part = holdout_split(c.repaid[history], 1.0 - incumbent_share,
+                                                   rng)
+            era, decided = history[era_part], history[decided_part]
+        else:
+            era, decided, self.new = time_fold(data.time, new_share, incumbent_share, *fold)
         self.w = fit_scorecard(c.rows[era], c.repaid[era])
         self.cutoff = cutoff
         reward = np.where(c.repaid >= 0.5, c.if_repaid, c.if_defaulted)
@@ -138,6 +148,36 @@ class _Seed:
 
     def warm(self, learner: Any, inst: GameInstance) -> None:
         replay_history(learner, self.features, self.accepted, self.outcomes)
+
+
+def time_fold(time: np.ndarray, new_share: float, incumbent_share: float, fold: int,
+              folds: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A time-ordered book's fold ``fold`` of ``folds``: the incumbent's era, the history it
+    decided and the new applicants, each in time order (ties by row).
+
+    The newest ``new_share`` of the rows are cut into ``folds`` consecutive windows; fold k
+    meets window k as its new applicants, after a history of every row before it. The
+    incumbent was fitted on the oldest ``incumbent_share`` of the rows before the first
+    window, the same scorecard in every fold (as a lender's is).
+
+    Examples
+    --------
+    >>> era, decided, new = time_fold(np.array([5.0, 1, 2, 8, 3, 9, 4, 7, 6, 0]), 0.4, 0.5,
+    ...                               1, 2)
+    >>> era.tolist(), decided.tolist(), new.tolist()
+    ([9, 1, 2], [4, 6, 0, 8, 7], [3, 5])
+    """
+    order = np.argsort(time, kind="stable")
+    n = len(order)
+    n_new = max(folds, round(new_share * n))
+    first = n - n_new
+    if first < 2:
+        raise ValueError(f"a time-ordered backtest of {n} rows with new_share {new_share:g} "
+                         f"and {folds} fold(s) leaves no history: lower new_share or the seeds")
+    windows = np.array_split(np.arange(first, n), folds)
+    start, stop = int(windows[fold][0]), int(windows[fold][-1]) + 1
+    n_era = min(first - 1, max(1, round(incumbent_share * first)))
+    return order[:n_era], order[n_era:start], order[start:stop]
 
 
 def _raise(w: np.ndarray, cutoff: float, unit: Any, top: float) -> float:
@@ -209,7 +249,8 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
         One row per seed and arm: ``delta, seed, arm, kind`` (``learner`` or ``baseline``),
         ``profit`` (per 1,000 new applicants, in the data's units), ``accepted`` (new
         applicants accepted), ``new`` (new applicants), ``history`` (history rows the
-        learners started from), ``history_loans`` (loans among them, outcomes known).
+        learners started from), ``history_loans`` (loans among them, outcomes known),
+        ``order`` (``time`` for a time-ordered book's windows, else ``random``).
 
     Examples
     --------
@@ -241,17 +282,20 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
     cutoff = break_even(data, r0)
     data_game(data, delta=delta, truthful=truthful, r0=r0)  # checks the budget before work
     out: list[dict[str, Any]] = []
+    timed = data.time is not None
     for done, seed in enumerate(seed_list):
-        part = _Seed(data, seed, new_share, incumbent_share, cutoff)
-        game = data_game(_subset(data, part.new), delta=delta, truthful=truthful, r0=r0,
-                         protocol="once")
+        part = _Seed(data, seed, new_share, incumbent_share, cutoff,
+                     fold=(done, len(seed_list)) if timed else None)
+        game = data_game(_subset(data, part.new, ordered=timed), delta=delta,
+                         truthful=truthful, r0=r0, protocol="once")
         n = len(part.new)
         per = 1000.0 * float(data.contexts.reward_scale) / n
         table = simulate(game, [lr for _, lr in specs], n, [seed], threads=threads,
                          start=part.warm).to_pandas()
         last = table[table["t"] == n]
         common = {"delta": _shown_delta(delta), "seed": seed, "new": n,
-                  "history": len(part.accepted), "history_loans": int(part.accepted.sum())}
+                  "history": len(part.accepted), "history_loans": int(part.accepted.sum()),
+                  "order": "time" if timed else "random"}
         for label, (_, row) in zip(labels, last.iterrows(), strict=True):
             out.append({**common, "arm": label, "kind": "learner",
                         "profit": float(row["profit"]) * per, "accepted": int(row["accepted"])})
@@ -294,6 +338,7 @@ def compare_backtest(frame: pd.DataFrame) -> pd.DataFrame:
             again, again_half = mean_ci(np.round((g["profit"] - refit.loc[g.index]).to_numpy(),
                                                  6))
             out.append({"delta": delta, "arm": arm, "kind": g["kind"].iloc[0],
+                        "order": g["order"].iloc[0] if "order" in g else "random",
                         "seeds": len(g), "profit": mean, "profit_ci": half,
                         "vs_reference": diff, "vs_reference_ci": diff_half,
                         "vs_refitted": again, "vs_refitted_ci": again_half,
@@ -305,9 +350,13 @@ def format_backtest(summary: pd.DataFrame) -> str:
     """:func:`compare_backtest`'s summary as a Markdown table under a line naming the protocol."""
     from .run import shown_mean
 
-    lines = [f"protocol backtest: each learner starts from the incumbent's history and meets "
-             f"every new applicant once; paired differences are against '{REFERENCE}' on the "
-             f"same seeds; money per 1,000 new applicants.",
+    timed = "order" in summary and (summary["order"] == "time").any()
+    split = ("the book's time order: the newest rows cut into one window per seed, each met "
+             "in time order after every row before it" if timed else
+             "a random split per seed, new applicants met in a random order")
+    lines = [f"protocol backtest ({split}): each learner starts from the incumbent's history "
+             f"and meets every new applicant once; paired differences are against "
+             f"'{REFERENCE}' on the same seeds; money per 1,000 new applicants.",
              "| δ | arm | seeds | profit per 1,000 | vs raised incumbent | vs refitted "
              "incumbent | accepted |",
              "|---|---|---|---|---|---|---|"]

@@ -25,12 +25,16 @@ class DataSet:
         Where the rows came from.
     notes : dict
         How they were prepared (rewards, mix, ...).
+    time : numpy.ndarray, optional
+        (n,) float: when each row's application came (any increasing scale), if the data has a
+        time order: a lender's backtest then splits and meets the rows in that order.
     """
 
     contexts: DataContexts
     gameable: np.ndarray
     source: str
     notes: dict[str, Any] = field(default_factory=dict)
+    time: np.ndarray | None = None
 
     @property
     def n(self) -> int:

@@ -62,7 +62,8 @@ def from_lending(data: LendingData, title: str | None = None) -> DataSet:
                                     else np.array(data.groups, dtype=np.int64)),
                             group_names=tuple(data.group_names))
     return DataSet(contexts=contexts, gameable=np.array(data.gameable, dtype=bool),
-                   source=data.source, notes=dict(data.notes))
+                   source=data.source, notes=dict(data.notes),
+                   time=None if data.time is None else np.array(data.time, dtype=float))
 
 
 def _german(gameable: tuple[str, ...] | None) -> DataSet:

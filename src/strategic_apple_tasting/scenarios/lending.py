@@ -81,6 +81,8 @@ class LendingData:
         become ``(z - mean) / scale`` (``intercept``: mean 0, scale 1).
     source : str
         Where the rows came from (package, version and file, or the CSV's path).
+    time : numpy.ndarray, optional
+        Shape ``(n,)``, float: when each application came (a CSV's time column), if known.
     groups : numpy.ndarray, optional
         Shape ``(n,)``, int: each row's group, an index of ``group_names`` (German credit: sex
         and age band, :func:`german_groups`). Carried for reports by group; no learner sees it.
@@ -100,9 +102,11 @@ class LendingData:
     notes: dict[str, Any] = field(default_factory=dict)
     groups: np.ndarray | None = None
     group_names: tuple[str, ...] = ()
+    time: np.ndarray | None = None
 
     def __post_init__(self) -> None:
-        for name in ("features", "reward", "defaulted", "gameable", "mean", "scale", "groups"):
+        for name in ("features", "reward", "defaulted", "gameable", "mean", "scale", "groups",
+                     "time"):
             if getattr(self, name) is not None:
                 getattr(self, name).setflags(write=False)  # frozen means the arrays too
 
@@ -341,7 +345,8 @@ def _rewards(rewards: Any) -> tuple[float, float]:
 def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequence[str],
              gameable: Sequence[str] = (), amount: str | None = None, rate: str | None = None,
              rewards: tuple[float, float] = (1.0, -1.0), missing: str = "error",
-             group: str | None = None, **read_csv: Any) -> LendingData:
+             group: str | None = None, time: str | None = None,
+             **read_csv: Any) -> LendingData:
     """A user's lending CSV as :class:`LendingData`, through a column mapping.
 
     The reward of accepting a row is ``rewards[0] · amount · rate`` if it was repaid (the
@@ -379,6 +384,10 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
         A column naming each row's group (at most :data:`MAX_LEVELS` of them), for the
         by-group tables of a fair-lending review. It is a feature only if ``features`` names
         it too.
+    time : str, optional
+        A column saying when each application came: numbers (any increasing scale) or dates
+        and times pandas can read. A lender's backtest then keeps that order. Never a
+        feature.
     **read_csv
         Passed to :func:`pandas.read_csv` (``sep``, ``index_col``, ...).
 
@@ -433,6 +442,13 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
         raise ValueError(f"features: the label column {label!r} cannot also be a feature")
     gameable = _columns("gameable", gameable, features, allow_empty=True)
     extra = []
+    if time is not None:
+        if not isinstance(time, str):
+            raise _fail("time", time, "a column name or None")
+        extra += _columns("time", [time], available)
+        if time == label or time in features:
+            raise ValueError(f"time: column {time!r} is the label or a feature; a time column "
+                             "orders the rows and is neither")
     if group is not None:
         if not isinstance(group, str):
             raise _fail("group", group, "a column name or None")
@@ -505,10 +521,36 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
                      {"label": label, "default_value": default_value, "amount": amount,
                       "rate": rate, "rewards": (gain, loss), "rows_dropped": rows - len(frame),
                       "gameable_attributes": tuple(gameable), "group": group})
+    if time is not None:
+        data = dataclasses.replace(data, time=_times(frame, time))
     if group is None:
         return data
     codes, group_names = _group_codes(frame, group)
     return dataclasses.replace(data, groups=codes, group_names=group_names)
+
+
+def _times(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """A time column as floats that order the rows: numbers as they are, dates and times as
+    nanoseconds since 1970 (``ValueError`` naming the first value it cannot read)."""
+    values = frame[column]
+    if values.isna().any():
+        raise ValueError(f"time: column {column!r} has {int(values.isna().sum())} missing "
+                         f"values (first at row {int(np.argmax(values.isna()))}); pass "
+                         "missing='drop' to drop those rows")
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        out = values.to_numpy(dtype=float)
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"time: column {column!r} has a value that is not finite")
+        return out
+    try:
+        stamps = pd.to_datetime(values, format="mixed", utc=True)
+    except (ValueError, TypeError):
+        bad = next((v for v in values if pd.isna(pd.to_datetime(v, errors="coerce",
+                                                                   format="mixed", utc=True))),
+                   values.iloc[0])
+        raise ValueError(f"time: column {column!r} must hold numbers or dates, got {bad!r}"
+                         ) from None
+    return stamps.astype("int64").to_numpy(dtype=float)
 
 
 def _categorical(values: pd.Series) -> bool:
