@@ -103,6 +103,13 @@ def test_csv_mapping_and_rewards(tmp_path):
                                data.features[3, 1])
     plain = load_csv(path, label="bad", default_value=1, features=["income"])
     assert sorted(set(plain.reward.tolist())) == [-1.0, 1.0]
+    # Loss given default: a default loses that share of the amount (the rate column read as
+    # one here: every value is in [0.05, 0.2]); a repaid loan earns as before.
+    lgd = load_csv(path, label="bad", default_value=1, features=["income"], amount="amount",
+                   rate="rate", lgd="rate")
+    np.testing.assert_allclose(lgd.reward * lgd.reward_scale,
+                               np.where(bad, -raw["amount"] * raw["rate"],
+                                        raw["amount"] * raw["rate"]))
 
 
 def test_csv_bad_input(tmp_path):
@@ -154,6 +161,9 @@ def test_csv_bad_input(tmp_path):
         (dict(ok, gameable=["cash"]), r"^gameable: no column 'cash'; columns: income, debt$"),
         (dict(ok, amount="loan"), r"^amount: no column 'loan'"),
         (dict(ok, rate="rate"), r"^rate must be given together with amount"),
+        (dict(ok, lgd="rate"), r"^lgd must be given together with amount"),
+        (dict(ok, amount="amount", lgd="income"), r"^lgd: column 'income' must hold shares in "
+                                                  r"\[0, 1\], got 5"),
         (dict(ok, amount="grade"), r"^amount: column 'grade' must be numeric"),
         (dict(ok, default_value=2), r"^default_value must be one of the values of column 'bad' "
                                     r"\(0, 1\), got 2$"),

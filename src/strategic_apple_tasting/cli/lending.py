@@ -45,6 +45,9 @@ def fill_lending(lend: argparse.ArgumentParser) -> None:
                       help="--csv: loan amount (a default loses it)")
     data.add_argument("--rate", metavar="COLUMN",
                       help="--csv: interest rate (a repaid loan earns amount × rate)")
+    data.add_argument("--lgd", metavar="COLUMN",
+                      help="--csv: loss given default, the share of --amount lost when a loan "
+                      "defaults (default: all of it)")
     data.add_argument("--missing", choices=("error", "drop"), default="error",
                       help="--csv: rows with missing values are an error (default) or dropped")
     data.add_argument("--cost-matrix", type=_gain_loss, metavar="GAIN,LOSS", default=None,
@@ -127,7 +130,7 @@ def _gain_loss(text: str) -> tuple[float, float]:
 _CSV_FLAGS = {"path": "--csv", "label": "--label", "default_value": "--default-value",
               "features": "--features", "gameable": "--gameable", "amount": "--amount",
               "rate": "--rate", "missing": "--missing", "rewards": "--cost-matrix",
-              "group": "--group", "time": "--time"}
+              "group": "--group", "time": "--time", "lgd": "--lgd"}
 
 
 def cli_spelling(message: str) -> str:
@@ -156,7 +159,8 @@ def cmd_lending(args: argparse.Namespace) -> int:
 
     csv_only = {"label": args.label, "default_value": args.default_value,
                 "features": args.features, "amount": args.amount, "rate": args.rate,
-                "cost_matrix": args.cost_matrix, "group": args.group, "time": args.time}
+                "cost_matrix": args.cost_matrix, "group": args.group, "time": args.time,
+                "lgd": args.lgd}
     if args.csv is None:
         given = [k for k, v in csv_only.items() if v is not None]
         if given:
@@ -206,7 +210,7 @@ def cmd_lending(args: argparse.Namespace) -> int:
             book = load_csv(args.csv, label=args.label, default_value=args.default_value,
                             features=args.features, gameable=args.gameable or (),
                             amount=args.amount, rate=args.rate, missing=args.missing,
-                            group=args.group, time=args.time,
+                            group=args.group, time=args.time, lgd=args.lgd,
                             rewards=args.cost_matrix or (1.0, -1.0))
         except ValueError as exc:
             raise ValueError(cli_spelling(str(exc))) from None

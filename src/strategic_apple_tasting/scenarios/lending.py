@@ -345,15 +345,15 @@ def _rewards(rewards: Any) -> tuple[float, float]:
 def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequence[str],
              gameable: Sequence[str] = (), amount: str | None = None, rate: str | None = None,
              rewards: tuple[float, float] = (1.0, -1.0), missing: str = "error",
-             group: str | None = None, time: str | None = None,
+             group: str | None = None, time: str | None = None, lgd: str | None = None,
              **read_csv: Any) -> LendingData:
     """A user's lending CSV as :class:`LendingData`, through a column mapping.
 
     The reward of accepting a row is ``rewards[0] · amount · rate`` if it was repaid (the
     interest earned, with ``rate`` the fraction of the amount earned over the loan) and
-    ``rewards[1] · amount`` if it defaulted (with the default −1: the principal lost), each
-    factor only if its column is given; without them, +1 and −1. Rewards are then scaled into
-    [−1, 1].
+    ``rewards[1] · amount · lgd`` if it defaulted (with the default −1: the share of the
+    principal lost), each factor only if its column is given; without them, +1 and −1.
+    Rewards are then scaled into [−1, 1].
 
     Parameters
     ----------
@@ -376,6 +376,9 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
     amount, rate : str, optional
         Numeric columns of the loan amount and of the interest rate as a fraction (``rate``
         needs ``amount``).
+    lgd : str, optional
+        A numeric column of the loss given default, the share of the amount lost when the
+        loan defaults, in [0, 1] (needs ``amount``; without it the whole amount is lost).
     rewards : (float, float)
         Multipliers for a repaid and a defaulted row (default +1 and −1).
     missing : {"error", "drop"}
@@ -456,13 +459,15 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
         if group == label:
             raise ValueError(f"group: column {group!r} is the label; a group column names "
                              "who an applicant is, not how the loan ended")
-    for name, value in (("amount", amount), ("rate", rate)):
+    for name, value in (("amount", amount), ("rate", rate), ("lgd", lgd)):
         if value is not None:
             if not isinstance(value, str):
                 raise _fail(name, value, "a column name or None")
             extra += _columns(name, [value], available)
     if rate is not None and amount is None:
         raise _fail("rate", rate, "given together with amount (the interest is amount · rate)")
+    if lgd is not None and amount is None:
+        raise _fail("lgd", lgd, "given together with amount (the loss is amount · lgd)")
     used = [label, *features, *extra]
     rows = len(frame)
     if missing == "drop":
@@ -510,6 +515,13 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
             default_reward = default_reward * principal
         if rate is not None:
             repaid_reward = repaid_reward * _numeric(frame, rate, "rate")
+        if lgd is not None:
+            lost = _numeric(frame, lgd, "lgd")
+            outside = (lost < 0) | (lost > 1)
+            if outside.any():
+                raise ValueError(f"lgd: column {lgd!r} must hold shares in [0, 1], got "
+                                 f"{float(lost[outside][0])!r} (row {int(np.argmax(outside))})")
+            default_reward = default_reward * lost
         reward = np.where(defaulted, default_reward, repaid_reward)
     if not np.all(np.isfinite(reward)):
         row = int(np.argmax(~np.isfinite(reward)))
@@ -519,7 +531,8 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
                          "the columns")
     data = _assemble(raw, names, game_names, reward, defaulted, f"CSV {path}",
                      {"label": label, "default_value": default_value, "amount": amount,
-                      "rate": rate, "rewards": (gain, loss), "rows_dropped": rows - len(frame),
+                      "rate": rate, "lgd": lgd, "rewards": (gain, loss),
+                      "rows_dropped": rows - len(frame),
                       "gameable_attributes": tuple(gameable), "group": group})
     if time is not None:
         data = dataclasses.replace(data, time=_times(frame, time))
