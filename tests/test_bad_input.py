@@ -224,8 +224,8 @@ CLI: list[tuple[list[str], str]] = [
      "r0 must be at most 1e+09 in magnitude (the learner's input bound), got 10000000000.0"),
     (_run("--delta", "2e9"), "delta must be at most 1e+09 in magnitude"),
     # claims
-    (["reproduce", "--parts", "nope"], "--parts must name bundled sweeps (stochastic, bounds"),
-    (["reproduce", "--parts", ","], "--parts must name at least one bundled sweep, got ','"),
+    (["reproduce", "--parts", "nope"], "--parts must name bundled parts (stochastic, bounds"),
+    (["reproduce", "--parts", ","], "--parts must name at least one bundled part, got ','"),
     (["run", "-l", "sa-ols", "-d", "1", "-T", "50", "--contexts", "orthogonal-traps", *OUT],
      "orthogonal-traps needs dimension >= 2 (one plane at least; at dimension 1 use "
      "greedy-trap), got dimension=1"),
