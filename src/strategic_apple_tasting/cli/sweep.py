@@ -154,11 +154,12 @@ def duration(seconds: float) -> str:
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
-def overall_line(k: int, n: int, name: str, cells: int, elapsed: float, done: float,
+def overall_line(k: int, n: int, name: str, cells: int | None, elapsed: float, done: float,
                  total: float) -> str:
     """The line `sat reproduce` prints as part k of n starts: which part, the time so far and,
     once a tenth of the work (weighed by each part's measured cost) and a whole part are done,
-    an estimate of the time left at the pace so far.
+    an estimate of the time left at the pace so far (``cells``: None for a part that is not
+    a sweep).
 
     Examples
     --------
@@ -166,8 +167,11 @@ def overall_line(k: int, n: int, name: str, cells: int, elapsed: float, done: fl
     '== part 1 of 21: stochastic (20 cells); 0 s elapsed, estimating the time left'
     >>> overall_line(5, 21, "etc", 24, 120.0, 4.0, 10.0)
     '== part 5 of 21: etc (24 cells); 2 min 00 s elapsed, about 3 min 00 s left'
+    >>> overall_line(21, 21, "backtest", None, 120.0, 4.0, 10.0)
+    '== part 21 of 21: backtest; 2 min 00 s elapsed, about 3 min 00 s left'
     """
-    line = f"== part {k} of {n}: {name} ({cells} cells); {duration(elapsed)} elapsed"
+    what = name if cells is None else f"{name} ({cells} cells)"
+    line = f"== part {k} of {n}: {what}; {duration(elapsed)} elapsed"
     if k > 1 and done >= ESTIMATE_AFTER * total and done > 0:
         return f"{line}, about {duration(elapsed * (total - done) / done)} left"
     return f"{line}, estimating the time left"
@@ -192,7 +196,7 @@ def write_run_report(out: Path, name: str, size: str) -> str:
     from ..scenarios.datasets import load_dataset
 
     page = write_backtest_report(RUNS[name].load(out / name).to_pandas(),
-                                 load_dataset("german-credit"), out / name / "report",
+                                 load_dataset(RUNS[name].DATA), out / name / "report",
                                  title=f"reproduce ({size}): {name}")
     return str(page.relative_to(out))
 
@@ -255,8 +259,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                     return 130
             done += work[name]
         for k, name in enumerate(runs, len(parts) + 1):
-            print(overall_line(k, count, name, 0, time.perf_counter() - start, done,
-                               sum(work.values())).replace(" (0 cells)", ""), flush=True)
+            print(overall_line(k, count, name, None, time.perf_counter() - start, done,
+                               sum(work.values())), flush=True)
             try:
                 RUNS[name].run(out / name, size, say=print, threads=args.workers)
             except KeyboardInterrupt:

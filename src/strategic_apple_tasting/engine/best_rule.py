@@ -25,11 +25,11 @@ of the restarts' values says how reproducible the maximum is.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import threading
 from dataclasses import dataclass
 
 import numpy as np
+
+from .._memo import ArrayMemo
 
 #: Random starts of the search (besides θ* and the coordinate axes).
 RESTARTS = 12
@@ -230,21 +230,14 @@ def _search(rows: np.ndarray, gains: np.ndarray, weights: np.ndarray, restarts: 
                       bound=float(wg[gains > 0].sum()), restarts=restarts)
 
 
-_CACHE: dict[bytes, RuleSearch] = {}
-_LOCK = threading.Lock()
+#: One search per rows, gains, weights and restarts, per process.
+_SEARCHES: ArrayMemo[RuleSearch] = ArrayMemo()
 
 
 def cached_search(rows: np.ndarray, gains: np.ndarray, weights: np.ndarray,
                   restarts: int = RESTARTS) -> RuleSearch:
     """:func:`search_rules` (with ``restarts`` random starts), once per process for the same
     rows, gains and weights (a sweep's cells at several budgets share one search)."""
-    key = hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes()
-                                  for a in (rows, gains, weights))
-                         + repr((rows.shape, restarts)).encode()).digest()
-    with _LOCK:
-        hit = _CACHE.get(key)
-    if hit is None:
-        hit = search_rules(rows, gains, weights, restarts=restarts)
-        with _LOCK:
-            _CACHE[key] = hit
-    return hit
+    return _SEARCHES.get((rows, gains, weights),
+                         lambda: search_rules(rows, gains, weights, restarts=restarts),
+                         extra=restarts)

@@ -30,13 +30,12 @@ How a seed's applicants come from the rows is the data's evaluation **protocol**
 
 from __future__ import annotations
 
-import hashlib
 import math
-import threading
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._memo import ArrayMemo
 from .contexts import CONTEXTS, DATA, ContextsCore, _core
 from .rewards import RecordedRewards
 
@@ -375,27 +374,14 @@ class DataContexts(NamedTuple):
 CONTEXTS[DataContexts.name] = DataContexts
 
 
-#: θ* fitted on a seed's learning rows, by a digest of the rows, outcomes and weights: a game
-#: builds its instance several times a run (the learner's run, the benchmarks), and a sweep's
-#: cells at several budgets share a seed's split; the fit was half of a held-out cell's time.
-_FITS: dict[bytes, np.ndarray] = {}
-_FITS_LOCK = threading.Lock()
-_FITS_KEPT = 256
+#: θ* fitted on a seed's learning rows, by the rows, outcomes and weights: a game builds its
+#: instance several times a run (the learner's run, the benchmarks), and a sweep's cells at
+#: several budgets share a seed's split; the fit was half of a held-out cell's time.
+_FITS: ArrayMemo[np.ndarray] = ArrayMemo(keep=256)
 
 
 def _learning_fit(data: DataContexts) -> np.ndarray:
     """``data.fitted()[0]``, computed once a process for the same arrays."""
-    digest = hashlib.sha256()
-    for array in (data.rows, data.repaid, data.if_repaid, data.if_defaulted, data.weights):
-        digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
-        digest.update(repr(np.shape(array)).encode())
-    key = digest.digest()
-    with _FITS_LOCK:
-        hit = _FITS.get(key)
-    if hit is None:
-        hit = data.fitted()[0]
-        with _FITS_LOCK:
-            if len(_FITS) >= _FITS_KEPT:
-                _FITS.pop(next(iter(_FITS)))
-            _FITS[key] = hit
+    hit = _FITS.get((data.rows, data.repaid, data.if_repaid, data.if_defaulted, data.weights),
+                    lambda: data.fitted()[0])
     return hit.copy()  # a writeable array of its own: compiled code's types stay the same

@@ -350,7 +350,7 @@ def format_backtest(summary: pd.DataFrame) -> str:
     """:func:`compare_backtest`'s summary as a Markdown table under a line naming the protocol."""
     from .run import shown_mean
 
-    timed = "order" in summary and (summary["order"] == "time").any()
+    timed = (summary["order"] == "time").any()
     split = ("the book's time order: the newest rows cut into one window per seed, each met "
              "in time order after every row before it" if timed else
              "a random split per seed, new applicants met in a random order")

@@ -235,12 +235,19 @@ def _package_version(name: str) -> str:
         return "unknown version"
 
 
-def _one_hot(frame: pd.DataFrame, column: str) -> tuple[np.ndarray, list[str]]:
+def _ranked_levels(values: pd.Series) -> list[str]:
+    """A categorical column's levels, most frequent first, ties by name (so the encoding does
+    not depend on row order)."""
+    counts = values.astype(str).value_counts()
+    return sorted(counts.index, key=lambda level: (-counts[level], level))
+
+
+def _one_hot(frame: pd.DataFrame, column: str, levels: list[str] | None = None
+             ) -> tuple[np.ndarray, list[str]]:
     """0/1 columns for every level of a categorical column but its most frequent (the
-    reference level: dropping one keeps the columns independent of the intercept)."""
-    counts = frame[column].astype(str).value_counts()
-    # Most frequent first, ties by name, so the encoding does not depend on row order.
-    levels = sorted(counts.index, key=lambda level: (-counts[level], level))
+    reference level: dropping one keeps the columns independent of the intercept);
+    ``levels``: :func:`_ranked_levels`' of the column, if already known."""
+    levels = _ranked_levels(frame[column]) if levels is None else levels
     values = frame[column].astype(str).to_numpy()
     cols = [(values == level).astype(float) for level in levels[1:]]
     return np.column_stack(cols), [f"{column}={level}" for level in levels[1:]]
@@ -445,25 +452,18 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
         raise ValueError(f"features: the label column {label!r} cannot also be a feature")
     gameable = _columns("gameable", gameable, features, allow_empty=True)
     extra = []
-    if time is not None:
-        if not isinstance(time, str):
-            raise _fail("time", time, "a column name or None")
-        extra += _columns("time", [time], available)
-        if time == label or time in features:
-            raise ValueError(f"time: column {time!r} is the label or a feature; a time column "
-                             "orders the rows and is neither")
-    if group is not None:
-        if not isinstance(group, str):
-            raise _fail("group", group, "a column name or None")
-        extra += _columns("group", [group], available)
-        if group == label:
-            raise ValueError(f"group: column {group!r} is the label; a group column names "
-                             "who an applicant is, not how the loan ended")
-    for name, value in (("amount", amount), ("rate", rate), ("lgd", lgd)):
+    for name, value in (("time", time), ("group", group), ("amount", amount), ("rate", rate),
+                        ("lgd", lgd)):
         if value is not None:
             if not isinstance(value, str):
                 raise _fail(name, value, "a column name or None")
             extra += _columns(name, [value], available)
+    if time is not None and (time == label or time in features):
+        raise ValueError(f"time: column {time!r} is the label or a feature; a time column "
+                         "orders the rows and is neither")
+    if group is not None and group == label:
+        raise ValueError(f"group: column {group!r} is the label; a group column names who an "
+                         "applicant is, not how the loan ended")
     if rate is not None and amount is None:
         raise _fail("rate", rate, "given together with amount (the interest is amount · rate)")
     if lgd is not None and amount is None:
@@ -542,14 +542,20 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
     return dataclasses.replace(data, groups=codes, group_names=group_names)
 
 
+def _refuse_missing(values: pd.Series, column: str, field_name: str) -> None:
+    """``ValueError`` in one line if a used column has a missing value."""
+    missing = values.isna().to_numpy()
+    if missing.any():
+        raise ValueError(f"{field_name}: column {column!r} has {int(missing.sum())} missing "
+                         f"values (first at row {int(np.argmax(missing))}); pass "
+                         "missing='drop' to drop those rows")
+
+
 def _times(frame: pd.DataFrame, column: str) -> np.ndarray:
     """A time column as floats that order the rows: numbers as they are, dates and times as
     nanoseconds since 1970 (``ValueError`` naming the first value it cannot read)."""
     values = frame[column]
-    if values.isna().any():
-        raise ValueError(f"time: column {column!r} has {int(values.isna().sum())} missing "
-                         f"values (first at row {int(np.argmax(values.isna()))}); pass "
-                         "missing='drop' to drop those rows")
+    _refuse_missing(values, column, "time")
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
         out = values.to_numpy(dtype=float)
         if not np.all(np.isfinite(out)):
@@ -575,16 +581,13 @@ def _checked_levels(frame: pd.DataFrame, column: str, field_name: str) -> list[s
     """A categorical column's levels, most frequent first (ties by name); ``ValueError`` for a
     missing value or more than :data:`MAX_LEVELS` levels."""
     values = frame[column]
-    if values.isna().any():
-        raise ValueError(f"{field_name}: column {column!r} has {int(values.isna().sum())} "
-                         f"missing values (first at row {int(np.argmax(values.isna()))}); pass "
-                         "missing='drop' to drop those rows")
-    counts = values.astype(str).value_counts()
-    if len(counts) > MAX_LEVELS:
-        raise ValueError(f"{field_name}: column {column!r} has {len(counts):,} distinct values, "
+    _refuse_missing(values, column, field_name)
+    levels = _ranked_levels(values)
+    if len(levels) > MAX_LEVELS:
+        raise ValueError(f"{field_name}: column {column!r} has {len(levels):,} distinct values, "
                          f"more than the {MAX_LEVELS} levels a category may have (an "
                          "identifier or free text?): leave it out, or encode it as numbers")
-    return sorted(counts.index, key=lambda level: (-counts[level], level))
+    return levels
 
 
 def _levels(frame: pd.DataFrame, column: str, field_name: str) -> tuple[np.ndarray, list[str]]:
@@ -593,7 +596,7 @@ def _levels(frame: pd.DataFrame, column: str, field_name: str) -> tuple[np.ndarr
     if len(levels) < 2:
         raise ValueError(f"feature {column!r} is constant ({levels[0]!r} on every row): it "
                          "cannot be standardized; leave it out of the feature columns")
-    return _one_hot(frame, column)
+    return _one_hot(frame, column, levels)
 
 
 def _group_codes(frame: pd.DataFrame, column: str) -> tuple[np.ndarray, tuple[str, ...]]:

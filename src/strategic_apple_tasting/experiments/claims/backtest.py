@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -33,6 +32,8 @@ from .rows import Check, Claim, Control, Row
 
 SOURCE = "beyond the paper (German credit, a lender's backtest; measured, no theorem)"
 NAME = "backtest"
+#: The book it runs on (a name of :data:`~...scenarios.datasets.DATASETS`).
+DATA = "german-credit"
 #: The learner the README recommends on lending data, and a naive one shown beside it.
 RECOMMENDED = "offset-logistic"
 LEARNERS = (RECOMMENDED, "naive-logistic")
@@ -59,7 +60,7 @@ def run(out: str | Path, size: str, say: Callable[[str], None] = print, threads:
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    data = load_dataset("german-credit")
+    data = load_dataset(DATA)
     seeds = SEEDS[size]
     for delta in LENDING_DELTAS:
         path = _file(out, delta)
@@ -88,25 +89,21 @@ def cost(size: str) -> float:
     return 1.5 * SEEDS[size] * len(LENDING_DELTAS)
 
 
-def _profit(table: pa.Table, delta: float, arm: str) -> np.ndarray:
-    """Per seed (in seed order): an arm's profit per 1,000 new applicants at ``delta``."""
-    frame = table.to_pandas()
-    at = frame[(frame["delta"] == delta) & (frame["arm"] == arm)].sort_values("seed")
-    return at["profit"].to_numpy(dtype=float)
-
-
 def backtest(table: pa.Table) -> list[Row]:
     """Per budget and incumbent arm: the recommended learner's profit on new applicants less the
     arm's (the claim), and the incumbent kept as it is less the arm's (the control)."""
     out: list[Row] = []
+    # Per budget, seed by seed (in seed order): each arm's profit per 1,000 new applicants.
+    by_arm = (table.to_pandas().sort_values("seed").groupby(["delta", "arm"])["profit"]
+              .apply(lambda p: p.to_numpy(dtype=float)))
     seeds = len(set(table.column("seed").to_pylist()))
     for delta in sorted(set(table.column("delta").to_pylist())):
-        mine = _profit(table, delta, RECOMMENDED)
-        kept = _profit(table, delta, KEPT)
-        shown = ", ".join(f"{arm} {_profit(table, delta, arm).mean():.1f}"
+        profit = by_arm.loc[delta]
+        mine, kept = profit[RECOMMENDED], profit[KEPT]
+        shown = ", ".join(f"{arm} {profit[arm].mean():.1f}"
                           for arm in (*LEARNERS, KEPT, *(a for a, _ in ARMS)))
         for arm, words in ARMS:
-            theirs = _profit(table, delta, arm)
+            theirs = profit[arm]
             out.append(Claim(
                 f"deploying {RECOMMENDED} earns at least what a lender earns today with {words} "
                 f"(German credit backtest, δ = {delta:g})", SOURCE,
@@ -120,4 +117,5 @@ def backtest(table: pa.Table) -> list[Row]:
     return out
 
 
-__all__ = ["LEARNERS", "NAME", "RECOMMENDED", "SEEDS", "backtest", "cost", "load", "run"]
+__all__ = ["DATA", "LEARNERS", "NAME", "RECOMMENDED", "SEEDS", "backtest", "cost", "load",
+           "run"]
