@@ -27,14 +27,16 @@ def _irls_row(u: np.ndarray, s: float, y: float) -> tuple[np.ndarray, float]:
 def naive_logistic(game: Game, seed: int, horizon: int, *, shift: bool, clean_only: bool,
                    offset: bool, ridge: float = 1.0, repaid: float = 1.0,
                    defaulted: float = -1.0, batch_points: int | None = None,
-                   at_zero: bool = False):
+                   at_zero: bool = False, explore: float = 0.05, patience: int = 100):
     """The logistic learners as their docstrings define them, in numpy's normal equations:
     w solves (ridge·I + Σ a·uuᵀ) w = Σ u·(a·s + y − p) over the learned rows u ([x'] or
     [x', g]), each linearized at the log-odds s its rule gave it (``at_zero``: at s = 0, the
     control); the first ``batch_points`` are kept and, each time the count of learned points
     doubles from d, w becomes the minimizer of their negative log-likelihood plus the later
-    rows' quadratic (Newton with backtracking) and the kept rows are linearized at it.
-    Returns the decisions and the final coefficients."""
+    rows' quadratic (Newton with backtracking) and the kept rows are linearized at it. After
+    ``patience`` rounds past the warm-up with no loan granted by a rule that is not accept-all,
+    each round publishes accept-all with probability ``explore`` (a coin from the learner's
+    generator). Returns the decisions, the final coefficients and the rounds explored."""
     inst = game.instance(seed)
     d, bandit = game.dimension, game.feedback == "bandit"
     k = d + offset
@@ -44,6 +46,7 @@ def naive_logistic(game: Game, seed: int, horizon: int, *, shift: bool, clean_on
     kept: list[tuple[np.ndarray, float]] = []
     learned, next_refit = 0, d
     rejected, n_rejected = 0.0, 0
+    rng, idle, explored = inst.rngs["learner"], 0, 0
 
     def linearized(w):
         g, v = late_gram.copy(), late_vec.copy()
@@ -80,6 +83,9 @@ def naive_logistic(game: Game, seed: int, horizon: int, *, shift: bool, clean_on
         p_star = (r0 - defaulted) / (repaid - defaulted)
         if t < d or p_star <= 0 or p_star >= 1:
             beta, c = np.zeros(d), -1.0 if t < d or p_star <= 0 else 1.0
+        elif idle >= patience and explore > 0 and rng.random() < explore:
+            beta, c = np.zeros(d), -1.0
+            explored += 1
         else:
             beta = coef[:d]
             c = math.log(p_star / (1 - p_star)) + (game.delta * np.linalg.norm(beta)
@@ -89,6 +95,10 @@ def naive_logistic(game: Game, seed: int, horizon: int, *, shift: bool, clean_on
         accepted = moved or float(beta @ x_obs) >= c
         r1, r_reject = inst.next_rewards(x)
         decisions.append(accepted)
+        if accepted and (c >= 0 or np.any(beta != 0)):
+            idle = 0
+        elif t >= d:
+            idle += 1
         if accepted:
             margin = 1e-9 * (abs(c) + np.linalg.norm(beta) * np.linalg.norm(x_obs))
             clean = float(beta @ x_obs) > c + margin
@@ -108,7 +118,7 @@ def naive_logistic(game: Game, seed: int, horizon: int, *, shift: bool, clean_on
         elif bandit:
             rejected += r_reject
             n_rejected += 1
-    return np.array(decisions), np.linalg.solve(gram, vec)
+    return np.array(decisions), np.linalg.solve(gram, vec), explored
 
 
 KINDS = {SALogistic: dict(shift=True, clean_only=True, offset=False),
@@ -120,14 +130,47 @@ KINDS = {SALogistic: dict(shift=True, clean_only=True, offset=False),
 @pytest.mark.parametrize("feedback, r0", [("apple", 0.0), ("apple", -0.2), ("bandit", 0.0)])
 def test_logistic_learners_decide_like_the_naive_version(cls, feedback, r0):
     game = Game(dimension=4, delta=0.4, feedback=feedback, r0=r0, sigma=0.3)
-    want, coef = naive_logistic(game, 0, 1500, **KINDS[cls])
+    want, coef, _ = naive_logistic(game, 0, 1500, **KINDS[cls])
     rep = replay(game, cls(), 0, 1500)  # the per-round API, as a user calls it
     assert np.array_equal(rep["accepted"], want)
     assert np.allclose(rep["learner"].coefficients(), coef, rtol=1e-8, atol=1e-10)
     # Control: the same learner with every row linearized at log-odds 0 (a weighted linear
     # probability fit, no Newton step at the rule) fits otherwise.
-    _, other = naive_logistic(game, 0, 1500, **KINDS[cls], at_zero=True)
+    _, other, _ = naive_logistic(game, 0, 1500, **KINDS[cls], at_zero=True)
     assert not np.allclose(other, coef, rtol=1e-3)
+
+
+@pytest.mark.parametrize("cls", list(KINDS), ids=lambda c: c.name)
+def test_exploration_once_locked_out_is_the_definitions(cls):
+    # A strict book (a loan must be repaid 19 times in 20 to pay at r0 = 0.9) and a short
+    # patience: the learners' own rules go idle for stretches, and explore in them.
+    game = Game(dimension=3, delta=0.4, r0=0.9, sigma=0.3)
+    params = dict(explore=0.3, patience=5)
+    want, coef, explored = naive_logistic(game, 0, 1500, **KINDS[cls], **params)
+    rep = replay(game, cls(**params), 0, 1500)
+    assert explored > 20  # the case is exercised ...
+    assert rep["learner"].explored == explored
+    assert np.array_equal(rep["accepted"], want)
+    assert np.allclose(rep["learner"].coefficients(), coef, rtol=1e-8, atol=1e-10)
+    # ... and the engine's path is the same learner.
+    assert (simulate(game, cls(**params), 1500, [0]).to_pandas()["accepted"].iloc[-1]
+            == want.sum())
+    # Control: without exploration the same learner decides otherwise, and explores never.
+    off, _, none = naive_logistic(game, 0, 1500, **KINDS[cls], explore=0.0, patience=5)
+    assert none == 0 and not np.array_equal(off, want)
+    assert replay(game, cls(explore=0.0, patience=5), 0, 1500)["learner"].explored == 0
+
+
+def test_exploration_hyperparameters_are_checked():
+    for kwargs, message in [
+        (dict(explore=1.5), r"^explore must be a finite number >= 0 and <= 1, got 1\.5$"),
+        (dict(explore=float("nan")), r"^explore must be a finite number"),
+        (dict(patience=0), r"^patience must be an integer from 1 to 10\^9 \(rounds without a "
+                           r"loan before the learner explores\), got 0$"),
+        (dict(patience=2.5), r"^patience must be an integer"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            SALogistic(delta=0.1, r0=0.0, feedback="apple", **kwargs).reset(2, 0)
 
 
 def test_ridge_rewards_and_batch_points_are_the_learners_own():
@@ -136,12 +179,13 @@ def test_ridge_rewards_and_batch_points_are_the_learners_own():
     keeping no point (the online fit alone) fits otherwise (the controls)."""
     game = Game(dimension=3, delta=0.2, r0=-0.1, sigma=0.3)
     kw = dict(ridge=0.25, repaid=0.6, defaulted=-1.4, batch_points=7)
-    want, coef = naive_logistic(game, 1, 1000, **KINDS[SALogistic], **kw)
+    want, coef, _ = naive_logistic(game, 1, 1000, **KINDS[SALogistic], **kw)
     rep = replay(game, SALogistic(**kw), 1, 1000)
     assert np.array_equal(rep["accepted"], want)
     assert np.allclose(rep["learner"].coefficients(), coef, rtol=1e-8, atol=1e-10)
     assert not np.array_equal(replay(game, SALogistic(), 1, 1000)["accepted"], want)
-    _, online = naive_logistic(game, 1, 1000, **KINDS[SALogistic], **{**kw, "batch_points": 0})
+    _, online, _ = naive_logistic(game, 1, 1000, **KINDS[SALogistic],
+                                  **{**kw, "batch_points": 0})
     assert not np.allclose(online, coef, rtol=1e-3)
     rep = replay(game, SALogistic(**{**kw, "batch_points": 0}), 1, 1000)
     assert np.allclose(rep["learner"].coefficients(), online, rtol=1e-8, atol=1e-10)

@@ -44,7 +44,21 @@ likelihood; the difference fades as points accumulate (``tests/learners/test_log
 measures it against a batch fit).
 
 **Warm-up** (all three): accept everyone for d rounds (nobody games a rule that accepts
-everyone: those points are clean). **Bandit feedback**: a rejected applicant's reward is the
+everyone: those points are clean).
+
+**No lock-out** (all three). Under apple tasting a rule that accepts nobody learns nothing
+more: a fit that puts every applicant's P(repaid) below p* (a ridge-held fit after a few
+warm-up loans can) would reject everyone for ever, on a book where lending pays. So once the
+learner's own rule has granted no loan for ``patience`` rounds in a row, each round it
+*explores* with probability ``explore``: it publishes the accept-all rule (as in the
+warm-up, nobody games it, so the loan it grants is clean and its outcome is learned by every
+variant), each such round counted (:attr:`_Logistic.explored`) with its propensity, the
+share ``explore``. It stops as soon as its own rule grants a loan again. The cost is bounded
+in the paper's terms: an exploring round earns at least the worst loan's reward where the
+rule earned r0, so exploration adds at most ``explore`` · (r0 − defaulted) per round spent
+locked out to the strategic regret, and nothing on a book where the rule keeps lending (no
+coin is drawn then: those runs are the same to the bit as without it). ``explore = 0``
+turns it off. **Bandit feedback**: a rejected applicant's reward is the
 reward of not lending, which these learners take as a constant (it is the lender's, not the
 applicant's): their r0 is the mean of the rejection rewards seen so far (the given r0 until the
 first), and the rule stays a linear threshold. They never use it to fit w.
@@ -88,9 +102,19 @@ BATCH_PER_FEATURE, MAX_BATCH_POINTS = 5, 100_000
 #: more than REFIT_TOL times (1 + the largest).
 REFIT_STEPS, REFIT_TOL = 50, 1e-10
 
+#: Exploration's defaults: the share of rounds that explore once locked out, and how many
+#: rounds without a loan of the learner's own rule count as locked out (module docstring).
+#: A lender can defend both: a locked-out scorecard learns from one loan in twenty at most,
+#: and only after turning a hundred applicants away in a row.
+EXPLORE, PATIENCE = 0.05, 100
+#: The largest ``patience`` accepted (rounds).
+MAX_PATIENCE = 10**9
+
 # counts[...]: rounds seen, clean points fitted, points fitted that may have moved, w stale
-# (0/1), rejection rewards seen (bandit), points kept, points learned, next refit
-_ROUNDS, _CLEAN, _GAMED, _STALE, _REJECTED, _KEPT, _LEARNED, _NEXT = range(8)
+# (0/1), rejection rewards seen (bandit), points kept, points learned, next refit, rounds
+# since the own rule last granted a loan, rounds explored
+(_ROUNDS, _CLEAN, _GAMED, _STALE, _REJECTED, _KEPT, _LEARNED, _NEXT, _IDLE,
+ _EXPLORED) = range(10)
 
 
 class LogisticState(NamedTuple):
@@ -101,6 +125,8 @@ class LogisticState(NamedTuple):
     shift: bool  # shift the threshold by the agents' reach
     clean_only: bool  # learn from clean points only
     offset: bool  # learn from every accepted point, with an offset column for movers
+    explore: float  # the probability of exploring a round once locked out
+    patience: int  # rounds without a loan of the own rule before it counts as locked out
     counts: np.ndarray  # int64, see _ROUNDS.. above
     fit: np.ndarray  # (k+1, k+1): QR factor of the prior and every learned row, k = d (+1)
     late: np.ndarray  # (k+1, k+1): QR factor of the prior and the rows learned once kept is full
@@ -140,6 +166,12 @@ def _policy(state, rng, beta):
         return _fill(beta, -1.0)  # every loan is worth r0: accept everyone
     if p >= 1.0:
         return _fill(beta, 1.0)  # no loan is worth r0: reject everyone
+    # Locked out: explore. The coin is drawn only then, so a learner that keeps lending
+    # draws nothing and runs as it would without exploration.
+    if counts[_IDLE] >= state.patience and state.explore > 0.0:
+        if rng.random() < state.explore:
+            counts[_EXPLORED] += 1
+            return _fill(beta, -1.0)
     _current(state)
     for i in range(d):
         beta[i] = state.coef[i]
@@ -275,9 +307,27 @@ def _add(state, beta, x, moved, reward):
         _refit_kept(state)
 
 
+@njit(inline="always")
+def _accepts_everyone(beta, threshold):
+    if threshold >= 0.0:
+        return False
+    for i in range(beta.shape[0]):
+        if beta[i] != 0.0:
+            return False
+    return True
+
+
 @njit
 def _update(state, rng, beta, threshold, x, accepted, reward, observed):
     counts = state.counts
+    # A loan granted by the learner's own rule ends a lock-out; one granted by a rule that
+    # accepts everyone (the warm-up, an exploring round) does not. Told by the rule itself,
+    # not by a flag the policy sets: with delayed outcomes the round updated is not the
+    # round last published.
+    if accepted and not _accepts_everyone(beta, threshold):
+        counts[_IDLE] = 0
+    elif counts[_ROUNDS] >= beta.shape[0]:
+        counts[_IDLE] += 1
     used = False
     if observed:
         if accepted:
@@ -326,6 +376,8 @@ def check_state(state: LogisticState, template: LogisticState, where: str) -> No
     # The refit schedule doubles from d: kept below 2^62, it cannot overflow.
     count(counts[_NEXT], f"{at}[{_NEXT}] (next refit)", int(template.counts[_NEXT]),
           MOST_ROUNDS)
+    count(counts[_IDLE], f"{at}[{_IDLE}] (rounds without a loan)", 0, rounds)
+    count(counts[_EXPLORED], f"{at}[{_EXPLORED}] (rounds explored)", 0, rounds + 1)
     for name in ("fit", "late"):
         upper_triangular(getattr(state, name), f"{where}.{name}")
     finite(state.kept[:kept], f"{where}.kept")
@@ -352,7 +404,8 @@ class _Logistic(Learner):
     def __init__(self, delta: float | None = None, r0: float | None = None,
                  feedback: str | None = None, agents: Any = None,
                  repaid: float | None = None, defaulted: float | None = None,
-                 ridge: float = 1.0, batch_points: int | None = None) -> None:
+                 ridge: float = 1.0, batch_points: int | None = None,
+                 explore: float = EXPLORE, patience: int = PATIENCE) -> None:
         self.delta = delta
         self.r0 = r0
         self.feedback = feedback
@@ -361,6 +414,8 @@ class _Logistic(Learner):
         self.defaulted = defaulted
         self.ridge = ridge
         self.batch_points = batch_points
+        self.explore = explore
+        self.patience = patience
 
     def _rewards(self) -> tuple[float, float]:
         """(repaid, defaulted) as numbers, or ``ValueError`` in one line."""
@@ -389,11 +444,20 @@ class _Logistic(Learner):
                              f"or None ({BATCH_PER_FEATURE}·d), got {self.batch_points!r}")
         return int(self.batch_points)
 
+    def _patience(self) -> int:
+        if not (isinstance(self.patience, int | np.integer) and not isinstance(self.patience, bool)
+                and 1 <= self.patience <= MAX_PATIENCE):
+            raise ValueError(f"patience must be an integer from 1 to 10^9 (rounds without a "
+                             f"loan before the learner explores), got {self.patience!r}")
+        return int(self.patience)
+
     def _check_params(self) -> None:
         super()._check_params()
         self._rewards()
         self._ridge()
         self._batch_points(1)
+        check_number("explore", self.explore, 0.0, 1.0)
+        self._patience()
 
     def milestones(self, d: int) -> list[int]:
         return [d]
@@ -406,14 +470,23 @@ class _Logistic(Learner):
         prior = new_factor(k)
         # The prior N(0, I/ridge) as k rows √ridge·e_i with response 0.
         prior[np.arange(k), np.arange(k)] = math.sqrt(self._ridge())
-        counts = np.zeros(8, dtype=np.int64)
+        counts = np.zeros(10, dtype=np.int64)
         counts[_NEXT] = d  # the first refit: at the warm-up's end
         return LogisticState(
             agents=self.compiled_belief(), r0=float(self.r0), repaid=repaid, defaulted=defaulted,
             shift=self._shift, clean_only=self._clean_only, offset=self._offset,
-            counts=counts, fit=prior, late=prior.copy(), trial=new_factor(k),
+            explore=float(self.explore), patience=self._patience(), counts=counts,
+            fit=prior, late=prior.copy(), trial=new_factor(k),
             kept=np.zeros((self._batch_points(d), k + 1)), coef=np.zeros(k),
             target=np.zeros(k), rejected=np.zeros(1), row=np.zeros(k), work=np.zeros(k + 1))
+
+    @property
+    @serialized
+    def explored(self) -> int:
+        """Rounds this learner explored (published accept-all because its own rule had
+        granted no loan for ``patience`` rounds), each with propensity ``explore``."""
+        self._require_reset()
+        return int(self._state.counts[_EXPLORED])
 
     @serialized
     def coefficients(self) -> np.ndarray | None:
@@ -458,6 +531,12 @@ class SALogistic(_Logistic):
         How many of the first points learned are kept and refit exactly (Newton's method on
         their likelihood, later points as their quadratic) each time the count of points
         learned doubles; None: 5·d, 0: the online fit alone. At most 100,000.
+    explore : float
+        In [0, 1]: once locked out, the probability that a round explores (publishes the
+        accept-all rule; module docstring). 0: never.
+    patience : int
+        Rounds after the warm-up without a loan granted by the learner's own rule after which
+        it counts as locked out and explores (1 to 10^9).
 
     Examples
     --------
@@ -494,7 +573,7 @@ class OffsetLogistic(_Logistic):
 
     Parameters
     ----------
-    delta, r0, feedback, agents, repaid, defaulted, ridge, batch_points
+    delta, r0, feedback, agents, repaid, defaulted, ridge, batch_points, explore, patience
         As for :class:`SALogistic`.
     Examples
     --------
@@ -516,7 +595,7 @@ class NaiveLogistic(_Logistic):
 
     Parameters
     ----------
-    delta, r0, feedback, agents, repaid, defaulted, ridge, batch_points
+    delta, r0, feedback, agents, repaid, defaulted, ridge, batch_points, explore, patience
         As for :class:`SALogistic` (``delta`` and ``agents`` are unused: it ignores gaming).
     Examples
     --------

@@ -22,6 +22,7 @@ _SOURCES = {
     **dict.fromkeys(("DATASETS", "DataSet", "data_game", "from_lending", "load_dataset"),
                     ".datasets"),
     "load_fico": ".fico",
+    **dict.fromkeys(("check_keeps_lending", "lending_pays"), ".lockout"),
     **dict.fromkeys(("format_groups", "group_summary"), ".groups"),
     **dict.fromkeys(("LendingData", "german_credit_path", "load_csv", "load_german_credit"),
                     ".lending"),
@@ -35,6 +36,7 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
     from .fico import load_fico
     from .groups import format_groups, group_summary
     from .lending import LendingData, german_credit_path, load_csv, load_german_credit
+    from .lockout import check_keeps_lending, lending_pays
     from .run import (
         BEST_RULE,
         LEARNERS,
@@ -45,10 +47,12 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         subset_agents,
     )
 
-__all__ = ["BEST_RULE", "DATASETS", "LEARNERS", "DataSet", "LendingData", "compare_lending",
-           "data_game", "fitted_rule", "format_groups", "format_table", "from_lending",
-           "german_credit_path", "group_summary",
-           "load_csv", "load_dataset", "load_fico", "load_german_credit", "run_lending",
+__all__ = ["BEST_RULE", "DATASETS", "LEARNERS", "DataSet", "LendingData",
+           "check_keeps_lending", "compare_lending", "data_game", "fitted_rule",
+           "format_groups", "format_table", "from_lending", "german_credit_path",
+           "group_summary",
+           "lending_pays", "load_csv", "load_dataset", "load_fico", "load_german_credit",
+           "run_lending",
            "subset_agents"]
 
 __getattr__, __dir__ = lazy_names(__name__, _SOURCES, __all__)
