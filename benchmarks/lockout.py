@@ -3,10 +3,10 @@
 Each logistic learner runs with exploration off (``explore=0``), at 1%, the default 5% and
 20%, beside naive greedy (which never locks out: it fits a line, not a probability against
 5/6), on the same seeds (paired). Printed per book and budget: the share of applicants
-granted and the profit per 1,000 applicants, ± the half-width of its 95% interval over seeds, and how many
-rounds each learner explored at the default share on seed 0. FICO's rows are a population
-(every draw is a new applicant from it); German credit is scored on held-out rows (protocol
-holdout).
+granted and the profit per 1,000 applicants, ± the half-width of its 95% interval over
+seeds, and how many rounds each learner explored at the default share on seed 0. FICO's
+rows are a population (every draw is a new applicant from it); German credit is scored on
+held-out rows (protocol holdout).
 
     python benchmarks/lockout.py --seeds 10 --horizon 100000
 """

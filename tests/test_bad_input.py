@@ -480,7 +480,7 @@ SPECS: list[tuple[dict, str]] = [
     (_game(contexts="orthogonal-traps", dimension=1), "game"),
     # lending game
     ({**BASE, "game": {"data": "nope"}},
-     "game.data: data must be one of german-credit, fico, got 'nope'"),
+     "game.data: data must be one of german-credit, fico, fico-applicants, got 'nope'"),
     ({**BASE, "game": {"data": 3}}, "game.data must be a string, got 3"),
     ({**BASE, "game": {"data": "fico", "dimension": 3}},
      "game.dimension: dimension must be 2 for data='fico'"),
@@ -963,7 +963,7 @@ API: list[tuple[str, object, str]] = [
      "gameable must be a list of feature names, got 'score'"),
     ("fico-rewards", lambda: load_fico(rewards=(1.0, "x")), "rewards must be two finite numbers"),
     ("dataset-name", lambda: load_dataset("nope"),
-     "data must be one of german-credit, fico, got 'nope'"),
+     "data must be one of german-credit, fico, fico-applicants, got 'nope'"),
     ("data-game-data", lambda: data_game(object()), "data must be a DataSet or a LendingData"),
     ("from-lending", lambda: from_lending(3), "data must be a LendingData"),
     ("run-lending-learners", lambda: run_lending(load_dataset("fico"), "sa-ols", horizon=5,

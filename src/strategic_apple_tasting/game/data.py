@@ -107,6 +107,39 @@ class DataRows(NamedTuple):
         return _core(DATA, points=self.rows, cumulative=self.cumulative, order=self.order)
 
 
+#: A loan's break-even log-odds are clipped to ±BREAK_EVEN_CLIP: beyond, the loan is worth
+#: granting to anyone (a default costs no more than rejecting) or to nobody (a repaid loan
+#: earns no more than rejecting), and a finite column keeps every rule finite.
+BREAK_EVEN_CLIP = 30.0
+#: The name of the break-even column in a data game's features.
+BREAK_EVEN_NAME = "break-even log-odds"
+
+
+def break_even_logodds(if_repaid: np.ndarray, if_defaulted: np.ndarray,
+                       r0: float = 0.0) -> np.ndarray:
+    """Each loan's break-even log-odds of repaying: logit(p*), p* = (r0 − if_defaulted) /
+    (if_repaid − if_defaulted), the probability of repaying at which granting it earns r0 in
+    expectation, clipped to ±:data:`BREAK_EVEN_CLIP` (−: granting pays whatever the outcome,
+    +: it never does).
+
+    Examples
+    --------
+    >>> break_even_logodds(np.array([0.2, 1.0, 0.0]), np.array([-1.0, -1.0, -0.5])).round(3)
+    array([ 1.609,  0.   , 30.   ])
+    """
+    gain = np.asarray(if_repaid, dtype=float)
+    loss = np.asarray(if_defaulted, dtype=float)
+    spread = gain - loss
+    # A loan that earns the same either way (spread 0) pays iff that reward clears r0.
+    p = np.where(spread > 0, (r0 - loss) / np.where(spread > 0, spread, 1.0),
+                 np.where(gain >= r0, 0.0, 1.0))
+    inside = (p > 0.0) & (p < 1.0)
+    q = np.where(inside, p, 0.5)
+    return np.where(inside, np.clip(np.log(q) - np.log1p(-q), -BREAK_EVEN_CLIP,
+                                    BREAK_EVEN_CLIP),
+                    np.where(p <= 0.0, -BREAK_EVEN_CLIP, BREAK_EVEN_CLIP))
+
+
 def _fail(name: str, allowed: str, value: Any) -> ValueError:
     return ValueError(f"{name} must be {allowed}, got {value}")
 
@@ -150,6 +183,12 @@ class DataContexts(NamedTuple):
         under ``replay`` and ``once``.
     holdout_share : float
         Under ``holdout``, the share of rows held out per seed (in (0, 1)).
+    break_even_column : int, optional
+        The column of ``rows`` holding each loan's own break-even log-odds of repaying,
+        :func:`break_even_logodds` of its ``if_repaid`` and ``if_defaulted`` (a book whose
+        rewards depend on the loan: its amount, rate, loss given default). Not gameable; the
+        logistic learners accept iff their log-odds clear it (:attr:`Game.break_even_column`).
+        None: every loan earns the same two rewards.
 
     Examples
     --------
@@ -174,6 +213,7 @@ class DataContexts(NamedTuple):
     order: np.ndarray | None = None
     protocol: str = "replay"
     holdout_share: float = HOLDOUT_SHARE
+    break_even_column: int | None = None
 
     name = "data"
 
@@ -274,6 +314,11 @@ class DataContexts(NamedTuple):
             if self.protocol == "once" and len(np.unique(o)) != len(o):
                 raise ValueError("order must name each row at most once under protocol "
                                  "'once'")
+        k = self.break_even_column
+        if k is not None and not (isinstance(k, int | np.integer) and not isinstance(k, bool)
+                                  and 0 <= k < rows.shape[1]):
+            raise _fail("break_even_column", f"a column of rows (0 to {rows.shape[1] - 1}) or "
+                        "None", repr(k))
 
     def check_game(self, game: Any) -> None:
         """Refuse what a data game cannot be (called by the game)."""

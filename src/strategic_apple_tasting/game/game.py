@@ -334,6 +334,16 @@ class Game:
         return None if rewards is None else rewards[1]
 
     @property
+    def break_even_column(self) -> int | None:
+        """The column of a data game's rows holding each loan's own break-even log-odds
+        (:class:`~.data.DataContexts`), for recorded rewards; None otherwise: the logistic
+        learners' ``break_even_column`` (:meth:`Learner.bind
+        <strategic_apple_tasting.learners.Learner.bind>` reads it)."""
+        if not self.has_rows or self.rewards != "recorded":
+            return None
+        return self.contexts.break_even_column
+
+    @property
     def max_delay(self) -> int:
         """The longest delay an outcome can have (the engine keeps that many rounds pending)."""
         return self.delay * (2 if self.delay_law == "uniform" else 1)

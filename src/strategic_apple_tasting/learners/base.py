@@ -314,14 +314,16 @@ class Learner:
     def bind(self, instance: Any, horizon: int | None = None) -> Learner:
         """A clone whose unset ``delta``, ``r0``, ``feedback``, ``agents`` (the learner's belief
         about how agents respond), ``sigma``, ``repaid`` and ``defaulted`` (for a game that
-        declares its outcomes' rewards) are the game instance's, and whose unset ``horizon`` is
+        declares its outcomes' rewards) and ``break_even_column`` (for one whose loans each have
+        their own) are the game instance's, and whose unset ``horizon`` is
         the run's (for learners tuned to the horizon)."""
         game = instance.game
         # repaid, defaulted: the rewards of a game whose outcomes are loans (real data).
         known = {"delta": game.delta, "r0": game.r0, "feedback": game.feedback,
                  "agents": game.agents, "sigma": game.sigma, "horizon": horizon,
                  "repaid": getattr(game, "repaid", None),
-                 "defaulted": getattr(game, "defaulted", None)}
+                 "defaulted": getattr(game, "defaulted", None),
+                 "break_even_column": getattr(game, "break_even_column", None)}
         params = self.get_params()
         fill = {k: v for k, v in known.items()
                 if k in params and params[k] is None and v is not None}

@@ -28,6 +28,19 @@ learner                     threshold                     learns from
 :class:`NaiveLogistic`      logit(p*) (unaware)           every accepted point
 ==========================  ============================  =====================================
 
+**Each loan's own break-even.** Where the rewards depend on the loan (its amount, rate, loss
+given default), one p* for all loans is wrong: a loan of amount a at rate ρ losing a share l
+of a default breaks even at p*ᵢ = (r0 + a·l) / (a·ρ + a·l), its own. A data game of such a
+book carries logit(p*ᵢ) as a feature of each row, not gameable
+(:class:`~strategic_apple_tasting.game.DataContexts`'s ``break_even_column``); with
+``break_even_column`` set (by the game, or by hand) the rule weighs that column −1 and fits
+w on the other columns only:
+
+    accept iff ⟨w, x'⟩ − logit(p*ᵢ) ≥ reach(w), that is σ(⟨w, x'⟩) ≥ p*ᵢ (shifted),
+
+still a linear threshold that agents answer as any other; the label of a loan is then 1 iff
+it earned more than r0 (its two rewards straddle r0, or its column decides it alone).
+
 **The fit, online and in bounded memory.** Logistic regression has no finite sufficient
 statistic, so no exact refit is possible without keeping every point. Each point enters one
 weighted least-squares fit, as a step of iteratively reweighted least squares taken at the rule
@@ -125,6 +138,7 @@ class LogisticState(NamedTuple):
     shift: bool  # shift the threshold by the agents' reach
     clean_only: bool  # learn from clean points only
     offset: bool  # learn from every accepted point, with an offset column for movers
+    own: int  # the column of each loan's own break-even log-odds (-1: one for all, p*)
     explore: float  # the probability of exploring a round once locked out
     patience: int  # rounds without a loan of the own rule before it counts as locked out
     counts: np.ndarray  # int64, see _ROUNDS.. above
@@ -159,13 +173,17 @@ def _policy(state, rng, beta):
     counts = state.counts
     if counts[_ROUNDS] < d:
         return _fill(beta, -1.0)  # warm-up: accept everyone
-    r0 = state.r0 if counts[_REJECTED] == 0 else state.rejected[0] / counts[_REJECTED]
-    # p*: the probability of repayment at which lending earns r0 in expectation.
-    p = (r0 - state.defaulted) / (state.repaid - state.defaulted)
-    if p <= 0.0:
-        return _fill(beta, -1.0)  # every loan is worth r0: accept everyone
-    if p >= 1.0:
-        return _fill(beta, 1.0)  # no loan is worth r0: reject everyone
+    own = state.own
+    threshold = 0.0  # each loan's own break-even is in its column, weighted −1
+    if own < 0:
+        r0 = state.r0 if counts[_REJECTED] == 0 else state.rejected[0] / counts[_REJECTED]
+        # p*: the probability of repayment at which lending earns r0 in expectation.
+        p = (r0 - state.defaulted) / (state.repaid - state.defaulted)
+        if p <= 0.0:
+            return _fill(beta, -1.0)  # every loan is worth r0: accept everyone
+        if p >= 1.0:
+            return _fill(beta, 1.0)  # no loan is worth r0: reject everyone
+        threshold = math.log(p) - math.log1p(-p)
     # Locked out: explore. The coin is drawn only then, so a learner that keeps lending
     # draws nothing and runs as it would without exploration.
     if counts[_IDLE] >= state.patience and state.explore > 0.0:
@@ -175,7 +193,8 @@ def _policy(state, rng, beta):
     _current(state)
     for i in range(d):
         beta[i] = state.coef[i]
-    threshold = math.log(p) - math.log1p(-p)
+    if own >= 0:
+        beta[own] = -1.0
     if state.shift:
         threshold += reach(state.agents, beta)
     return threshold
@@ -288,15 +307,26 @@ def _add(state, beta, x, moved, reward):
         row[i] = x[i]
     if state.offset:
         row[d] = 1.0 if moved else 0.0
-    y = (reward - state.defaulted) / (state.repaid - state.defaulted)
-    y = min(max(y, 0.0), 1.0)
+    # The point's log-odds under the rule it met: ⟨w, x⟩, without the break-even column's
+    # term when each loan has its own (its weight is fixed, not fitted).
+    s = score(beta, x)
+    own = state.own
+    if own >= 0:
+        s -= beta[own] * x[own]
+        row[own] = 0.0
+        # A loan's two rewards straddle r0 (else its column decides it alone): repaid iff
+        # it earned more than rejecting.
+        y = 1.0 if reward > state.r0 else 0.0
+    else:
+        y = (reward - state.defaulted) / (state.repaid - state.defaulted)
+        y = min(max(y, 0.0), 1.0)
     late = counts[_KEPT] >= kept.shape[0]
     if not late:
         for i in range(k):
             kept[counts[_KEPT], i] = row[i]
         kept[counts[_KEPT], k] = y
         counts[_KEPT] += 1
-    z = _weigh(row, score(beta, x), y)
+    z = _weigh(row, s, y)
     add_point(state.fit, row, z, state.work)
     if late:
         add_point(state.late, row, z, state.work)
@@ -405,7 +435,8 @@ class _Logistic(Learner):
                  feedback: str | None = None, agents: Any = None,
                  repaid: float | None = None, defaulted: float | None = None,
                  ridge: float = 1.0, batch_points: int | None = None,
-                 explore: float = EXPLORE, patience: int = PATIENCE) -> None:
+                 explore: float = EXPLORE, patience: int = PATIENCE,
+                 break_even_column: int | None = None) -> None:
         self.delta = delta
         self.r0 = r0
         self.feedback = feedback
@@ -416,6 +447,7 @@ class _Logistic(Learner):
         self.batch_points = batch_points
         self.explore = explore
         self.patience = patience
+        self.break_even_column = break_even_column
 
     def _rewards(self) -> tuple[float, float]:
         """(repaid, defaulted) as numbers, or ``ValueError`` in one line."""
@@ -451,8 +483,21 @@ class _Logistic(Learner):
                              f"loan before the learner explores), got {self.patience!r}")
         return int(self.patience)
 
+    def _own(self, d: int | None) -> int:
+        """The break-even column as the kernels read it (−1: none), checked against d."""
+        k = self.break_even_column
+        if k is None:
+            return -1
+        if not (isinstance(k, int | np.integer) and not isinstance(k, bool) and k >= 0
+                and (d is None or k < d)):
+            top = "d − 1" if d is None else f"{d - 1}"
+            raise ValueError(f"break_even_column must be a feature's index from 0 to {top} "
+                             f"or None, got {k!r}")
+        return int(k)
+
     def _check_params(self) -> None:
         super()._check_params()
+        self._own(None)
         self._rewards()
         self._ridge()
         self._batch_points(1)
@@ -475,7 +520,7 @@ class _Logistic(Learner):
         return LogisticState(
             agents=self.compiled_belief(), r0=float(self.r0), repaid=repaid, defaulted=defaulted,
             shift=self._shift, clean_only=self._clean_only, offset=self._offset,
-            explore=float(self.explore), patience=self._patience(), counts=counts,
+            own=self._own(d), explore=float(self.explore), patience=self._patience(), counts=counts,
             fit=prior, late=prior.copy(), trial=new_factor(k),
             kept=np.zeros((self._batch_points(d), k + 1)), coef=np.zeros(k),
             target=np.zeros(k), rejected=np.zeros(1), row=np.zeros(k), work=np.zeros(k + 1))
@@ -537,6 +582,12 @@ class SALogistic(_Logistic):
     patience : int
         Rounds after the warm-up without a loan granted by the learner's own rule after which
         it counts as locked out and explores (1 to 10^9).
+    break_even_column : int, optional
+        The feature holding each loan's own break-even log-odds (None: the game's, if its
+        loans each have their own; else one p* for all, from ``repaid`` and ``defaulted``).
+        Its weight in the rule is −1, never fitted: the learner accepts iff ⟨w, x'⟩ clears
+        the loan's own break-even (+ the shift), and a loan counts as repaid iff it earned
+        more than r0 (module docstring).
 
     Examples
     --------
@@ -573,7 +624,8 @@ class OffsetLogistic(_Logistic):
 
     Parameters
     ----------
-    delta, r0, feedback, agents, repaid, defaulted, ridge, batch_points, explore, patience
+    delta, r0, feedback, agents, repaid, defaulted, ridge, batch_points, explore, patience,
+    break_even_column
         As for :class:`SALogistic`.
     Examples
     --------
@@ -595,7 +647,8 @@ class NaiveLogistic(_Logistic):
 
     Parameters
     ----------
-    delta, r0, feedback, agents, repaid, defaulted, ridge, batch_points, explore, patience
+    delta, r0, feedback, agents, repaid, defaulted, ridge, batch_points, explore, patience,
+    break_even_column
         As for :class:`SALogistic` (``delta`` and ``agents`` are unused: it ignores gaming).
     Examples
     --------

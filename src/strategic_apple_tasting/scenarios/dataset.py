@@ -50,6 +50,40 @@ class DataSet:
     def title(self) -> str:
         return self.contexts.title
 
+    def applicants(self, n: int, seed: int = 0, title: str | None = None) -> DataSet:
+        """``n`` applicants drawn from a population's cells (the FICO tables), each with an
+        outcome drawn from its cell's probability of repaying: a book of rows, as German
+        credit's, that the holdout and once protocols and the lender's backtest take. The
+        same ``seed`` gives the same book.
+
+        Examples
+        --------
+        >>> from strategic_apple_tasting.scenarios import load_dataset
+        >>> book = load_dataset("fico").applicants(5000)
+        >>> book.n, book.contexts.population, book.title
+        (5000, False, 'fico-applicants')
+        >>> round(float(book.contexts.repaid.mean()), 2)   # the tables' 0.70, drawn
+        0.7
+        """
+        c = self.contexts
+        if not c.population:
+            raise ValueError(f"{self.title}'s rows are applicants already: draw applicants "
+                             "from a population's cells (the FICO tables)")
+        if not (isinstance(n, int | np.integer) and not isinstance(n, bool)
+                and 1 <= n <= 10**7):
+            raise ValueError(f"n must be an integer from 1 to 10,000,000 applicants, got {n!r}")
+        rng = np.random.default_rng(np.random.SeedSequence(int(seed)))
+        cells = rng.choice(c.n, size=int(n), p=c.probabilities())
+        repaid = (rng.random(int(n)) < c.repaid[cells]).astype(float)
+        contexts = c._replace(
+            rows=np.ascontiguousarray(c.rows[cells]), repaid=repaid,
+            if_repaid=c.if_repaid[cells].copy(), if_defaulted=c.if_defaulted[cells].copy(),
+            weights=None, groups=None if c.groups is None else c.groups[cells].copy(),
+            title=title or f"{c.title}-applicants", order=None)
+        return DataSet(contexts=contexts, gameable=self.gameable.copy(),
+                       source=f"{self.source}; {n:,} applicants drawn (seed {seed})",
+                       notes={**self.notes, "applicants": int(n), "sample_seed": int(seed)})
+
     def gameable_names(self) -> tuple[str, ...]:
         """Names of the features agents can move."""
         names = self.contexts.feature_names

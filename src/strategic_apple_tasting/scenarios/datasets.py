@@ -14,13 +14,14 @@ the compiled engine like any other (``simulate``, ``sat run --data``, sweep spec
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..game import DataContexts, Game, SubsetGaming
-from ..game.data import HOLDOUT_SHARE
+from ..game.data import BREAK_EVEN_NAME, HOLDOUT_SHARE, break_even_logodds
 from .dataset import DataSet
 
 if TYPE_CHECKING:  # imported where it is used: it brings pandas, which `sat run` never needs
@@ -33,7 +34,11 @@ GERMAN_SOURCE = "UCI Statlog German credit"
 def from_lending(data: LendingData, title: str | None = None) -> DataSet:
     """A :class:`~.lending.LendingData` (German credit, a CSV) as a data set: each row repaid
     or defaulted, with its recorded reward either way. ``title`` names it in results tables
-    (default ``german-credit`` for the shipped data, ``lending-csv`` for a CSV).
+    (default ``german-credit`` for the shipped data, ``lending-csv`` for a CSV). Where the
+    rewards depend on the loan (a CSV's amount, rate, loss given default), a last column,
+    not gameable, holds each loan's break-even log-odds at r0 = 0
+    (:func:`~strategic_apple_tasting.game.data.break_even_logodds`; :func:`data_game`
+    recomputes it at its r0).
 
     Examples
     --------
@@ -54,15 +59,26 @@ def from_lending(data: LendingData, title: str | None = None) -> DataSet:
     if title is None:
         title = "german-credit" if data.source.startswith(GERMAN_SOURCE) else "lending-csv"
     reward = np.array(data.reward, dtype=float)
-    contexts = DataContexts(rows=np.array(data.features), repaid=(~data.defaulted).astype(float),
-                            if_repaid=reward, if_defaulted=reward.copy(),
-                            feature_names=tuple(data.feature_names), title=title,
+    rows, names = np.array(data.features), tuple(data.feature_names)
+    gameable = np.array(data.gameable, dtype=bool)
+    gains, losses, column = reward, reward.copy(), None
+    if data.if_repaid is not None:
+        gains, losses = np.array(data.if_repaid), np.array(data.if_defaulted)
+        if np.ptp(gains) > 0 or np.ptp(losses) > 0:
+            # Each loan its own break-even: a column the logistic learners weigh −1, that no
+            # applicant can move (the loan's terms are not its features to game).
+            column = rows.shape[1]
+            rows = np.column_stack([rows, break_even_logodds(gains, losses)])
+            names, gameable = (*names, BREAK_EVEN_NAME), np.append(gameable, False)
+    contexts = DataContexts(rows=rows, repaid=(~data.defaulted).astype(float),
+                            if_repaid=gains, if_defaulted=losses,
+                            feature_names=names, title=title,
                             reward_scale=float(data.reward_scale),
                             groups=(None if data.groups is None
                                     else np.array(data.groups, dtype=np.int64)),
-                            group_names=tuple(data.group_names))
-    return DataSet(contexts=contexts, gameable=np.array(data.gameable, dtype=bool),
-                   source=data.source, notes=dict(data.notes),
+                            group_names=tuple(data.group_names), break_even_column=column)
+    return DataSet(contexts=contexts, gameable=gameable, source=data.source,
+                   notes=dict(data.notes),
                    time=None if data.time is None else np.array(data.time, dtype=float))
 
 
@@ -82,9 +98,18 @@ def _fico(gameable: tuple[str, ...] | None) -> DataSet:
     return load_fico() if gameable is None else load_fico(gameable=list(gameable))
 
 
+#: How many applicants ``fico-applicants`` draws from the FICO tables (seed 0): enough that
+#: a backtest's new applicants (30%) are 3,000, German credit's ten times.
+FICO_APPLICANTS = 10_000
+
+
+def _fico_applicants(gameable: tuple[str, ...] | None) -> DataSet:
+    return _fico(gameable).applicants(FICO_APPLICANTS, seed=0)
+
+
 #: Named data sets (``sat run --data``, the ``data`` setting of specs) → loader(gameable).
 DATASETS: dict[str, Callable[[tuple[str, ...] | None], DataSet]] = {
-    "german-credit": _german, "fico": _fico}
+    "german-credit": _german, "fico": _fico, "fico-applicants": _fico_applicants}
 
 
 @functools.lru_cache(maxsize=16)
@@ -149,6 +174,14 @@ def data_game(data: DataSet | LendingData, *, delta: float | None = None, truthf
         raise ValueError(f"data must be a DataSet or a LendingData, got {type(data).__name__}")
     agents = SubsetGaming(gameable=data.gameable)
     contexts = data.contexts._replace(protocol=protocol, holdout_share=holdout_share)
+    column = contexts.break_even_column
+    # Each loan's break-even at this game's r0 (a bad r0 is left to the game to refuse).
+    if (column is not None and isinstance(r0, int | float) and not isinstance(r0, bool)
+            and math.isfinite(r0) and r0 != 0.0):
+        rows = contexts.rows.copy()
+        rows[:, column] = break_even_logodds(contexts.if_repaid, contexts.if_defaulted,
+                                             float(r0))
+        contexts = contexts._replace(rows=rows)
     return Game(dimension=data.d, delta=delta, truthful=truthful, r0=r0, sigma=sigma,
                 contexts=contexts, agents=agents, rewards=rewards, delay=delay,
                 delay_law=delay_law, period=period)

@@ -83,6 +83,10 @@ class LendingData:
         Where the rows came from (package, version and file, or the CSV's path).
     time : numpy.ndarray, optional
         Shape ``(n,)``, float: when each application came (a CSV's time column), if known.
+    if_repaid, if_defaulted : numpy.ndarray, optional
+        Shape ``(n,)``: what granting each row earns if it is repaid and if it defaults,
+        scaled as ``reward``, when that depends on the loan (a CSV's amount, rate, loss given
+        default); None when every loan earns the same two (the cost matrix).
     groups : numpy.ndarray, optional
         Shape ``(n,)``, int: each row's group, an index of ``group_names`` (German credit: sex
         and age band, :func:`german_groups`). Carried for reports by group; no learner sees it.
@@ -103,10 +107,12 @@ class LendingData:
     groups: np.ndarray | None = None
     group_names: tuple[str, ...] = ()
     time: np.ndarray | None = None
+    if_repaid: np.ndarray | None = None
+    if_defaulted: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name in ("features", "reward", "defaulted", "gameable", "mean", "scale", "groups",
-                     "time"):
+                     "time", "if_repaid", "if_defaulted"):
             if getattr(self, name) is not None:
                 getattr(self, name).setflags(write=False)  # frozen means the arrays too
 
@@ -186,20 +192,25 @@ def _standardize(raw: np.ndarray, names: list[str]) -> tuple[np.ndarray, np.ndar
 
 
 def _assemble(raw: np.ndarray, names: list[str], gameable_names: list[str], reward: np.ndarray,
-              defaulted: np.ndarray, source: str, notes: dict[str, Any]) -> LendingData:
-    """Standardize, prepend the intercept and scale the rewards into [−1, 1]."""
+              defaulted: np.ndarray, source: str, notes: dict[str, Any],
+              each: tuple[np.ndarray, np.ndarray] | None = None) -> LendingData:
+    """Standardize, prepend the intercept and scale the rewards into [−1, 1]; ``each``: every
+    row's reward if repaid and if defaulted, for rewards that depend on the loan."""
     z, mean, scale = _standardize(raw, names)
     n = raw.shape[0]
     features = np.column_stack([np.ones(n), z])
     all_names = ("intercept", *names)
     gameable = np.array([name in gameable_names for name in all_names])
-    top = float(np.abs(reward).max())
+    top = float(np.abs(reward).max() if each is None
+                else max(np.abs(each[0]).max(), np.abs(each[1]).max()))
     reward_scale = top if top > 0 else 1.0
+    gains = None if each is None else each[0] / reward_scale
+    losses = None if each is None else each[1] / reward_scale
     return LendingData(features=np.ascontiguousarray(features), feature_names=all_names,
                        reward=reward / reward_scale, defaulted=defaulted.astype(bool),
                        gameable=gameable, reward_scale=reward_scale,
                        mean=np.concatenate([[0.0], mean]), scale=np.concatenate([[1.0], scale]),
-                       source=source, notes=notes)
+                       source=source, notes=notes, if_repaid=gains, if_defaulted=losses)
 
 
 def german_credit_path() -> Path:
@@ -533,7 +544,9 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
                      {"label": label, "default_value": default_value, "amount": amount,
                       "rate": rate, "lgd": lgd, "rewards": (gain, loss),
                       "rows_dropped": rows - len(frame),
-                      "gameable_attributes": tuple(gameable), "group": group})
+                      "gameable_attributes": tuple(gameable), "group": group},
+                     each=(None if amount is None and rate is None and lgd is None
+                           else (repaid_reward, default_reward)))
     if time is not None:
         data = dataclasses.replace(data, time=_times(frame, time))
     if group is None:
