@@ -89,7 +89,9 @@ def test_the_copies_stay_within_the_cap():
 
 @pytest.mark.parametrize("call, message", [
     (lambda: augmentation_weights([0.0, np.nan], [True, False]),
-     "scores must be a 1-D array of finite numbers"),
+     "scores must be finite numbers, got nan at row 2"),
+    (lambda: augmentation_weights([[0.0, 1.0]], [True, False]),
+     r"scores must be a 1-D array of finite numbers, got shape \(1, 2\)"),
     (lambda: augmentation_weights([0.0, 1.0], [True]),
      r"accepted must be 2 booleans \(one per score\)"),
     (lambda: augmentation_weights([0.0, 1.0], [1, 0]), "accepted must be 2 booleans"),
@@ -100,7 +102,7 @@ def test_the_copies_stay_within_the_cap():
     (lambda: augmentation_weights([0.0, 1.0], [True, False], bands=2.5),
      "bands must be an integer >= 1, got 2.5"),
     (lambda: copies([1.0, -1.0], np.random.default_rng(0)),
-     "weights must be a 1-D array of finite numbers >= 0"),
+     "weights must be finite numbers >= 0, got -1.0 at row 2"),
     (lambda: copies([1.0], 0), "rng must be a numpy.random.Generator, got int"),
     (lambda: copies([1.0, 2.0, 0.0], np.random.default_rng(0), max_copies=1),
      r"max_copies must be an integer >= 2 \(one copy of each row with a weight\), got 1"),

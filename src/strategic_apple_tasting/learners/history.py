@@ -48,6 +48,19 @@ class HistoryError(ValueError):
         super().__init__(f"{where} cannot be learned: {reason}")
 
 
+def _numbers(name: str, values: Any, allowed: str, ok: Any) -> np.ndarray:
+    """``values`` as a 1-D float array, or a one-line ``ValueError`` naming the first bad one."""
+    out = np.asarray(values, dtype=float)
+    if out.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of {allowed}, got shape {out.shape}")
+    bad = np.flatnonzero(~ok(out))
+    if len(bad):
+        first = int(bad[0])
+        raise ValueError(f"{name} must be {allowed}, got {float(out[first])!r} at row "
+                         f"{first + 1}")
+    return out
+
+
 def augmentation_weights(scores: Sequence[float] | np.ndarray,
                          accepted: Sequence[bool] | np.ndarray, bands: int = BANDS
                          ) -> np.ndarray:
@@ -95,10 +108,8 @@ def augmentation_weights(scores: Sequence[float] | np.ndarray,
     >>> w.tolist()
     [4.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
     """
-    scores = np.asarray(scores, dtype=float)
+    scores = _numbers("scores", scores, "finite numbers", np.isfinite)
     yes = np.asarray(accepted)
-    if scores.ndim != 1 or not np.all(np.isfinite(scores)):
-        raise ValueError("scores must be a 1-D array of finite numbers")
     if yes.shape != scores.shape or yes.dtype != bool:
         raise ValueError(f"accepted must be {len(scores)} booleans (one per score), got "
                          f"shape {yes.shape} of {yes.dtype}")
@@ -153,9 +164,7 @@ def copies(weights: Sequence[float] | np.ndarray, rng: np.random.Generator,
     >>> copies([1.0, 2.5, 0.0], np.random.default_rng(0)).tolist()
     [1, 3, 0]
     """
-    w = np.asarray(weights, dtype=float)
-    if w.ndim != 1 or not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("weights must be a 1-D array of finite numbers >= 0")
+    w = _numbers("weights", weights, "finite numbers >= 0", lambda v: np.isfinite(v) & (v >= 0))
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     least = int(np.count_nonzero(w))
