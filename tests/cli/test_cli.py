@@ -114,6 +114,12 @@ def test_demo_writes_results_figure_and_summary(tmp_path):
     (["lending", "--backtest", "--data", "fico"], "--backtest needs applicants that are rows"),
     (["lending", "--backtest", "--estimate-delta"],
      "--estimate-delta does not apply with --backtest"),
+    (["lending", "--backtest", "--history", "rejected"],
+     "--history must be accepted or reweighted or both separated by ',', got 'rejected'"),
+    (["lending", "--backtest", "--history", "accepted,accepted"],
+     "--history must be accepted or reweighted"),
+    (["lending", "--history", "reweighted", "-T", "5"],
+     "--history applies only with --backtest"),
 ])
 def test_bad_flags_give_one_line_and_exit_2(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -244,10 +250,16 @@ def test_lending_estimates_the_budget_and_recommends_a_learner(capsys):
 def test_the_lenders_backtest_against_its_incumbent(tmp_path, capsys):
     code = main(["lending", "--backtest", "-l", "naive-logistic", "-l", "reject-all",
                  "--delta", "0.5", "--seeds", "2", "--threads", "1", "--refit-every", "10",
+                 "--history", "accepted,reweighted",
                  "--out", str(tmp_path / "bt.csv"), "--report", str(tmp_path / "bt")])
     assert code == 0
     out = capsys.readouterr().out
-    assert "backtest: 2 learners and 3 incumbent baselines × 2 seeds × about 300 new" in out
+    assert ("backtest: 2 learners (each from the accepted and the reweighted history) and 3 "
+            "incumbent baselines × 2 seeds × about 300 new") in out
+    # Each learner from both histories, paired: reject-all learns nothing from either.
+    assert "| vs accepted-only history |" in out
+    assert re.search(r"\| 0.5 \| reject-all, reweighted history \| 2 \| .* \| 0 \(on every "
+                     r"seed\) \| 0 \|", out)
     assert ("protocol backtest (a random split per seed, new applicants met in a random "
             "order): each learner starts from the incumbent's history") in out
     for arm in ("naive-logistic", "reject-all", "incumbent", "incumbent, refitted"):
@@ -257,9 +269,10 @@ def test_the_lenders_backtest_against_its_incumbent(tmp_path, capsys):
                      r"raised (gains|loses|is not distinguishable from it, gaining) [-+][\d.]+ "
                      r"per 1,000 new applicants \(95% interval", out)
     frame = pd.read_csv(tmp_path / "bt.csv")
-    assert len(frame) == 2 * 5 and set(frame["new"]) == {300}
+    assert len(frame) == 2 * 7 and set(frame["new"]) == {300}
+    assert set(frame["warm_start"].dropna()) == {"accepted", "reweighted"}
     page = (tmp_path / "bt" / "index.html").read_text()
-    assert page.count("<tr>") == 1 + 5 and "vs refitted incumbent (paired)" in page
+    assert page.count("<tr>") == 1 + 7 and "vs refitted incumbent (paired)" in page
     assert "deploying naive-logistic instead of the incumbent, cutoff raised" in page
 
 

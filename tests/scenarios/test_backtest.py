@@ -11,6 +11,7 @@ from strategic_apple_tasting.scenarios import DataSet
 from strategic_apple_tasting.scenarios.backtest import (
     BASELINES,
     REFERENCE,
+    REWEIGHTED,
     backtest,
     compare_backtest,
     fit_scorecard,
@@ -92,6 +93,13 @@ def test_the_summary_pairs_every_arm_with_the_raised_incumbent():
     ({"refit_every": 0}, "refit_every must be an integer >= 1, got 0"),
     ({"learners": [("incumbent", "reject-all")]}, "learners must have distinct labels"),
     ({"delta": -1.0}, "delta must be a finite number >= 0"),
+    ({"history": "both"},
+     r"history must be one of accepted, reweighted or a list of both, got 'both'"),
+    ({"history": ["reweighted", "reweighted"]}, "history must be one of accepted, reweighted"),
+    ({"history": []}, "history must be one of accepted, reweighted"),
+    ({"bands": 0}, "bands must be an integer >= 1, got 0"),
+    ({"learners": ["reject-all", ("reject-all, reweighted history", "accept-all")],
+      "history": ["accepted", "reweighted"]}, "learners must have distinct labels"),
 ])
 def test_bad_backtest_input_is_one_line(kwargs, message):
     args = {"learners": ["reject-all"], "delta": 0.5, "seeds": 1, **kwargs}
@@ -146,3 +154,65 @@ def test_a_time_ordered_book_is_backtested_in_its_order_one_window_a_seed():
     np.testing.assert_allclose(accept, expected, atol=1e-9)
     shuffled = [_Seed(data, s, 0.3, 0.2, cut) for s in (7, 8)]
     assert not np.array_equal(np.sort(shuffled[0].new), np.sort(shuffled[1].new))
+
+
+def test_each_learner_runs_from_both_histories_paired_by_seed():
+    """history=("accepted", "reweighted"): one arm per learner and history, on the same
+    applicants. Accept-all learns nothing, so both of its arms earn the same (the pairing);
+    naive-logistic learns its history, so reweighting it changes what it does; and the
+    summary pairs each reweighted arm with its accepted one."""
+    frame = backtest(_loans(), ["naive-logistic", "accept-all"], delta=0.5, seeds=[0, 1],
+                     history=("accepted", "reweighted"))
+    learners = ["naive-logistic", "accept-all", "naive-logistic" + REWEIGHTED,
+                "accept-all" + REWEIGHTED]
+    assert frame.groupby("seed")["arm"].apply(list).tolist() == [[*learners, *BASELINES]] * 2
+    warm = frame.drop_duplicates("arm")["warm_start"]
+    assert warm[:4].tolist() == ["accepted", "accepted", "reweighted", "reweighted"]
+    assert warm[4:].isna().all()  # the baselines replay no history
+    arms = frame.set_index(["arm", "seed"])[["profit", "accepted"]]
+    np.testing.assert_array_equal(arms.loc["accept-all"], arms.loc["accept-all" + REWEIGHTED])
+    assert not np.array_equal(arms.loc["naive-logistic"],
+                              arms.loc["naive-logistic" + REWEIGHTED])
+    summary = compare_backtest(frame).set_index("arm")
+    diff = (arms.loc["naive-logistic" + REWEIGHTED, "profit"]
+            - arms.loc["naive-logistic", "profit"])
+    assert summary.loc["naive-logistic" + REWEIGHTED, "vs_accepted"] == pytest.approx(
+        diff.mean(), abs=1e-6)
+    assert summary.loc["accept-all" + REWEIGHTED, "vs_accepted"] == 0.0
+    assert summary["vs_accepted"].isna().sum() == 5  # the accepted arms and the baselines
+    text = format_backtest(compare_backtest(frame))
+    assert "vs accepted-only history" in text and "reject inference" in text
+    assert "| 0.5 | accept-all, reweighted history | 2 |" in text
+    # A reweighted history alone: the arm is labelled as such, and the accepted-only table
+    # (the default) keeps its columns.
+    alone = backtest(_loans(), ["naive-logistic"], delta=0.5, seeds=[0], history="reweighted")
+    assert alone["arm"].iloc[0] == "naive-logistic" + REWEIGHTED
+    assert alone["profit"].iloc[0] == arms.loc[("naive-logistic" + REWEIGHTED, 0), "profit"]
+    plain = format_backtest(compare_backtest(backtest(_loans(), ["reject-all"], delta=0.5,
+                                                      seeds=[0])))
+    assert "vs accepted-only history" not in plain
+
+
+def test_the_reweighted_history_weighs_the_incumbents_rejected_bands():
+    """A seed's weights are augmentation's on the incumbent's scores over the whole history:
+    every band's accepted loans weigh as many as its rows, and the copies come from the
+    seed's own stream, the same on every call (so every learner of a seed replays them)."""
+    from strategic_apple_tasting import NaiveGreedyOLS
+    from strategic_apple_tasting.scenarios.backtest import _Seed, break_even
+
+    data = _loans()
+    part = _Seed(data, 4, 0.3, 0.2, break_even(data, 0.0))
+    part.reweight(5)
+    w = part.weights
+    assert w.shape == (280,) and np.all(w[~part.accepted] == 1.0)
+    assert w[part.accepted].sum() == pytest.approx(280.0)
+    assert w.max() > 1.5  # the incumbent rejected some: its low bands' loans weigh more
+    assert np.all(w[:56] >= 1.0)  # the earlier era's loans, each accepted, at least once
+
+    def started(warm):
+        learner = NaiveGreedyOLS(delta=0.1, r0=0.0, feedback="apple").reset(d=4, rng=0)
+        warm(learner, None)
+        return learner.estimate()
+
+    np.testing.assert_array_equal(started(part.warm_reweighted), started(part.warm_reweighted))
+    assert not np.allclose(started(part.warm_reweighted), started(part.warm))

@@ -107,6 +107,11 @@ def fill_lending(lend: argparse.ArgumentParser) -> None:
     run.add_argument("--refit-every", type=positive_int("--refit-every"), default=None,
                      help="--backtest: loans between the refitted incumbent's fits "
                      "(default 25)")
+    run.add_argument("--history", type=_histories, default=None, metavar="H,...",
+                     help="--backtest: the history each learner starts from, one arm per "
+                     "learner and history: accepted (the incumbent's loans as they are, the "
+                     "default), reweighted (reject inference: each loan weighs 1 / its score "
+                     "band's acceptance share), or accepted,reweighted (both, paired)")
     run.add_argument("--report", type=Path, metavar="DIR",
                      help="also write an HTML report (the table, profit and regret curves) "
                      "in DIR")
@@ -124,6 +129,17 @@ def _gain_loss(text: str) -> tuple[float, float]:
         raise argparse.ArgumentTypeError(f"--cost-matrix must be two finite numbers, got "
                                          f"{text!r}")
     return gain, loss
+
+
+def _histories(text: str) -> list[str]:
+    """``--history``: a list of :data:`~..scenarios.backtest.HISTORIES`, each once."""
+    from ..scenarios.backtest import HISTORIES
+
+    names = [n.strip() for n in text.split(",")]
+    if not all(n in HISTORIES for n in names) or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"--history must be {' or '.join(HISTORIES)} or both "
+                                         f"separated by ',', got {text!r}")
+    return names
 
 
 #: :func:`~..scenarios.lending.load_csv`'s argument names, as this command spells them.
@@ -186,7 +202,7 @@ def cmd_lending(args: argparse.Namespace) -> int:
     if args.report is not None:
         prepare_out(args.report, force=True, holds="index.html", flag="--report")
     backtest_only = {"new_share": args.new_share, "incumbent_share": args.incumbent_share,
-                     "refit_every": args.refit_every}
+                     "refit_every": args.refit_every, "history": args.history}
     if not args.backtest:
         given = [k for k, v in backtest_only.items() if v is not None]
         if given:
@@ -323,13 +339,17 @@ def _backtest(args: argparse.Namespace, data: Any, deltas: list) -> int:
     settings = {"new_share": NEW_SHARE if args.new_share is None else args.new_share,
                 "incumbent_share": (INCUMBENT_SHARE if args.incumbent_share is None
                                     else args.incumbent_share),
-                "refit_every": REFIT_EVERY if args.refit_every is None else args.refit_every}
+                "refit_every": REFIT_EVERY if args.refit_every is None else args.refit_every,
+                "history": args.history or ["accepted"]}
     if data.contexts.population:
         raise ValueError(f"--backtest needs applicants that are rows; {data.title}'s rows are "
                          "a population's cells drawn by weight")
     learners = args.learner or list(BACKTEST_LEARNERS)
     new = round(settings["new_share"] * data.n)
-    print(f"backtest: {len(learners)} learners and {len(BASELINES)} incumbent baselines × "
+    froms = settings["history"]
+    each = ("" if froms == ["accepted"] else
+            f" (each from the {' and the '.join(froms)} history)")
+    print(f"backtest: {len(learners)} learners{each} and {len(BASELINES)} incumbent baselines × "
           f"{args.seeds} seeds × about {new:,} new applicants each, after a history of about "
           f"{data.n - new:,}, on {args.threads} thread(s)", flush=True)
     start = time.perf_counter()

@@ -21,6 +21,16 @@ before, but what it gains, on *new* applicants, over the scorecard it runs today
    service's ``--start-log`` path: the earlier era's loans and the incumbent's decisions), then
    meet each new applicant once, in a random order, each applicant gaming the rule the learner
    publishes within δ, outcomes seen only for loans granted (the engine, protocol ``once``).
+   With ``history="reweighted"`` a learner starts instead from the history with **reject
+   inference** (:func:`~..learners.history.augmentation_weights`, the credit scorers'
+   augmentation): the incumbent accepted high scores, so its loans are a selected sample, and
+   a model fitted on them alone is biased toward the accepted region. The history is banded
+   by the incumbent's log-odds (deciles by default, ``bands``), each band's acceptance share
+   estimated (the earlier era's loans, all granted, keep it above 0 in the low bands), and
+   each accepted loan replayed 1 / that share times (in expectation: floor and a coin for the
+   fraction, from the seed's own stream), so it stands for its band's rejected applicants
+   too. Both warm starts can run side by side (``history=("accepted", "reweighted")``), on
+   the same seeds: :func:`compare_backtest` pairs each reweighted arm with its accepted one.
 4. **Baselines**, on the same applicants answering them the same way (:data:`BASELINES`): the
    incumbent kept as it is; its cutoff raised by δ·‖w_G‖, the most a gamer can add to its
    log-odds (what a lender does anyway when it knows applicants game); and the raised
@@ -45,7 +55,7 @@ from ..engine.holdout import every_row, score_rules
 from ..game import GameInstance
 from ..game.agents import REACH, compiled_agents
 from ..game.data import PROTOCOL_STREAM, holdout_split
-from ..learners.history import replay_history
+from ..learners.history import BANDS, augmentation_weights, replay_history
 from ..metrics import mean_ci
 from .datasets import DataSet, data_game
 from .run import LEARNERS, resolve_learner
@@ -63,6 +73,11 @@ RIDGE = 1.0
 #: Defaults: the share of rows that are new applicants, the share of the history the
 #: incumbent was fitted on, and the loans between the refitted incumbent's fits.
 NEW_SHARE, INCUMBENT_SHARE, REFIT_EVERY = 0.3, 0.2, 25
+#: The histories a learner can start from (:func:`backtest`'s ``history``): the incumbent's
+#: history as it is, or with its accepted loans reweighted by reject inference.
+HISTORIES = ("accepted", "reweighted")
+#: Appended to a learner's label for the arm that starts from the reweighted history.
+REWEIGHTED = ", reweighted history"
 
 
 def fit_scorecard(rows: np.ndarray, repaid: np.ndarray, ridge: float = RIDGE) -> np.ndarray:
@@ -145,9 +160,22 @@ class _Seed:
         self.outcomes = np.r_[reward[era], np.where(granted, reward[decided], np.nan)]
         self.labels = np.r_[c.repaid[era], np.where(granted, c.repaid[decided], np.nan)]
         self.seed = int(seed)
+        self.weights: np.ndarray | None = None
 
     def warm(self, learner: Any, inst: GameInstance) -> None:
         replay_history(learner, self.features, self.accepted, self.outcomes)
+
+    def reweight(self, bands: int) -> None:
+        """Weigh the history's accepted loans by reject inference (:meth:`warm_reweighted`)."""
+        self.weights = augmentation_weights(self.features @ self.w, self.accepted, bands)
+
+    def warm_reweighted(self, learner: Any, inst: GameInstance) -> None:
+        # A fresh stream at every call: every learner of the seed, in any thread, replays
+        # the same copies, so the arms stay paired.
+        rng = np.random.Generator(np.random.PCG64(
+            np.random.SeedSequence(self.seed, spawn_key=(PROTOCOL_STREAM, 3))))
+        replay_history(learner, self.features, self.accepted, self.outcomes,
+                       weights=self.weights, rng=rng)
 
 
 def time_fold(time: np.ndarray, new_share: float, incumbent_share: float, fold: int,
@@ -218,7 +246,8 @@ def _refitted(game: Any, part: _Seed, top: float, every: int) -> float:
 def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delta: Any,
              seeds: int | Sequence[int], truthful: float = 0.0, r0: float = 0.0,
              new_share: float = NEW_SHARE, incumbent_share: float = INCUMBENT_SHARE,
-             refit_every: int = REFIT_EVERY, threads: int = 1,
+             refit_every: int = REFIT_EVERY, history: str | Sequence[str] = "accepted",
+             bands: int = BANDS, threads: int = 1,
              progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """The lender's backtest (module docstring) at one budget.
 
@@ -240,6 +269,14 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
         on, each in (0, 1).
     refit_every : int
         Loans between the refitted incumbent's fits.
+    history : str or sequence of str
+        The history each learner starts from, one arm per learner and history (of
+        :data:`HISTORIES`): ``accepted``, the incumbent's history as it is (the default), or
+        ``reweighted``, its accepted loans weighted by reject inference (module docstring),
+        the arm labelled with :data:`REWEIGHTED` appended.
+    bands : int
+        Score bands of the reweighting (:func:`~..learners.history.augmentation_weights`;
+        default deciles).
     threads, progress
         As for :func:`~strategic_apple_tasting.simulate` (``progress(seeds_done, seeds)``).
 
@@ -250,7 +287,9 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
         ``profit`` (per 1,000 new applicants, in the data's units), ``accepted`` (new
         applicants accepted), ``new`` (new applicants), ``history`` (history rows the
         learners started from), ``history_loans`` (loans among them, outcomes known),
-        ``order`` (``time`` for a time-ordered book's windows, else ``random``).
+        ``order`` (``time`` for a time-ordered book's windows, else ``random``),
+        ``warm_start`` (the history a learner started from, ``accepted`` or ``reweighted``;
+        missing for a baseline).
 
     Examples
     --------
@@ -271,11 +310,21 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
     if not (isinstance(refit_every, int) and not isinstance(refit_every, bool)
             and refit_every >= 1):
         raise ValueError(f"refit_every must be an integer >= 1, got {refit_every!r}")
+    if not (isinstance(bands, int) and not isinstance(bands, bool) and bands >= 1):
+        raise ValueError(f"bands must be an integer >= 1, got {bands!r}")
+    kinds = [history] if isinstance(history, str) else list(history)
+    if (not kinds or len(set(kinds)) != len(kinds)
+            or not all(isinstance(k, str) and k in HISTORIES for k in kinds)):
+        raise ValueError(f"history must be one of {', '.join(HISTORIES)} or a list of both, "
+                         f"got {history!r}")
     specs = [resolve_learner(given) for given in learners]
     labels = [label for label, _ in specs]
-    if len(set(labels)) != len(labels) or set(labels) & set(BASELINES):
+    arms = [(kind, label if kind == "accepted" else label + REWEIGHTED)
+            for kind in kinds for label in labels]
+    shown = [arm for _, arm in arms]
+    if len(set(shown)) != len(shown) or set(shown) & set(BASELINES):
         raise ValueError(f"learners must have distinct labels, none of {BASELINES}, got "
-                         f"{labels!r}")
+                         f"{shown!r}")
     seed_list = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
     if not seed_list:
         raise ValueError("seeds must not be empty")
@@ -286,18 +335,25 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
     for done, seed in enumerate(seed_list):
         part = _Seed(data, seed, new_share, incumbent_share, cutoff,
                      fold=(done, len(seed_list)) if timed else None)
+        if "reweighted" in kinds:
+            part.reweight(bands)
         game = data_game(_subset(data, part.new, ordered=timed), delta=delta,
                          truthful=truthful, r0=r0, protocol="once")
         n = len(part.new)
         per = 1000.0 * float(data.contexts.reward_scale) / n
-        table = simulate(game, [lr for _, lr in specs], n, [seed], threads=threads,
-                         start=part.warm).to_pandas()
-        last = table[table["t"] == n]
+        # One run per warm start: the same game and seed, so the same applicants and agents.
+        lasts = []
+        for kind in kinds:
+            table = simulate(game, [lr for _, lr in specs], n, [seed], threads=threads,
+                             start=part.warm if kind == "accepted" else part.warm_reweighted
+                             ).to_pandas()
+            lasts.append(table[table["t"] == n])
+        last = pd.concat(lasts)
         common = {"delta": _shown_delta(delta), "seed": seed, "new": n,
                   "history": len(part.accepted), "history_loans": int(part.accepted.sum()),
                   "order": "time" if timed else "random"}
-        for label, (_, row) in zip(labels, last.iterrows(), strict=True):
-            out.append({**common, "arm": label, "kind": "learner",
+        for (kind, label), (_, row) in zip(arms, last.iterrows(), strict=True):
+            out.append({**common, "arm": label, "kind": "learner", "warm_start": kind,
                         "profit": float(row["profit"]) * per, "accepted": int(row["accepted"])})
         unit = compiled_agents(game.agents._replace(delta=1.0))
         budgets = game.row_budgets()
@@ -308,8 +364,8 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
         fixed = score_rules(everyone, rules) * n
         refit = _refitted(game, part, top, refit_every)
         for arm, total in zip(BASELINES, [*fixed, refit], strict=True):
-            out.append({**common, "arm": arm, "kind": "baseline", "profit": total * per,
-                        "accepted": math.nan})
+            out.append({**common, "arm": arm, "kind": "baseline", "warm_start": None,
+                        "profit": total * per, "accepted": math.nan})
         if progress is not None:
             progress(done + 1, len(seed_list))
     return pd.DataFrame(out)
@@ -324,24 +380,34 @@ def _shown_delta(delta: Any) -> Any:
 def compare_backtest(frame: pd.DataFrame) -> pd.DataFrame:
     """Per budget and arm: profit per 1,000 new applicants (mean and 95% half-width over
     seeds) and its paired differences from :data:`REFERENCE` and :data:`REFITTED` on the same
-    seeds."""
+    seeds; for an arm started from the reweighted history, also from the same learner started
+    from the accepted one (``vs_accepted``, NaN for every other arm)."""
     out = []
     for delta, at in frame.groupby("delta", sort=False):
-        ref = at[at["arm"] == REFERENCE].set_index("seed")["profit"]
-        refit = at[at["arm"] == REFITTED].set_index("seed")["profit"]
+        profits = {arm: g.set_index("seed")["profit"] for arm, g in at.groupby("arm")}
+        ref, refit = profits[REFERENCE], profits[REFITTED]
         for arm, group in at.groupby("arm", sort=False):
             g = group.set_index("seed")
-            # To 10⁻⁶ of the data's unit: a profit the same on every seed (accept-all's, on
-            # splits stratified by outcome) must not show an interval of rounding noise.
+            warm = g["warm_start"].iloc[0] if "warm_start" in g else None
+            warm = warm if isinstance(warm, str) else (
+                "accepted" if g["kind"].iloc[0] == "learner" else None)
+
+            def paired(other: pd.Series, g: pd.DataFrame = g) -> tuple[float, float]:
+                # To 10⁻⁶ of the data's unit: a profit the same on every seed (accept-all's,
+                # on splits stratified by outcome) must not show an interval of rounding noise.
+                return mean_ci(np.round((g["profit"] - other.loc[g.index]).to_numpy(), 6))
+
             mean, half = mean_ci(np.round(g["profit"].to_numpy(), 6))
-            diff, diff_half = mean_ci(np.round((g["profit"] - ref.loc[g.index]).to_numpy(), 6))
-            again, again_half = mean_ci(np.round((g["profit"] - refit.loc[g.index]).to_numpy(),
-                                                 6))
+            diff, diff_half = paired(ref)
+            again, again_half = paired(refit)
+            base = arm[:-len(REWEIGHTED)] if warm == "reweighted" else None
+            rew, rew_half = paired(profits[base]) if base in profits else (math.nan, math.nan)
             out.append({"delta": delta, "arm": arm, "kind": g["kind"].iloc[0],
                         "order": g["order"].iloc[0] if "order" in g else "random",
-                        "seeds": len(g), "profit": mean, "profit_ci": half,
+                        "warm_start": warm, "seeds": len(g), "profit": mean, "profit_ci": half,
                         "vs_reference": diff, "vs_reference_ci": diff_half,
                         "vs_refitted": again, "vs_refitted_ci": again_half,
+                        "vs_accepted": rew, "vs_accepted_ci": rew_half,
                         "accepted": float(g["accepted"].mean())})
     return pd.DataFrame(out)
 
@@ -354,21 +420,30 @@ def format_backtest(summary: pd.DataFrame) -> str:
     split = ("the book's time order: the newest rows cut into one window per seed, each met "
              "in time order after every row before it" if timed else
              "a random split per seed, new applicants met in a random order")
+    # The column of reject inference only where an arm has it: other tables keep their shape.
+    reweighted = "warm_start" in summary and bool((summary["warm_start"] == "reweighted").any())
     lines = [f"protocol backtest ({split}): each learner starts from the incumbent's history "
              f"and meets every new applicant once; paired differences are against "
-             f"'{REFERENCE}' on the same seeds; money per 1,000 new applicants.",
+             f"'{REFERENCE}' on the same seeds; money per 1,000 new applicants."
+             + (f" An arm '…{REWEIGHTED}' started from the history with reject inference "
+                "(each accepted loan weighed 1 / its score band's acceptance share), and is "
+                "also paired with the same learner started from the accepted loans as they "
+                "are." if reweighted else ""),
              "| δ | arm | seeds | profit per 1,000 | vs raised incumbent | vs refitted "
-             "incumbent | accepted |",
-             "|---|---|---|---|---|---|---|"]
+             "incumbent | " + ("vs accepted-only history | " if reweighted else "")
+             + "accepted |",
+             "|---|---|---|---|---|---|---|" + ("---|" if reweighted else "")]
     for r in summary.to_dict("records"):
         vs = ("(the reference)" if r["arm"] == REFERENCE
               else shown_mean(r["vs_reference"], r["vs_reference_ci"]))
         again = ("-" if r["arm"] == REFITTED
                  else shown_mean(r["vs_refitted"], r["vs_refitted_ci"]))
+        rew = ("" if not reweighted else "- | " if math.isnan(r["vs_accepted"])
+               else f"{shown_mean(r['vs_accepted'], r['vs_accepted_ci'])} | ")
         accepted = "-" if math.isnan(r["accepted"]) else f"{r['accepted']:.0f}"
         delta = f"{r['delta']:g}" if isinstance(r["delta"], float) else r["delta"]
         lines.append(f"| {delta} | {r['arm']} | {r['seeds']} | "
-                     f"{shown_mean(r['profit'], r['profit_ci'])} | {vs} | {again} | "
+                     f"{shown_mean(r['profit'], r['profit_ci'])} | {vs} | {again} | {rew}"
                      f"{accepted} |")
     return "\n".join(lines)
 
