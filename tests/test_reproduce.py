@@ -359,7 +359,8 @@ def test_the_backtest_row_reads_no_with_the_kept_incumbent_as_the_recommended_le
     from strategic_apple_tasting.experiments.claims import backtest
 
     out, _, _ = quick
-    table = backtest.load(out / backtest.NAME)
+    part = backtest.GERMAN
+    table = part.load(out / part.name)
     arm = table.column("arm")
     copy = table.filter(pc.equal(arm, "incumbent"))
     copy = copy.set_column(copy.schema.get_field_index("arm"), "arm",
@@ -367,9 +368,9 @@ def test_the_backtest_row_reads_no_with_the_kept_incumbent_as_the_recommended_le
     swapped = pa.concat_tables([table.filter(pc.not_equal(arm, backtest.RECOMMENDED)), copy])
     start = "deploying offset-logistic earns at least what a lender earns today with its scorecard"
     for delta in ("0.25", "1"):
-        real = [r for r in backtest.backtest(table)
+        real = [r for r in part.rows(table)
                 if r.claim.startswith(start) and r.claim.endswith(f"δ = {delta})")]
-        fake = [r for r in backtest.backtest(swapped)
+        fake = [r for r in part.rows(swapped)
                 if r.claim.startswith(start) and r.claim.endswith(f"δ = {delta})")]
         assert [r.verdict for r in real] == [YES] and [r.verdict for r in fake] == [NO]
 
@@ -379,4 +380,4 @@ def test_a_backtest_part_not_run_to_its_end_is_named_not_read(tmp_path):
 
     with pytest.raises(ValueError, match=r"holds no backtest at δ = 0.25, 0.5, 1: run `sat "
                                          r"reproduce --parts backtest`"):
-        backtest.load(tmp_path)
+        backtest.GERMAN.load(tmp_path)

@@ -196,7 +196,7 @@ def write_run_report(out: Path, name: str, size: str) -> str:
     from ..scenarios.datasets import load_dataset
 
     page = write_backtest_report(RUNS[name].load(out / name).to_pandas(),
-                                 load_dataset(RUNS[name].DATA), out / name / "report",
+                                 load_dataset(RUNS[name].data), out / name / "report",
                                  title=f"reproduce ({size}): {name}")
     return str(page.relative_to(out))
 

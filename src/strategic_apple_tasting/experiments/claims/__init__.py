@@ -2,7 +2,7 @@
 measured, control, theory, verdict" with the consistency checks below it.
 
 :data:`PARTS` are the sweeps (:mod:`.parts`, in a full and a quick size), :data:`RUNS` the parts
-that are not sweeps (:mod:`.backtest`: a lender's backtest); :data:`CHECKS` measure
+that are not sweeps (:mod:`.backtest`: a lender's backtest on three books); :data:`CHECKS` measure
 each claim from the parts' results (:mod:`.stochastic`, :mod:`.horizons`, :mod:`.agents`), and
 :mod:`.rows` says how a row earns its verdict. ``sat reproduce`` runs both (resumably: each part
 is an ordinary sweep directory) and writes the table.
@@ -70,7 +70,7 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("unclean", "unclean-mixture"), unclean.mixture),
     (("lending",), lending.lending),
     (("lending", "lending-linear"), lending.misspecified),
-    ((backtest.NAME,), backtest.backtest),
+    *(((part.name,), part.rows) for part in backtest.PARTS),
     # The budget estimated from the applicants
     (("budget-0.1",), budget.stochastic),
     (("budget-0.3",), budget.stochastic),
@@ -81,9 +81,10 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("budget-fico",), budget.fico),
 ]
 
-#: The parts that are not sweeps: name → module with ``run(out, size, say)``, ``load(out)`` and
-#: ``cost(size)``; run after the sweeps, into ``out/<name>``, each resumable.
-RUNS = {backtest.NAME: backtest}
+#: The parts that are not sweeps: name → part with ``run(out, size, say)``, ``load(out)``,
+#: ``cost(size)`` and ``data`` (its book); run after the sweeps, into ``out/<name>``, each
+#: resumable.
+RUNS = {part.name: part for part in backtest.PARTS}
 
 
 def part_names(size: str) -> list[str]:

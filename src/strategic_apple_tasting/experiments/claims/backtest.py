@@ -1,4 +1,4 @@
-"""Beyond the paper: a lender's backtest on German credit, as claims rows.
+"""Beyond the paper: a lender's backtest on three books, as claims rows.
 
 Not a sweep but :func:`strategic_apple_tasting.scenarios.backtest.backtest` (protocol
 ``backtest``): per seed the rows split into a history (70%) and new applicants (30%),
@@ -14,13 +14,17 @@ within δ. The rows ask what a lender asks: does deploying the recommended learn
 The control is the incumbent kept as it is (its cutoff not raised, never refitted): gamed
 applicants pass it, so the same check, applied to it against the same reference, must fail.
 naive-logistic is run beside, for the detail. Paired by seed: every arm meets the same split,
-history, applicants and agents. The part runs one budget at a time, each saved as it ends
+history, applicants and agents. Each book is a part of its own (:data:`PARTS`): German credit
+(``backtest``, at the lending budgets), 10,000 applicants drawn from the FICO tables
+(``backtest-fico``) and the Taiwan card holders (``backtest-taiwan``), the two at δ ≥ 0.5,
+where gaming costs a lender money. A part runs one budget at a time, each saved as it ends
 (rerunning resumes).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -30,15 +34,9 @@ from .measures import mean
 from .parts import LENDING_DELTAS
 from .rows import Check, Claim, Control, Row
 
-SOURCE = "beyond the paper (German credit, a lender's backtest; measured, no theorem)"
-NAME = "backtest"
-#: The book it runs on (a name of :data:`~...scenarios.datasets.DATASETS`).
-DATA = "german-credit"
 #: The learner the README recommends on lending data, and a naive one shown beside it.
 RECOMMENDED = "offset-logistic"
 LEARNERS = (RECOMMENDED, "naive-logistic")
-#: Seeds of the part at each size (the backtest meets each new applicant once: many seeds).
-SEEDS = {"full": 30, "quick": 10}
 AT_LEAST = Check("≥ 0 (at least the other's profit)", low=0.0)
 #: What each row compares the learner with, and what the row calls it.
 ARMS = (("incumbent, cutoff raised", "its scorecard with the cutoff raised by δ·‖w_gameable‖"),
@@ -46,76 +44,118 @@ ARMS = (("incumbent, cutoff raised", "its scorecard with the cutoff raised by δ
 KEPT = "incumbent"
 
 
-def _file(out: Path, delta: float) -> Path:
-    return out / f"delta-{delta:g}.parquet"
+@dataclass(frozen=True)
+class BacktestPart:
+    """One book's backtest as a part of a reproduction: ``run(out, size, say, threads)``,
+    ``load(out)``, ``cost(size)`` and its claims rows ``rows(table)``.
+
+    Attributes
+    ----------
+    name : str
+        The part's name (its directory under a reproduction).
+    data : str
+        The book (a name of :data:`~...scenarios.datasets.DATASETS`).
+    label : str
+        The book as the rows name it.
+    deltas : tuple of float
+        The budgets, one file each.
+    seeds : dict
+        Seeds at each size (the backtest meets each new applicant once: many seeds).
+    per_seed : float
+        Estimated seconds a seed and budget (for the time left).
+    """
+
+    name: str
+    data: str
+    label: str
+    deltas: tuple[float, ...]
+    seeds: dict[str, int]
+    per_seed: float
+
+    @property
+    def source(self) -> str:
+        return f"beyond the paper ({self.label}, a lender's backtest; measured, no theorem)"
+
+    def _file(self, out: Path, delta: float) -> Path:
+        return out / f"delta-{delta:g}.parquet"
+
+    def run(self, out: str | Path, size: str, say: Callable[[str], None] = print,
+            threads: int = 1) -> None:
+        """Run the part at ``size`` ("full" or "quick") into the directory ``out``, one budget
+        a file (``threads`` learners at once); a budget already saved is kept (resumable)."""
+        from ...experiments.storage import write_table
+        from ...scenarios.backtest import backtest
+        from ...scenarios.datasets import load_dataset
+
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        data = load_dataset(self.data)
+        seeds = self.seeds[size]
+        for delta in self.deltas:
+            path = self._file(out, delta)
+            if path.exists():
+                say(f"{self.name} δ = {delta:g}: kept from an earlier run")
+                continue
+            say(f"{self.name} δ = {delta:g}: {len(LEARNERS)} learners and 3 baselines on "
+                f"{self.data}, {seeds} seeds")
+            frame = backtest(data, LEARNERS, delta=delta, seeds=seeds, threads=threads)
+            write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+
+    def load(self, out: str | Path) -> pa.Table:
+        """The part's rows (every budget's), as :meth:`run` saved them; ``ValueError`` naming
+        the missing budget if one is not there."""
+        out = Path(out)
+        missing = [f"{d:g}" for d in self.deltas if not self._file(out, d).exists()]
+        if missing:
+            raise ValueError(f"{out} holds no backtest at δ = {', '.join(missing)}: run "
+                             f"`sat reproduce --parts {self.name}` to finish it")
+        return pa.concat_tables(pq.read_table(self._file(out, d)) for d in self.deltas)
+
+    def cost(self, size: str) -> float:
+        """Its estimated time in seconds (for the time left)."""
+        return self.per_seed * self.seeds[size] * len(self.deltas)
+
+    def rows(self, table: pa.Table) -> list[Row]:
+        """Per budget and incumbent arm: the recommended learner's profit on new applicants
+        less the arm's (the claim), and the incumbent kept as it is less the arm's (the
+        control)."""
+        out: list[Row] = []
+        # Per budget, seed by seed (in seed order): each arm's profit per 1,000 new applicants.
+        by_arm = (table.to_pandas().sort_values("seed").groupby(["delta", "arm"])["profit"]
+                  .apply(lambda p: p.to_numpy(dtype=float)))
+        seeds = len(set(table.column("seed").to_pylist()))
+        for delta in sorted(set(table.column("delta").to_pylist())):
+            profit = by_arm.loc[delta]
+            mine, kept = profit[RECOMMENDED], profit[KEPT]
+            shown = ", ".join(f"{arm} {profit[arm].mean():.1f}"
+                              for arm in (*LEARNERS, KEPT, *(a for a, _ in ARMS)))
+            for arm, words in ARMS:
+                theirs = profit[arm]
+                out.append(Claim(
+                    f"deploying {RECOMMENDED} earns at least what a lender earns today with "
+                    f"{words} ({self.label} backtest, δ = {delta:g})", self.source,
+                    f"profit per 1,000 new applicants (protocol backtest: each met once, after "
+                    f"the incumbent's history) of {RECOMMENDED} less '{arm}', paired by seed, "
+                    f"{seeds} seeds", mean(mine - theirs), AT_LEAST,
+                    Control(f"the incumbent kept as it is (cutoff not raised, never refitted) "
+                            f"less '{arm}'", mean(kept - theirs)),
+                    detail=f"profit per 1,000 new applicants: {shown}",
+                    why=f"{RECOMMENDED} earns less than '{arm}' on new applicants at "
+                        f"δ = {delta:g}"))
+        return out
 
 
-def run(out: str | Path, size: str, say: Callable[[str], None] = print, threads: int = 1
-        ) -> None:
-    """Run the part at ``size`` ("full" or "quick") into the directory ``out``, one budget a
-    file (``threads`` learners at once); a budget already saved is kept (resumable)."""
-    from ...experiments.storage import write_table
-    from ...scenarios.backtest import backtest
-    from ...scenarios.datasets import load_dataset
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    data = load_dataset(DATA)
-    seeds = SEEDS[size]
-    for delta in LENDING_DELTAS:
-        path = _file(out, delta)
-        if path.exists():
-            say(f"backtest δ = {delta:g}: kept from an earlier run")
-            continue
-        say(f"backtest δ = {delta:g}: {len(LEARNERS)} learners and 3 baselines, {seeds} seeds")
-        frame = backtest(data, LEARNERS, delta=delta, seeds=seeds, threads=threads)
-        write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+#: The books, each a part. Seconds a seed and budget with two learners: German credit's
+#: quick run of 30 took 47 s of CPU on a loaded machine; the others measured alike.
+PARTS = (
+    BacktestPart("backtest", "german-credit", "German credit", LENDING_DELTAS,
+                 {"full": 30, "quick": 10}, 1.5),
+    BacktestPart("backtest-fico", "fico-applicants", "FICO applicants", (0.5, 1.0),
+                 {"full": 30, "quick": 4}, 3.0),
+    BacktestPart("backtest-taiwan", "taiwan-credit", "Taiwan card holders", (0.5, 1.0),
+                 {"full": 30, "quick": 4}, 10.0),
+)
+GERMAN = PARTS[0]
 
 
-def load(out: str | Path) -> pa.Table:
-    """The part's rows (every budget's), as :func:`run` saved them; ``ValueError`` naming the
-    missing budget if one is not there."""
-    out = Path(out)
-    missing = [f"{d:g}" for d in LENDING_DELTAS if not _file(out, d).exists()]
-    if missing:
-        raise ValueError(f"{out} holds no backtest at δ = {', '.join(missing)}: run "
-                         f"`sat reproduce --parts {NAME}` to finish it")
-    return pa.concat_tables(pq.read_table(_file(out, d)) for d in LENDING_DELTAS)
-
-
-def cost(size: str) -> float:
-    """Its estimated time in seconds (for the time left): about 1.5 s a seed and budget with
-    two learners (the quick run's 30 took 47 s of CPU on a loaded machine)."""
-    return 1.5 * SEEDS[size] * len(LENDING_DELTAS)
-
-
-def backtest(table: pa.Table) -> list[Row]:
-    """Per budget and incumbent arm: the recommended learner's profit on new applicants less the
-    arm's (the claim), and the incumbent kept as it is less the arm's (the control)."""
-    out: list[Row] = []
-    # Per budget, seed by seed (in seed order): each arm's profit per 1,000 new applicants.
-    by_arm = (table.to_pandas().sort_values("seed").groupby(["delta", "arm"])["profit"]
-              .apply(lambda p: p.to_numpy(dtype=float)))
-    seeds = len(set(table.column("seed").to_pylist()))
-    for delta in sorted(set(table.column("delta").to_pylist())):
-        profit = by_arm.loc[delta]
-        mine, kept = profit[RECOMMENDED], profit[KEPT]
-        shown = ", ".join(f"{arm} {profit[arm].mean():.1f}"
-                          for arm in (*LEARNERS, KEPT, *(a for a, _ in ARMS)))
-        for arm, words in ARMS:
-            theirs = profit[arm]
-            out.append(Claim(
-                f"deploying {RECOMMENDED} earns at least what a lender earns today with {words} "
-                f"(German credit backtest, δ = {delta:g})", SOURCE,
-                f"profit per 1,000 new applicants (protocol backtest: each met once, after the "
-                f"incumbent's history) of {RECOMMENDED} less '{arm}', paired by seed, "
-                f"{seeds} seeds", mean(mine - theirs), AT_LEAST,
-                Control(f"the incumbent kept as it is (cutoff not raised, never refitted) less "
-                        f"'{arm}'", mean(kept - theirs)),
-                detail=f"profit per 1,000 new applicants: {shown}",
-                why=f"{RECOMMENDED} earns less than '{arm}' on new applicants at δ = {delta:g}"))
-    return out
-
-
-__all__ = ["DATA", "LEARNERS", "NAME", "RECOMMENDED", "SEEDS", "backtest", "cost", "load",
-           "run"]
+__all__ = ["GERMAN", "LEARNERS", "PARTS", "RECOMMENDED", "BacktestPart"]
