@@ -82,9 +82,15 @@ def _fico(gameable: tuple[str, ...] | None) -> DataSet:
     return load_fico() if gameable is None else load_fico(gameable=list(gameable))
 
 
+def _taiwan(gameable: tuple[str, ...] | None) -> DataSet:
+    from .taiwan import load_taiwan_credit
+
+    return load_taiwan_credit() if gameable is None else load_taiwan_credit(list(gameable))
+
+
 #: Named data sets (``sat run --data``, the ``data`` setting of specs) → loader(gameable).
 DATASETS: dict[str, Callable[[tuple[str, ...] | None], DataSet]] = {
-    "german-credit": _german, "fico": _fico}
+    "german-credit": _german, "fico": _fico, "taiwan-credit": _taiwan}
 
 
 @functools.lru_cache(maxsize=16)
@@ -112,7 +118,8 @@ def data_game(data: DataSet | LendingData, *, delta: float | None = None, truthf
     Parameters
     ----------
     data : DataSet or LendingData
-        The rows (:func:`load_dataset`, :func:`~.fico.load_fico`, :func:`from_lending`, or a
+        The rows (:func:`load_dataset`, :func:`~.fico.load_fico`,
+        :func:`~.taiwan.load_taiwan_credit`, :func:`from_lending`, or a
         :func:`~.lending.load_german_credit` / :func:`~.lending.load_csv` result).
     delta : float, optional
         Agents' budget in the features' (standardized) units; default the game's, 0.1.
