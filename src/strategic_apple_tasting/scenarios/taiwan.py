@@ -6,7 +6,8 @@ Repository), each with 23 attributes and whether they defaulted on the next mont
 and otherwise unchanged, in ``data/taiwan-credit/`` (provenance, licences and checksums in its
 README) and read as a file; nothing is downloaded. It goes the way of German credit: a
 :class:`~.lending.LendingData` of standardized features with an intercept first and each
-row's recorded reward, then :func:`~.datasets.from_lending`. Each choice, and why:
+row's recorded reward, then a :class:`~.dataset.DataSet` as :func:`~.datasets.from_lending`
+makes one. Each choice, and why:
 
 * ``ID`` is dropped: it numbers the rows and says nothing about the holder.
 * ``SEX``, ``EDUCATION`` and ``MARRIAGE`` are categories (one 0/1 column per level but the
@@ -33,13 +34,13 @@ row's recorded reward, then :func:`~.datasets.from_lending`. Each choice, and wh
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from importlib import resources
 
 import numpy as np
 import pandas as pd
 
+from ..game import DataContexts
 from .dataset import DataSet
 
 #: The vendored file, in the package's ``scenarios/data/taiwan-credit/``.
@@ -136,7 +137,6 @@ def load_taiwan_credit(gameable: Sequence[str] = TAIWAN_GAMEABLE,
     >>> round(float(np.mean(data.contexts.repaid == 0)), 4)  # the default rate
     0.2212
     """
-    from .datasets import from_lending
     from .lending import _assemble, _columns, _one_hot, _rewards
 
     gain, loss = _rewards(rewards)
@@ -158,6 +158,14 @@ def load_taiwan_credit(gameable: Sequence[str] = TAIWAN_GAMEABLE,
     data = _assemble(np.column_stack(blocks), names, game_names, reward, defaulted, SOURCE,
                      {"rewards": (gain, loss), "gameable_attributes": tuple(gameable)})
     index = {name: g for g, name in enumerate(TAIWAN_GROUPS)}
-    codes = _levels(frame, "SEX").map(index).to_numpy(dtype=np.int64)
-    data = dataclasses.replace(data, groups=codes, group_names=TAIWAN_GROUPS)
-    return from_lending(data, title=TAIWAN_TITLE)
+    groups = _levels(frame, "SEX").map(index).to_numpy(dtype=np.int64)
+    # from_lending's conversion, written out: .datasets imports this module, and no two
+    # modules import each other.
+    repaid = (~data.defaulted).astype(float)
+    contexts = DataContexts(rows=np.array(data.features), repaid=repaid,
+                            if_repaid=np.array(data.reward), if_defaulted=np.array(data.reward),
+                            groups=groups, feature_names=data.feature_names,
+                            group_names=TAIWAN_GROUPS, title=TAIWAN_TITLE,
+                            reward_scale=data.reward_scale)
+    return DataSet(contexts=contexts, gameable=np.array(data.gameable), source=data.source,
+                   notes=dict(data.notes))
