@@ -42,6 +42,7 @@ import pandas as pd
 
 from ..game import DataContexts
 from .dataset import DataSet
+from .lending import _assemble, _columns, _one_hot, _rewards
 
 #: The vendored file, in the package's ``scenarios/data/taiwan-credit/``.
 TAIWAN_DIR = ("data", "taiwan-credit")
@@ -137,8 +138,6 @@ def load_taiwan_credit(gameable: Sequence[str] = TAIWAN_GAMEABLE,
     >>> round(float(np.mean(data.contexts.repaid == 0)), 4)  # the default rate
     0.2212
     """
-    from .lending import _assemble, _columns, _one_hot, _rewards
-
     gain, loss = _rewards(rewards)
     gameable = _columns("gameable", gameable, TAIWAN_ATTRIBUTES, allow_empty=True)
     frame = taiwan_frame()
