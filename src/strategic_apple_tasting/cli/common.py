@@ -159,11 +159,13 @@ def add_game_flags(p: argparse.ArgumentParser, *, dimension: int | None = None,
 
         g.add_argument("--data", choices=tuple(DATASETS), default=None,
                        help="play on a data set's rows and real outcomes: German credit (the "
-                       "'lending' extra) or the FICO TransRisk tables; its agents game its "
+                       "'lending' extra), the FICO TransRisk tables or Taiwanese card holders "
+                       "(taiwan-credit); its agents game its "
                        "--gameable features, and it fixes d, the contexts and the agents")
         g.add_argument("--gameable", metavar="A,B,...", default=None,
                        help="--data: the attributes applicants can change (default: German "
-                       "credit's checking and savings balances and telephone; FICO's score); "
+                       "credit's checking and savings balances and telephone; FICO's score; "
+                       "taiwan-credit's latest bill and payment, BILL_AMT1,PAY_AMT1); "
                        "'none' for none")
         g.add_argument("--rewards", choices=REWARDS, default=None,
                        help="--data: accepting earns the row's recorded outcome (default) or "
@@ -236,8 +238,8 @@ def add_run_flags(p: argparse.ArgumentParser, *, horizon: int | None, seeds: int
 
 #: What ``--delta-by-group`` means, for each command that takes it.
 DELTA_BY_GROUP_HELP = ("a budget per group instead of --delta, every group named "
-                       "('white=0.5,black=0.3,...'; FICO, German credit): each applicant "
-                       "games with its group's, learners are told the largest")
+                       "('white=0.5,black=0.3,...'; FICO, German credit, taiwan-credit): "
+                       "each applicant games with its group's, learners are told the largest")
 
 
 def budget_words(game: Game) -> str:

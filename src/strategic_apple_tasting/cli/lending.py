@@ -29,8 +29,8 @@ def fill_lending(lend: argparse.ArgumentParser) -> None:
 
     data = lend.add_argument_group("data (default: German credit, from the 'lending' extra)")
     data.add_argument("--data", choices=tuple(DATASETS), default=None,
-                      help="a bundled data set: German credit (default) or the FICO "
-                      "TransRisk tables")
+                      help="a bundled data set: German credit (default), the FICO "
+                      "TransRisk tables or Taiwanese card holders (taiwan-credit)")
     data.add_argument("--csv", type=Path, metavar="PATH",
                       help="your own applicants: a CSV with one row per loan")
     data.add_argument("--label", help="--csv: the outcome column")
@@ -40,7 +40,8 @@ def fill_lending(lend: argparse.ArgumentParser) -> None:
                       "column per level)")
     data.add_argument("--gameable", type=name_list("--gameable"), metavar="A,B,...",
                       help="features applicants can change within the budget (German credit: "
-                      "checking and savings balances, telephone; FICO: score)")
+                      "checking and savings balances, telephone; FICO: score; taiwan-credit: "
+                      "BILL_AMT1,PAY_AMT1)")
     data.add_argument("--amount", metavar="COLUMN",
                       help="--csv: loan amount (a default loses it)")
     data.add_argument("--rate", metavar="COLUMN",

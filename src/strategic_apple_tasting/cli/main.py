@@ -74,14 +74,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("lending", fill=_fill("lending"),
                    help="the lending scenario: real applicants and outcomes, simulated gaming",
                    description="Compare learners on a real lending data set (German credit, "
-                   "the FICO tables, or your CSV) on the compiled engine: each round an "
-                   "applicant (a row) games the gameable features within the budget; the "
-                   "learner sees the real outcome only if it accepts. Prints, per budget and "
-                   "learner, the profit per 1,000 applicants and the regret against the best "
-                   "linear rule (found by a search over the rows; a lower bound) and against "
-                   "the least-squares rule, each answered by the gaming applicants "
-                   "(Stackelberg) and on their true features: means over seeds with 95% "
-                   "intervals, in the data's own units.")
+                   "the FICO tables, Taiwanese card holders, or your CSV) on the compiled "
+                   "engine: each round an applicant (a row) games the gameable features within "
+                   "the budget; the learner sees the real outcome only if it accepts. Prints, "
+                   "per budget and learner, the profit per 1,000 applicants and the regret "
+                   "against the best linear rule (found by a search over the rows; a lower "
+                   "bound) and against the least-squares rule, each answered by the gaming "
+                   "applicants (Stackelberg) and on their true features: means over seeds with "
+                   "95% intervals, in the data's own units.")
     sub.add_parser("serve", fill=_fill("serve"),
                    help="the decision service: decide, learn outcomes, publish the rule",
                    description="Run the decision service (HTTP, a real database): applicants "

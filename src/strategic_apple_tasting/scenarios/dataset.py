@@ -1,5 +1,6 @@
 """A data set ready for a game: its rows, which features agents can move, and its provenance
-(one type that the named data sets' loaders, :mod:`.datasets` and :mod:`.fico`, both make)."""
+(one type that the named data sets' loaders, :mod:`.datasets`, :mod:`.fico` and
+:mod:`.taiwan`, all make)."""
 
 from __future__ import annotations
 

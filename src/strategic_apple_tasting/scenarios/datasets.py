@@ -98,6 +98,12 @@ def _fico(gameable: tuple[str, ...] | None) -> DataSet:
     return load_fico() if gameable is None else load_fico(gameable=list(gameable))
 
 
+def _taiwan(gameable: tuple[str, ...] | None) -> DataSet:
+    from .taiwan import load_taiwan_credit
+
+    return load_taiwan_credit() if gameable is None else load_taiwan_credit(list(gameable))
+
+
 #: How many applicants ``fico-applicants`` draws from the FICO tables (seed 0): enough that
 #: a backtest's new applicants (30%) are 3,000, German credit's ten times.
 FICO_APPLICANTS = 10_000
@@ -109,7 +115,8 @@ def _fico_applicants(gameable: tuple[str, ...] | None) -> DataSet:
 
 #: Named data sets (``sat run --data``, the ``data`` setting of specs) → loader(gameable).
 DATASETS: dict[str, Callable[[tuple[str, ...] | None], DataSet]] = {
-    "german-credit": _german, "fico": _fico, "fico-applicants": _fico_applicants}
+    "german-credit": _german, "fico": _fico, "fico-applicants": _fico_applicants,
+    "taiwan-credit": _taiwan}
 
 
 @functools.lru_cache(maxsize=16)
@@ -137,7 +144,8 @@ def data_game(data: DataSet | LendingData, *, delta: float | None = None, truthf
     Parameters
     ----------
     data : DataSet or LendingData
-        The rows (:func:`load_dataset`, :func:`~.fico.load_fico`, :func:`from_lending`, or a
+        The rows (:func:`load_dataset`, :func:`~.fico.load_fico`,
+        :func:`~.taiwan.load_taiwan_credit`, :func:`from_lending`, or a
         :func:`~.lending.load_german_credit` / :func:`~.lending.load_csv` result).
     delta : float, optional
         Agents' budget in the features' (standardized) units; default the game's, 0.1.
