@@ -159,7 +159,7 @@ def quick(tmp_path_factory):
         done = out / "claims.md"
         if not done.exists():
             assert main(["reproduce", "--quick", "--out", str(out), "--workers", "1"]) == 0
-    return out, *check_claims(out)
+    return out, *check_claims(out, part_names("quick"))
 
 
 def _verdict_of(claims, start):

@@ -93,3 +93,30 @@ def test_the_fico_game_carries_the_group_and_shows_only_the_score():
     # so profit = 0.2·repaid − (400 − repaid), an integer number of repaid loans.
     repaid = (accept["profit"] + 400) / 1.2
     np.testing.assert_allclose(repaid, np.round(repaid), atol=1e-9)
+
+
+def test_applicants_drawn_from_the_tables_are_a_book_of_rows():
+    from strategic_apple_tasting.scenarios import load_dataset
+
+    fico = load_dataset("fico")
+    book = fico.applicants(20_000, seed=3)
+    again = fico.applicants(20_000, seed=3)
+    assert np.array_equal(book.contexts.rows, again.contexts.rows)  # one seed, one book
+    assert not np.array_equal(book.contexts.rows, fico.applicants(20_000, seed=4).contexts.rows)
+    c = book.contexts
+    assert book.n == 20_000 and not c.population and set(np.unique(c.repaid)) == {0.0, 1.0}
+    # Drawn at the tables' rates: the share repaid within 4 standard errors of the tables'
+    # 0.7004 (sd of a share of 20,000: 0.0032), and so each group's share of applicants.
+    p = fico.contexts.probabilities()
+    assert abs(c.repaid.mean() - p @ fico.contexts.repaid) < 4 * 0.0032
+    for g in range(4):
+        assert abs((c.groups == g).mean() - p[fico.contexts.groups == g].sum()) < 4 * 0.0035
+    # The named book is seed 0's 10,000, and a book of rows has no applicants to draw.
+    named = load_dataset("fico-applicants")
+    assert named.n == 10_000 and np.array_equal(named.contexts.rows,
+                                                fico.applicants(10_000).contexts.rows)
+    with pytest.raises(ValueError, match=r"^fico-applicants's rows are applicants already"):
+        named.applicants(10)
+    with pytest.raises(ValueError, match=r"^n must be an integer from 1 to 10,000,000 "
+                                         r"applicants, got 0$"):
+        fico.applicants(0)

@@ -10,7 +10,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import ESTIMATE_AFTER, positive_int, prepare_out, progress_display, say
+from .common import (
+    ESTIMATE_AFTER,
+    UsageError,
+    positive_int,
+    prepare_out,
+    progress_display,
+    say,
+)
 
 
 def fill_sweep(sweep: argparse.ArgumentParser) -> None:
@@ -227,6 +234,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     out = args.out or Path("reproduce-quick" if args.quick else "reproduce")
     prepare_out(out, force=True)  # resumable: rerunning continues
     chosen = args.parts or part_names(size)
+    full_only = [name for name in chosen if name not in part_names(size)]
+    if full_only:
+        raise UsageError(f"--parts {','.join(full_only)}: run(s) at full size only (a backtest "
+                         "on a larger book): drop --quick")
     parts = {name: check_spec(PARTS[size][name]) for name in chosen if name in PARTS[size]}
     runs = [name for name in chosen if name in RUNS]
     total = sum(p.rounds for p in parts.values())

@@ -89,8 +89,9 @@ RUNS = {part.name: part for part in backtest.PARTS}
 
 def part_names(size: str) -> list[str]:
     """Every part of a reproduction at ``size``, in the order they run: the sweeps, then
-    :data:`RUNS`."""
-    return [*PARTS[size], *RUNS]
+    :data:`RUNS` (those that run at that size: the backtests of the larger books run at full
+    size only)."""
+    return [*PARTS[size], *(name for name, part in RUNS.items() if size in part.seeds)]
 
 
 def check_claims(out: str | Path, parts: Iterable[str] | None = None
