@@ -23,6 +23,7 @@ where gaming costs a lender money. A part runs one budget at a time, each saved 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,18 @@ AT_LEAST = Check("≥ 0 (at least the other's profit)", low=0.0)
 ARMS = (("incumbent, cutoff raised", "its scorecard with the cutoff raised by δ·‖w_gameable‖"),
         ("incumbent, refitted", "that scorecard refitted on its known outcomes every 25 loans"))
 KEPT = "incumbent"
+
+
+def _progress(what: str, say: Callable[[str], None]) -> Callable[[int, int], None]:
+    """A backtest's ``progress``: a line a seed, with the time left once a seed has ended
+    (a seed of the larger books takes half a minute: the part must not run silent)."""
+    start = time.perf_counter()
+
+    def report(done: int, total: int) -> None:
+        spent = time.perf_counter() - start
+        left = spent / done * (total - done)
+        say(f"{what}: seed {done}/{total}, {spent:.0f} s, about {left:.0f} s left")
+    return report
 
 
 @dataclass(frozen=True)
@@ -99,7 +112,8 @@ class BacktestPart:
                 continue
             say(f"{self.name} δ = {delta:g}: {len(LEARNERS)} learners and 3 baselines on "
                 f"{self.data}, {seeds} seeds")
-            frame = backtest(data, LEARNERS, delta=delta, seeds=seeds, threads=threads)
+            frame = backtest(data, LEARNERS, delta=delta, seeds=seeds, threads=threads,
+                             progress=_progress(f"{self.name} δ = {delta:g}", say))
             write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
 
     def load(self, out: str | Path) -> pa.Table:
