@@ -1,4 +1,4 @@
-"""The lock-out check on three books: every learner that lends keeps lending; the ones that
+"""The lock-out check on four books: every learner that lends keeps lending; the ones that
 do not are caught."""
 
 from __future__ import annotations
@@ -16,13 +16,16 @@ from strategic_apple_tasting.scenarios import (
 )
 
 from .test_lending import needs_data, write_loans
+from .test_taiwan import _first
 
 #: reject-all lends to nobody by design: it is the check's control, not a learner to pass.
 NEVER_LENDS = ("reject-all",)
 #: Rounds and seeds per book: long enough that every learner is past its warm-up and its
 #: first phases (explore-then-commit's on the CSV's d = 4) by the second half; FICO's rows are
-#: cheap, German credit's d = 49 is not.
-SIZES = {"fico": (20_000, 2), "german-credit": (4_000, 2), "csv": (6_000, 2)}
+#: cheap, German credit's d = 49 is not. The Taiwan card holders play their first 2,000 rows
+#: (the engine's benchmark searches every row once a process: 40 s on all 30,000).
+SIZES = {"fico": (20_000, 2), "german-credit": (4_000, 2), "csv": (6_000, 2),
+         "taiwan-credit": (4_000, 2)}
 
 
 @pytest.fixture(scope="module")
@@ -30,21 +33,29 @@ def books(tmp_path_factory):
     csv = write_loans(tmp_path_factory.mktemp("lockout"), n=2000, seed=3)
     loans = load_csv(csv, label="bad", default_value=1, features=["income", "debt", "cash"],
                      gameable=["cash"], rewards=(1.0, -1.0))
-    return {"fico": load_dataset("fico"), "csv": from_lending(loans, title="lending-csv")}
+    return {"fico": load_dataset("fico"), "csv": from_lending(loans, title="lending-csv"),
+            "taiwan-credit": _first(load_dataset("taiwan-credit"), 2_000)}
 
 
 def _book(books, name):
     return load_dataset(name) if name == "german-credit" else books[name]
 
 
-BOOKS = ["fico", pytest.param("german-credit", marks=needs_data), "csv"]
+BOOKS = ["fico", pytest.param("german-credit", marks=needs_data), "csv", "taiwan-credit"]
+
+
+#: On the Taiwan card holders (d = 29) the lender's learners only: LinUCB's numerical best
+#: response and the experts' learners take minutes there, and none of them can lock out (they
+#: pass on the other three books).
+LENDERS = ("offset-logistic", "sa-logistic", "naive-logistic", "sa-ols", "offset-ols",
+           "naive-greedy", "accept-all")
 
 
 @pytest.mark.parametrize("book", BOOKS)
 def test_every_learner_that_lends_keeps_lending(books, book):
     data = _book(books, book)
     horizon, seeds = SIZES[book]
-    for name in LEARNERS:
+    for name in LENDERS if book == "taiwan-credit" else LEARNERS:
         if name in NEVER_LENDS:
             continue
         found = check_keeps_lending(name, data, horizon=horizon, seeds=seeds)

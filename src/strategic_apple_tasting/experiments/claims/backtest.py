@@ -45,6 +45,17 @@ ARMS = (("incumbent, cutoff raised", "its scorecard with the cutoff raised by δ
 KEPT = "incumbent"
 
 
+def _why(arm: str, delta: float, gap: float, kept: float) -> str:
+    """The measured reason a row reads "no": the gap, and whether gaming costs the incumbent
+    kept as it is anything on this book (where it does not, no strategic answer can pay)."""
+    text = f"{RECOMMENDED} earns {-gap:.1f} per 1,000 less than '{arm}' at δ = {delta:g}"
+    if kept >= 0:
+        return (f"{text}, and gaming does not cost this book's scorecard: kept as it is, "
+                f"cutoff not raised, it earns {kept:+.1f} against '{arm}'")
+    return (f"{text}, though gaming costs the scorecard kept as it is {-kept:.1f} against "
+            f"'{arm}'")
+
+
 def _progress(what: str, say: Callable[[str], None]) -> Callable[[int, int], None]:
     """A backtest's ``progress``: a line a seed, with the time left once a seed has ended
     (a seed of the larger books takes half a minute: the part must not run silent)."""
@@ -155,8 +166,8 @@ class BacktestPart:
                     Control(f"the incumbent kept as it is (cutoff not raised, never refitted) "
                             f"less '{arm}'", mean(kept - theirs)),
                     detail=f"profit per 1,000 new applicants: {shown}",
-                    why=f"{RECOMMENDED} earns less than '{arm}' on new applicants at "
-                        f"δ = {delta:g}"))
+                    why=_why(arm, delta, float((mine - theirs).mean()),
+                             float((kept - theirs).mean()))))
         return out
 
 
