@@ -401,7 +401,7 @@ def test_reproduce_runs_the_parts_asked_for_with_an_overall_progress_line(tmp_pa
     listed = capsys.readouterr().out.splitlines()
     assert listed[0] == "stochastic: stochastic.stochastic"
     assert len(listed) == len(PARTS["quick"]) + 1
-    assert listed[-1] == "backtest: backtest.backtest"
+    assert listed[-1] == "backtest: backtest.rows"
     assert "warm-ups: delays.delays, delays.periods" in listed
 
 

@@ -141,3 +141,20 @@ def test_the_shift_the_engine_and_the_service_read():
     naive = make_learner("naive-greedy", delta=0.2, r0=0.0, feedback="apple").reset(2, 0)
     assert shift_belief(naive) is None
     assert rule_shift(naive, np.array([1.0, 0.0])) == 0.0
+
+
+def test_read_only_group_arrays_reach_the_kernels_as_the_packages_own_type():
+    """pandas hands out read-only arrays; a read-only array is another type to compiled
+    code (a kernel compiled again, beyond `sat compile`). The tally takes writable copies of
+    the caller's read-only groups and outcomes, and leaves the caller's arrays as they are."""
+    from strategic_apple_tasting.engine.groups import new_tally
+
+    c = FICO.contexts
+    groups, repaid = c.groups.copy(), c.repaid.copy()
+    groups.setflags(write=False)
+    repaid.setflags(write=False)
+    data = type(FICO)(contexts=c._replace(groups=groups, repaid=repaid),
+                      gameable=FICO.gameable, source=FICO.source)
+    tally = new_tally(data_game(data, delta=0.4))
+    assert tally[0].flags.writeable and tally[1].flags.writeable
+    assert np.array_equal(tally[0], c.groups) and not groups.flags.writeable

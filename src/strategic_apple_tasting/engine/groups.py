@@ -88,8 +88,10 @@ def new_tally(game: Any) -> GroupTally:
     groups = getattr(contexts, "groups", None)
     if not game.has_rows or groups is None:
         return no_tally()
-    return GroupTally(np.ascontiguousarray(groups, dtype=np.int64),
-                      np.ascontiguousarray(contexts.repaid, dtype=np.float64),
+    # Writable copies where the caller's are not (pandas hands out read-only arrays): a
+    # read-only array is another type to compiled code, a kernel compiled again.
+    return GroupTally(np.require(groups, dtype=np.int64, requirements=["C", "W"]),
+                      np.require(contexts.repaid, dtype=np.float64, requirements=["C", "W"]),
                       np.zeros((len(contexts.group_names), len(GROUP_COUNTS))))
 
 

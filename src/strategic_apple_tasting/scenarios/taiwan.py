@@ -157,7 +157,7 @@ def load_taiwan_credit(gameable: Sequence[str] = TAIWAN_GAMEABLE,
     data = _assemble(np.column_stack(blocks), names, game_names, reward, defaulted, SOURCE,
                      {"rewards": (gain, loss), "gameable_attributes": tuple(gameable)})
     index = {name: g for g, name in enumerate(TAIWAN_GROUPS)}
-    groups = _levels(frame, "SEX").map(index).to_numpy(dtype=np.int64)
+    groups = np.array(_levels(frame, "SEX").map(index), dtype=np.int64)  # writable
     # from_lending's conversion, written out: .datasets imports this module, and no two
     # modules import each other.
     repaid = (~data.defaulted).astype(float)
