@@ -3,6 +3,8 @@ refitting loop's arithmetic, and the learners start from the incumbent's history
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -198,12 +200,12 @@ def test_the_reweighted_history_weighs_the_incumbents_rejected_bands():
     every band's accepted loans weigh as many as its rows, and the copies come from the
     seed's own stream, the same on every call (so every learner of a seed replays them)."""
     from strategic_apple_tasting import NaiveGreedyOLS
+    from strategic_apple_tasting.learners.history import augmentation_weights
     from strategic_apple_tasting.scenarios.backtest import _Seed, break_even
 
     data = _loans()
     part = _Seed(data, 4, 0.3, 0.2, break_even(data, 0.0))
-    part.reweight(5)
-    w = part.weights
+    w = augmentation_weights(part.features @ part.w, part.accepted, 5)
     assert w.shape == (280,) and np.all(w[~part.accepted] == 1.0)
     assert w[part.accepted].sum() == pytest.approx(280.0)
     assert w.max() > 1.5  # the incumbent rejected some: its low bands' loans weigh more
@@ -214,5 +216,6 @@ def test_the_reweighted_history_weighs_the_incumbents_rejected_bands():
         warm(learner, None)
         return learner.estimate()
 
-    np.testing.assert_array_equal(started(part.warm_reweighted), started(part.warm_reweighted))
-    assert not np.allclose(started(part.warm_reweighted), started(part.warm))
+    reweighted = functools.partial(part.warm, weights=w)
+    np.testing.assert_array_equal(started(reweighted), started(reweighted))
+    assert not np.allclose(started(reweighted), started(part.warm))

@@ -45,6 +45,8 @@ difference from the raised incumbent (:data:`REFERENCE`), with 95% intervals ove
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -130,13 +132,11 @@ def break_even(data: DataSet, r0: float) -> float:
 def _subset(data: DataSet, rows: np.ndarray, ordered: bool = False) -> DataSet:
     """The data set of ``rows`` only, to be played once each (``ordered``: in the order given,
     else in a random order per seed)."""
-    c = data.contexts
-    pick = {k: (None if getattr(c, k) is None else np.ascontiguousarray(getattr(c, k)[rows]))
-            for k in ("rows", "repaid", "if_repaid", "if_defaulted", "groups")}
-    order = np.arange(len(rows), dtype=np.int64) if ordered else None
-    contexts = c._replace(**pick, weights=None, order=order)
-    return DataSet(contexts=contexts, gameable=data.gameable, source=data.source,
-                   notes=data.notes)
+    part = data.take(rows)
+    if not ordered:
+        return part
+    return dataclasses.replace(part, contexts=part.contexts._replace(
+        order=np.arange(len(rows), dtype=np.int64)))
 
 
 class _Seed:
@@ -165,22 +165,16 @@ class _Seed:
         self.outcomes = np.r_[reward[era], np.where(granted, reward[decided], np.nan)]
         self.labels = np.r_[c.repaid[era], np.where(granted, c.repaid[decided], np.nan)]
         self.seed = int(seed)
-        self.weights: np.ndarray | None = None
 
-    def warm(self, learner: Any, inst: GameInstance) -> None:
-        replay_history(learner, self.features, self.accepted, self.outcomes)
-
-    def reweight(self, bands: int) -> None:
-        """Weigh the history's accepted loans by reject inference (:meth:`warm_reweighted`)."""
-        self.weights = augmentation_weights(self.features @ self.w, self.accepted, bands)
-
-    def warm_reweighted(self, learner: Any, inst: GameInstance) -> None:
-        # A fresh stream at every call: every learner of the seed, in any thread, replays
-        # the same copies, so the arms stay paired.
-        rng = np.random.Generator(np.random.PCG64(
+    def warm(self, learner: Any, inst: GameInstance, weights: np.ndarray | None = None
+             ) -> None:
+        """Replay the history into ``learner``; with ``weights`` (reject inference), each row
+        as its copies, drawn from a fresh stream at every call: every learner of the seed, in
+        any thread, replays the same copies, so the arms stay paired."""
+        rng = None if weights is None else np.random.Generator(np.random.PCG64(
             np.random.SeedSequence(self.seed, spawn_key=(PROTOCOL_STREAM, 3))))
         replay_history(learner, self.features, self.accepted, self.outcomes,
-                       weights=self.weights, rng=rng)
+                       weights=weights, rng=rng)
 
 
 def _keeping_history(learner: Any, rows: int) -> Any:
@@ -355,8 +349,10 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
     for done, seed in enumerate(seed_list):
         part = _Seed(data, seed, new_share, incumbent_share, cutoff,
                      fold=(done, len(seed_list)) if timed else None)
+        starts = {"accepted": part.warm}
         if "reweighted" in kinds:
-            part.reweight(bands)
+            starts["reweighted"] = functools.partial(part.warm, weights=augmentation_weights(
+                part.features @ part.w, part.accepted, bands))
         game = data_game(_subset(data, part.new, ordered=timed), delta=delta,
                          truthful=truthful, r0=r0, protocol="once")
         n = len(part.new)
@@ -365,8 +361,7 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
         lasts = []
         for kind in kinds:
             table = simulate(game, [lr for _, lr in specs], n, [seed], threads=threads,
-                             start=part.warm if kind == "accepted" else part.warm_reweighted
-                             ).to_pandas()
+                             start=starts[kind]).to_pandas()
             lasts.append(table[table["t"] == n])
         last = pd.concat(lasts)
         common = {"delta": _shown_delta(delta), "seed": seed, "new": n,

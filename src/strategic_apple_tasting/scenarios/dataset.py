@@ -76,14 +76,31 @@ class DataSet:
         rng = np.random.default_rng(np.random.SeedSequence(int(seed)))
         cells = rng.choice(c.n, size=int(n), p=c.probabilities())
         repaid = (rng.random(int(n)) < c.repaid[cells]).astype(float)
-        contexts = c._replace(
-            rows=np.ascontiguousarray(c.rows[cells]), repaid=repaid,
-            if_repaid=c.if_repaid[cells].copy(), if_defaulted=c.if_defaulted[cells].copy(),
-            weights=None, groups=None if c.groups is None else c.groups[cells].copy(),
-            title=title or f"{c.title}-applicants", order=None)
-        return DataSet(contexts=contexts, gameable=self.gameable.copy(),
+        book = self.take(cells)
+        return DataSet(contexts=book.contexts._replace(
+                           repaid=repaid, title=title or f"{c.title}-applicants"),
+                       gameable=book.gameable,
                        source=f"{self.source}; {n:,} applicants drawn (seed {seed})",
                        notes={**self.notes, "applicants": int(n), "sample_seed": int(seed)})
+
+    def take(self, index: np.ndarray) -> DataSet:
+        """The rows ``index`` (in that order; a row may repeat) as a data set of their own,
+        drawn without weights, each array a writable copy.
+
+        Examples
+        --------
+        >>> from strategic_apple_tasting.scenarios import load_dataset
+        >>> part = load_dataset("fico").take(np.array([2, 0, 2]))
+        >>> part.n, part.contexts.weights is None
+        (3, True)
+        """
+        c = self.contexts
+        pick = {k: (None if getattr(c, k) is None
+                    else np.ascontiguousarray(getattr(c, k)[index]))
+                for k in ("rows", "repaid", "if_repaid", "if_defaulted", "groups")}
+        return DataSet(contexts=c._replace(**pick, weights=None, order=None),
+                       gameable=self.gameable.copy(), source=self.source, notes=self.notes,
+                       time=None if self.time is None else self.time[index])
 
     def gameable_names(self) -> tuple[str, ...]:
         """Names of the features agents can move."""

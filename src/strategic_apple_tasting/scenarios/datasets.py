@@ -18,10 +18,8 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..game import DataContexts, Game, SubsetGaming
-from ..game.data import BREAK_EVEN_NAME, HOLDOUT_SHARE, break_even_logodds
+from ..game import Game, SubsetGaming
+from ..game.data import HOLDOUT_SHARE, break_even_logodds
 from .dataset import DataSet
 
 if TYPE_CHECKING:  # imported where it is used: it brings pandas, which `sat run` never needs
@@ -58,28 +56,7 @@ def from_lending(data: LendingData, title: str | None = None) -> DataSet:
                          f"got {type(data).__name__}")
     if title is None:
         title = "german-credit" if data.source.startswith(GERMAN_SOURCE) else "lending-csv"
-    reward = np.array(data.reward, dtype=float)
-    rows, names = np.array(data.features), tuple(data.feature_names)
-    gameable = np.array(data.gameable, dtype=bool)
-    gains, losses, column = reward, reward.copy(), None
-    if data.if_repaid is not None:
-        gains, losses = np.array(data.if_repaid), np.array(data.if_defaulted)
-        if np.ptp(gains) > 0 or np.ptp(losses) > 0:
-            # Each loan its own break-even: a column the logistic learners weigh −1, that no
-            # applicant can move (the loan's terms are not its features to game).
-            column = rows.shape[1]
-            rows = np.column_stack([rows, break_even_logodds(gains, losses)])
-            names, gameable = (*names, BREAK_EVEN_NAME), np.append(gameable, False)
-    contexts = DataContexts(rows=rows, repaid=(~data.defaulted).astype(float),
-                            if_repaid=gains, if_defaulted=losses,
-                            feature_names=names, title=title,
-                            reward_scale=float(data.reward_scale),
-                            groups=(None if data.groups is None
-                                    else np.array(data.groups, dtype=np.int64)),
-                            group_names=tuple(data.group_names), break_even_column=column)
-    return DataSet(contexts=contexts, gameable=gameable, source=data.source,
-                   notes=dict(data.notes),
-                   time=None if data.time is None else np.array(data.time, dtype=float))
+    return data.data_set(title)
 
 
 def _german(gameable: tuple[str, ...] | None) -> DataSet:

@@ -26,6 +26,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..game import DataContexts
+from ..game.data import BREAK_EVEN_NAME, break_even_logodds
+from .dataset import DataSet
+
 #: The optional extra that installs the shipped data set's package.
 EXTRA = "lending"
 #: The package that ships German credit, and the file inside it.
@@ -134,6 +138,34 @@ class LendingData:
     def gameable_names(self) -> tuple[str, ...]:
         """Names of the features agents can move."""
         return tuple(n for n, g in zip(self.feature_names, self.gameable, strict=True) if g)
+
+    def data_set(self, title: str) -> DataSet:
+        """These applicants as a data set titled ``title`` (what
+        :func:`~.datasets.from_lending` and the bundled books' loaders return): each row
+        repaid or defaulted, with its recorded reward either way. Where the rewards depend on
+        the loan, a last column, not gameable, holds each loan's break-even log-odds at r0 = 0
+        (:func:`~strategic_apple_tasting.game.data.break_even_logodds`)."""
+        reward = np.array(self.reward, dtype=float)
+        rows, names = np.array(self.features), tuple(self.feature_names)
+        gameable = np.array(self.gameable, dtype=bool)
+        gains, losses, column = reward, reward.copy(), None
+        if self.if_repaid is not None:
+            gains, losses = np.array(self.if_repaid), np.array(self.if_defaulted)
+            if np.ptp(gains) > 0 or np.ptp(losses) > 0:
+                # Each loan its own break-even: a column the logistic learners weigh −1, that
+                # no applicant can move (the loan's terms are not its features to game).
+                column = rows.shape[1]
+                rows = np.column_stack([rows, break_even_logodds(gains, losses)])
+                names, gameable = (*names, BREAK_EVEN_NAME), np.append(gameable, False)
+        contexts = DataContexts(rows=rows, repaid=(~self.defaulted).astype(float),
+                                if_repaid=gains, if_defaulted=losses, feature_names=names,
+                                title=title, reward_scale=float(self.reward_scale),
+                                groups=(None if self.groups is None
+                                        else np.array(self.groups, dtype=np.int64)),
+                                group_names=tuple(self.group_names), break_even_column=column)
+        return DataSet(contexts=contexts, gameable=gameable, source=self.source,
+                       notes=dict(self.notes),
+                       time=None if self.time is None else np.array(self.time, dtype=float))
 
 
 def _fail(field_name: str, value: Any, allowed: str) -> ValueError:

@@ -34,13 +34,13 @@ makes one. Each choice, and why:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from importlib import resources
 
 import numpy as np
 import pandas as pd
 
-from ..game import DataContexts
 from .dataset import DataSet
 from .lending import _assemble, _columns, _one_hot, _rewards
 
@@ -157,14 +157,6 @@ def load_taiwan_credit(gameable: Sequence[str] = TAIWAN_GAMEABLE,
     data = _assemble(np.column_stack(blocks), names, game_names, reward, defaulted, SOURCE,
                      {"rewards": (gain, loss), "gameable_attributes": tuple(gameable)})
     index = {name: g for g, name in enumerate(TAIWAN_GROUPS)}
-    groups = np.array(_levels(frame, "SEX").map(index), dtype=np.int64)  # writable
-    # from_lending's conversion, written out: .datasets imports this module, and no two
-    # modules import each other.
-    repaid = (~data.defaulted).astype(float)
-    contexts = DataContexts(rows=np.array(data.features), repaid=repaid,
-                            if_repaid=np.array(data.reward), if_defaulted=np.array(data.reward),
-                            groups=groups, feature_names=data.feature_names,
-                            group_names=TAIWAN_GROUPS, title=TAIWAN_TITLE,
-                            reward_scale=data.reward_scale)
-    return DataSet(contexts=contexts, gameable=np.array(data.gameable), source=data.source,
-                   notes=dict(data.notes))
+    groups = _levels(frame, "SEX").map(index).to_numpy(dtype=np.int64)
+    return dataclasses.replace(data, groups=groups,
+                               group_names=TAIWAN_GROUPS).data_set(TAIWAN_TITLE)
