@@ -4,6 +4,7 @@ refitting loop's arithmetic, and the learners start from the incumbent's history
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import pytest
@@ -219,3 +220,48 @@ def test_the_reweighted_history_weighs_the_incumbents_rejected_bands():
     reweighted = functools.partial(part.warm, weights=w)
     np.testing.assert_array_equal(started(reweighted), started(reweighted))
     assert not np.allclose(started(reweighted), started(part.warm))
+
+
+def _own_break_even_book(n=400, seed=0):
+    """Loans of their own amounts and rates (each its own break-even, 0.5 to 0.95, in a last,
+    not-gameable column, as a lender's CSV with amounts gives), repaid likelier with a high
+    first feature."""
+    from strategic_apple_tasting.game.data import break_even_logodds
+
+    rng = np.random.default_rng(seed)
+    x = np.column_stack([np.ones(n), rng.normal(size=(n, 2))])
+    amount, rate, lgd = rng.uniform(1, 10, n), rng.uniform(0.05, 0.5, n), rng.uniform(0.5, 1, n)
+    repaid = (rng.random(n) < 1 / (1 + np.exp(-2 * x[:, 1] - 1.5))).astype(float)
+    gain, loss = amount * rate / 10, -amount * lgd / 10
+    contexts = DataContexts(rows=np.column_stack([x, break_even_logodds(gain, loss)]),
+                            repaid=repaid, if_repaid=gain, if_defaulted=loss,
+                            break_even_column=3, title="own break-even")
+    return DataSet(contexts=contexts, gameable=np.array([False, False, True, False]),
+                   source="synthetic")
+
+
+def test_the_incumbent_lends_at_each_loans_own_break_even():
+    """On a book whose loans each have their own break-even, the scorecard is fitted on the
+    other columns and weighs the break-even −1, so it grants a loan iff its predicted
+    log-odds clear that loan's break-even (cutoff 0). Control: fitted as one more feature
+    under one cutoff (the old incumbent), its grants differ."""
+    from strategic_apple_tasting.scenarios.backtest import _Seed, break_even
+
+    data = _own_break_even_book()
+    c = data.contexts
+    assert break_even(data, 0.0) == 0.0
+    w = fit_scorecard(c.rows, c.repaid, own=3)
+    assert w[3] == -1.0
+    # (to rounding: the sliced rows are summed in another order)
+    np.testing.assert_allclose(w[:3], fit_scorecard(c.rows[:, :3], c.repaid), rtol=1e-12)
+    p = 1 / (1 + np.exp(-(c.rows[:, :3] @ w[:3])))
+    own = -c.if_defaulted / (c.if_repaid - c.if_defaulted)  # each loan's p* at r0 = 0
+    granted = c.rows @ w >= 0.0
+    assert np.array_equal(granted, p >= own - 1e-12) and 0 < granted.sum() < len(granted)
+    part = _Seed(data, 3, 0.3, 0.2, break_even(data, 0.0))
+    assert part.w[3] == -1.0
+    old = fit_scorecard(c.rows, c.repaid)
+    assert not np.array_equal(c.rows @ old >= math.log(5.0), granted)  # the control
+    # End to end: every arm and baseline runs, and at r0 ≠ 0 the column moves with r0.
+    frame = backtest(data, ["naive-logistic"], delta=0.5, seeds=[0], r0=0.01)
+    assert frame["profit"].notna().all() and len(frame) == 1 + len(BASELINES)

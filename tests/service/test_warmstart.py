@@ -99,6 +99,24 @@ def test_a_historical_log_is_learned_before_the_first_request(serve, tmp_path):
     assert main(["serve", "check", "--database", server.database]) == 0
 
 
+def test_a_logistic_learner_keeps_a_historical_log_whole_for_its_exact_refit(tmp_path):
+    """Replayed from a log, a logistic learner keeps every row for its exact refit, as in the
+    backtest (else only its first 5·d points are refit exactly); one started from nothing
+    keeps its default (the control), and so does a learner with no such parameter."""
+    rng = np.random.default_rng(2)
+    rows = []
+    for _ in range(150):
+        x = rng.uniform(-1, 1, 3).round(6)
+        rows.append(f"{x[0]},{x[1]},{x[2]},true,{1.0 if x[0] > -0.5 else -5.0}")
+    history = _history(tmp_path, rows)
+    config = ServiceConfig(learner="offset-logistic", params=dict(
+        PARAMS, repaid=1.0, defaulted=-5.0), dimension=3, start_log=history)
+    assert warmstart.prepare(config).learner.batch_points == 150
+    assert config.make_learner().batch_points is None
+    assert warmstart.prepare(_config(start_log=history)).learner.get_params().get(
+        "batch_points") is None
+
+
 @pytest.mark.parametrize(("row", "message"), [
     ("0.1,0.2,abc,true,1.0", "row 3: column 'x3' must be a finite number, got 'abc'"),
     ("0.1,0.2,0.3,maybe,1.0", "row 3: column 'accepted' must be true or false"),

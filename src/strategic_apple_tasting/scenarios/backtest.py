@@ -37,7 +37,10 @@ before, but what it gains, on *new* applicants, over the scorecard it runs today
    incumbent kept as it is; its cutoff raised by δ·‖w_G‖, the most a gamer can add to its
    log-odds (what a lender does anyway when it knows applicants game); and the raised
    incumbent refitted on every outcome it knows after every ``refit_every`` loans it grants
-   (what a lender does today).
+   (what a lender does today). On a book whose loans each have their own break-even (a
+   column of it, as a CSV with amounts gives), the incumbent grants a loan iff its predicted
+   log-odds clear that loan's break-even, as the logistic learners do
+   (:func:`fit_scorecard`'s ``own``), not one cutoff for every loan.
 
 :func:`compare_backtest` gives each arm's profit per 1,000 new applicants and its paired
 difference from the raised incumbent (:data:`REFERENCE`), with 95% intervals over seeds.
@@ -59,9 +62,9 @@ from ..engine.holdout import every_row, score_rules
 from ..game import GameInstance
 from ..game.agents import REACH, compiled_agents
 from ..game.data import PROTOCOL_STREAM, holdout_split
-from ..learners.history import BANDS, augmentation_weights, replay_history
+from ..learners.history import BANDS, augmentation_weights, keeping_history, replay_history
 from ..metrics import mean_ci
-from .datasets import DataSet, data_game
+from .datasets import DataSet, at_r0, data_game
 from .run import LEARNERS, resolve_learner
 
 #: The arms every backtest has beside the learners, and the one each arm is compared with.
@@ -85,11 +88,16 @@ REWEIGHTED = ", reweighted history"
 
 
 def fit_scorecard(rows: np.ndarray, repaid: np.ndarray, ridge: float = RIDGE,
-                  start: np.ndarray | None = None) -> np.ndarray:
+                  start: np.ndarray | None = None, own: int | None = None) -> np.ndarray:
     """A logistic regression of ``repaid`` (probabilities, 0/1 for recorded outcomes) on
     ``rows``, with an L2 penalty ``ridge`` on every coefficient but the intercept (column 0),
     by scipy's L-BFGS from ``start`` (default 0; a refit starts from the last fit, which a few
     more loans move little): the scorecard's weights w (log-odds ⟨w, x⟩).
+
+    ``own``: the column holding each loan's own break-even log-odds
+    (:attr:`~strategic_apple_tasting.game.data.DataContexts.break_even_column`). The fit leaves
+    it out and weighs it −1, so ⟨w, x⟩ ≥ 0 iff the loan's predicted log-odds clear its own
+    break-even: the scorecard's cutoff is then 0 (:func:`break_even`).
 
     Examples
     --------
@@ -110,6 +118,12 @@ def fit_scorecard(rows: np.ndarray, repaid: np.ndarray, ridge: float = RIDGE,
         grad = rows.T @ (expit(s) - repaid) + penalty * w
         return float(value), grad
 
+    if own is not None:
+        keep = np.arange(rows.shape[1]) != own
+        w = np.full(rows.shape[1], -1.0)
+        w[keep] = fit_scorecard(rows[:, keep], repaid, ridge,
+                                None if start is None else np.asarray(start)[keep])
+        return w
     x0 = np.zeros(rows.shape[1]) if start is None else np.asarray(start, dtype=float)
     return minimize(loss, x0, jac=True, method="L-BFGS-B",
                     options={"maxiter": 500}).x
@@ -117,7 +131,10 @@ def fit_scorecard(rows: np.ndarray, repaid: np.ndarray, ridge: float = RIDGE,
 
 def break_even(data: DataSet, r0: float) -> float:
     """logit(p*): the log-odds at which a loan's expected reward clears r0 (German credit's
-    +1/−5 at r0 = 0: p* = 5/6, log 5)."""
+    +1/−5 at r0 = 0: p* = 5/6, log 5); 0 for a book with each loan's own break-even in a
+    column (:func:`fit_scorecard`'s ``own``)."""
+    if data.contexts.break_even_column is not None:
+        return 0.0
     rewards = data.contexts.outcome_rewards()
     if rewards is None:
         raise ValueError("a backtest needs loans that repay or default (two rewards)")
@@ -154,7 +171,8 @@ class _Seed:
             era, decided = history[era_part], history[decided_part]
         else:
             era, decided, self.new = time_fold(data.time, new_share, incumbent_share, *fold)
-        self.w = fit_scorecard(c.rows[era], c.repaid[era])
+        self.own = c.break_even_column
+        self.w = fit_scorecard(c.rows[era], c.repaid[era], own=self.own)
         self.cutoff = cutoff
         reward = np.where(c.repaid >= 0.5, c.if_repaid, c.if_defaulted)
         granted = c.rows[decided] @ self.w >= cutoff
@@ -175,20 +193,6 @@ class _Seed:
             np.random.SeedSequence(self.seed, spawn_key=(PROTOCOL_STREAM, 3))))
         replay_history(learner, self.features, self.accepted, self.outcomes,
                        weights=weights, rng=rng)
-
-
-def _keeping_history(learner: Any, rows: int) -> Any:
-    """A learner that keeps points for an exact refit (the logistic learners' ``batch_points``),
-    left at its default, keeping up to ``rows`` points: the whole history. Replayed under
-    accept-all, a history's rows are otherwise linearized at log-odds 0 and never again but
-    the first 5·d (measured on 10,000 FICO applicants: offset-logistic's profit per 1,000 new
-    applicants rose from 275 to 367 with the history refit exactly; ``benchmarks/RESULTS.md``)."""
-    from ..learners.logistic import MAX_BATCH_POINTS
-
-    params = learner.get_params()
-    if "batch_points" not in params or params["batch_points"] is not None:
-        return learner
-    return learner.clone(batch_points=min(int(rows), MAX_BATCH_POINTS))
 
 
 def time_fold(time: np.ndarray, new_share: float, incumbent_share: float, fold: int,
@@ -250,7 +254,7 @@ def _refitted(game: Any, part: _Seed, top: float, every: int) -> float:
             ys.append(float(c.repaid[i]))
             loans += 1
             if loans % every == 0:
-                w = fit_scorecard(np.array(xs), np.array(ys), start=w)
+                w = fit_scorecard(np.array(xs), np.array(ys), start=w, own=part.own)
         else:
             total += float(game.r0)
     return total
@@ -330,7 +334,7 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
             or not all(isinstance(k, str) and k in HISTORIES for k in kinds)):
         raise ValueError(f"history must be one of {', '.join(HISTORIES)} or a list of both, "
                          f"got {history!r}")
-    specs = [(label, _keeping_history(learner, data.n))
+    specs = [(label, keeping_history(learner, data.n))
              for label, learner in map(resolve_learner, learners)]
     labels = [label for label, _ in specs]
     arms = [(kind, label if kind == "accepted" else label + REWEIGHTED)
@@ -344,6 +348,8 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
         raise ValueError("seeds must not be empty")
     cutoff = break_even(data, r0)
     data_game(data, delta=delta, truthful=truthful, r0=r0)  # checks the budget before work
+    # Each loan's break-even at this r0, for the incumbent as for the learners.
+    data = dataclasses.replace(data, contexts=at_r0(data.contexts, r0))
     out: list[dict[str, Any]] = []
     timed = data.time is not None
     for done, seed in enumerate(seed_list):

@@ -16,10 +16,10 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..game import Game, SubsetGaming
-from ..game.data import HOLDOUT_SHARE, break_even_logodds
+from ..game.data import HOLDOUT_SHARE, DataContexts, break_even_logodds
 from .dataset import DataSet
 
 if TYPE_CHECKING:  # imported where it is used: it brings pandas, which `sat run` never needs
@@ -112,6 +112,18 @@ def load_dataset(name: str, gameable: tuple[str, ...] | None = None) -> DataSet:
     return DATASETS[name](gameable)
 
 
+def at_r0(contexts: DataContexts, r0: Any) -> DataContexts:
+    """``contexts`` with each loan's break-even column (if it has one) at ``r0`` (the column
+    is made at r0 = 0; a bad r0 is left to the game to refuse)."""
+    column = contexts.break_even_column
+    if (column is None or not isinstance(r0, int | float) or isinstance(r0, bool)
+            or not math.isfinite(r0) or r0 == 0.0):
+        return contexts
+    rows = contexts.rows.copy()
+    rows[:, column] = break_even_logodds(contexts.if_repaid, contexts.if_defaulted, float(r0))
+    return contexts._replace(rows=rows)
+
+
 def data_game(data: DataSet | LendingData, *, delta: float | None = None, truthful: float = 0.0,
               r0: float = 0.0, rewards: str = "recorded", sigma: float | None = None,
               delay: int = 0, delay_law: str = "fixed", period: int = 1,
@@ -158,15 +170,7 @@ def data_game(data: DataSet | LendingData, *, delta: float | None = None, truthf
     if not isinstance(data, DataSet):
         raise ValueError(f"data must be a DataSet or a LendingData, got {type(data).__name__}")
     agents = SubsetGaming(gameable=data.gameable)
-    contexts = data.contexts._replace(protocol=protocol, holdout_share=holdout_share)
-    column = contexts.break_even_column
-    # Each loan's break-even at this game's r0 (a bad r0 is left to the game to refuse).
-    if (column is not None and isinstance(r0, int | float) and not isinstance(r0, bool)
-            and math.isfinite(r0) and r0 != 0.0):
-        rows = contexts.rows.copy()
-        rows[:, column] = break_even_logodds(contexts.if_repaid, contexts.if_defaulted,
-                                             float(r0))
-        contexts = contexts._replace(rows=rows)
+    contexts = at_r0(data.contexts._replace(protocol=protocol, holdout_share=holdout_share), r0)
     return Game(dimension=data.d, delta=delta, truthful=truthful, r0=r0, sigma=sigma,
                 contexts=contexts, agents=agents, rewards=rewards, delay=delay,
                 delay_law=delay_law, period=period)

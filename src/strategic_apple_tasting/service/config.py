@@ -305,18 +305,21 @@ class ServiceConfig:
                              "the service publishes linear rules (β, threshold) that any "
                              "worker can apply; choose a learner with linear rules")
 
-    def make_learner(self) -> Any:
+    def make_learner(self, history: int | None = None) -> Any:
         """The learner, reset on the service's own stream (the engine's learner stream of
-        ``seed``, so a game played over the wire draws as the engine does)."""
-        return self._make(self.learner, self.params, "learner", "params")
+        ``seed``, so a game played over the wire draws as the engine does). ``history``: the
+        rows of a history it will replay (a logistic learner then keeps them all for an exact
+        refit: :func:`~..learners.history.keeping_history`)."""
+        return self._make(self.learner, self.params, "learner", "params", history)
 
-    def make_shadow(self) -> Any:
+    def make_shadow(self, history: int | None = None) -> Any:
         """The shadow learner (None without one), reset on the next stream of the seed."""
         if self.shadow is None:
             return None
-        return self._make(self.shadow, self.shadow_params, "shadow", "shadow_params")
+        return self._make(self.shadow, self.shadow_params, "shadow", "shadow_params", history)
 
-    def _make(self, name: str, given: dict[str, Any], what: str, where: str) -> Any:
+    def _make(self, name: str, given: dict[str, Any], what: str, where: str,
+              history: int | None = None) -> Any:
         from ..game.game import STREAMS
         from ..learners import make_learner
 
@@ -332,6 +335,10 @@ class ServiceConfig:
                              "a service has no game to take it from")
         if "feedback" in params and params["feedback"] is None:
             learner = learner.clone(feedback="apple")
+        if history is not None:
+            from ..learners.history import keeping_history
+
+            learner = keeping_history(learner, history)
         streams = np.random.SeedSequence(self.seed).spawn(len(STREAMS) + 1)
         sequence = streams[STREAMS.index("learner") if what == "learner" else len(STREAMS)]
         return learner.reset(self.dimension, np.random.Generator(np.random.PCG64(sequence)))

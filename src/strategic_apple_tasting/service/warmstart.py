@@ -102,8 +102,9 @@ def prepare(config: ServiceConfig) -> Start | None:
         learner = read_learner(flag, path, config)
         return Start("learner", path, digest, learner, config.make_shadow())
     rows = read_log(flag, path, config)
-    learner = replay(flag, rows, config.make_learner(), config)
-    shadow = config.make_shadow()
+    # A logistic learner keeps the whole history for an exact refit, as in the backtest.
+    learner = replay(flag, rows, config.make_learner(history=len(rows)), config)
+    shadow = config.make_shadow(history=len(rows))
     if shadow is not None:
         shadow = replay(flag, rows, shadow, config, "the shadow learner")
     return Start("log", path, digest, learner, shadow, rows=len(rows))
