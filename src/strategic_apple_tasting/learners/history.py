@@ -194,7 +194,8 @@ def keeping_history(learner: Any, rows: int) -> Any:
 
     Examples
     --------
-    >>> from strategic_apple_tasting import OffsetLogistic, SAOLS
+    >>> from strategic_apple_tasting import SAOLS
+    >>> from strategic_apple_tasting.learners.logistic import OffsetLogistic
     >>> keeping_history(OffsetLogistic(), 700).batch_points
     700
     >>> keeping_history(SAOLS(), 700).get_params().get("batch_points") is None
