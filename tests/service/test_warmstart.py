@@ -163,7 +163,7 @@ def test_a_database_of_the_first_schema_upgrades_in_place(tmp_path, serve):
         c.post("/outcomes", json={"id": "old-1", "outcome": 1.0}).raise_for_status()
     server.stop()
     path = server.database.removeprefix("sqlite:///")
-    with sqlite3.connect(path) as db:  # back to schema 0001: drop what 0002 and 0003 added
+    with sqlite3.connect(path) as db:  # back to schema 0001: drop what later ones added
         for table in ("start_state", "shadow_rules", "shadow_decisions", "rule_stats"):
             db.execute(f"DROP TABLE {table}")
         for table, column in (("decisions", "key_id"), ("decisions", '"group"'),
@@ -171,7 +171,9 @@ def test_a_database_of_the_first_schema_upgrades_in_place(tmp_path, serve):
                               ("rules", "key_id"), ("rules", "source"), ("rules", "learned"),
                               ("learner_state", "shadow"), ("learner_state", "pinned"),
                               ("log_counter", "warm_accepted"), ("rules", "shift"),
-                              ("decisions", "band")):
+                              ("decisions", "band"), ("decisions", "propensity"),
+                              ("decisions", "explored"), ("rules", "explored"),
+                              ("rules", "restores")):
             db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
         db.execute("UPDATE alembic_version SET version_num = '0001'")
     server.start()

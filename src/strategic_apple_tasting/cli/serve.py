@@ -78,6 +78,10 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warm-cap", type=int_in("--warm-cap", 0), metavar="N",
                    help="acceptances allowed in all under rules published before any outcome "
                    "was learned (default: no cap)")
+    p.add_argument("--explore", type=number("--explore"), metavar="SHARE",
+                   help="accept this share (at most 0.2) of the applicants a learned rule "
+                   "rejects, at random, each decision's propensity logged for sat serve "
+                   "evaluate (default 0)")
     p.add_argument("--retain-days", type=number("--retain-days"), metavar="DAYS",
                    help="drop log entries this old once a saved learner holds them (default: "
                    "keep for ever)")
@@ -135,6 +139,27 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
     export.add_argument("--format", choices=("csv", "parquet"), default="csv",
                         help="csv (default) or parquet")
     _database_flags(export, sub=True)
+    evaluate = sub.add_parser("evaluate", help="estimate from the log what a candidate rule "
+                              "would have earned (inverse propensity, doubly robust)")
+    which = evaluate.add_mutually_exclusive_group(required=True)
+    which.add_argument("--rule", metavar="FILE",
+                       help="a candidate rule: JSON {beta, threshold}, on the standardized "
+                       "features as GET /policy shows them")
+    which.add_argument("--version", type=positive_int("--version"), metavar="N",
+                       help="a rule the service published (an earlier or the current one)")
+    which.add_argument("--shadow", action="store_true",
+                       help="the shadow learner's newest rule")
+    _database_flags(evaluate, sub=True)
+    rollback = sub.add_parser("rollback", help="put an earlier rule back in force on a running "
+                              "service (a new version naming it; the learner keeps learning)")
+    rollback.add_argument("version", type=positive_int("version"),
+                          help="the rule version to restore (GET /policy/history lists them)")
+    rollback.add_argument("--url", required=True,
+                          help="the service's learning worker, e.g. http://127.0.0.1:8000")
+    rollback.add_argument("--key-file", metavar="FILE",
+                          help=f"a file holding the API key (else the environment's "
+                          f"{KEY_VARIABLE})")
+    rollback.add_argument("--key", help=argparse.SUPPRESS)  # refused: see _play_key
     play = sub.add_parser("play", help="play the strategic game against a running service")
     play.add_argument("--url", required=True, help="the service, e.g. http://127.0.0.1:8000")
     play.add_argument("--key-file", metavar="FILE",
@@ -161,7 +186,7 @@ def _config(args: argparse.Namespace) -> Any:
              "max_body": getattr(args, "max_body", None),
              "body_timeout": getattr(args, "body_timeout", None),
              "snapshot_every": getattr(args, "snapshot_every", None)}
-    for name in ("min_interval", "warm_cap", "retain_days", "shadow", "start_rule",
+    for name in ("min_interval", "warm_cap", "explore", "retain_days", "shadow", "start_rule",
                  "start_learner", "start_log"):
         given[name] = getattr(args, name, None)
     params = dict(getattr(args, "param", None) or [])
@@ -218,11 +243,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ImportError:
         raise ValueError(EXTRA) from None
     action = args.action
-    if action in ("keys", "check", "export"):
+    if action in ("keys", "check", "export", "evaluate"):
         with _database_errors(_config(args).database):
-            return {"keys": _keys, "check": _check, "export": _export}[action](args)
+            return {"keys": _keys, "check": _check, "export": _export,
+                    "evaluate": _evaluate}[action](args)
     if action == "play":
         return _play(args)
+    if action == "rollback":
+        return _rollback(args)
     from ..service.server import serve
 
     serve(_config(args), args.host, args.port, args.role)
@@ -295,6 +323,53 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _evaluate(args: argparse.Namespace) -> int:
+    import json
+
+    import numpy as np
+    import sqlalchemy as sa
+
+    from ..game.policies import LinearThreshold
+    from ..service import store, warmstart
+    from ..service.config import ServiceConfig
+    from ..service.evaluation import evaluate_log, format_estimate
+    from ..service.redact import shown
+
+    engine = _engine(args, write=False)
+    try:
+        with engine.connect() as conn:
+            fixed = store.read_setting(conn, "fixed")
+        if fixed is None:
+            raise ValueError(f"database {shown(_config(args).database)!r} has no service's "
+                             "log (start `sat serve` on it first)")
+        config = ServiceConfig.from_fixed(fixed, _config(args).database)
+        if args.rule is not None:
+            label = f"rule {args.rule}"
+            candidate = warmstart.read_rule(f"--rule {args.rule!r}", args.rule, config)
+        else:
+            table = store.shadow_rules if args.shadow else store.rules
+            query = sa.select(table.c.version, table.c.beta, table.c.threshold)
+            query = (query.order_by(table.c.version.desc()).limit(1) if args.shadow
+                     else query.where(table.c.version == args.version))
+            with engine.connect() as conn:
+                row = conn.execute(query).first()
+            if row is None:
+                raise ValueError("the service has no shadow rule" if args.shadow else
+                                 f"--version {args.version}: the service published no such "
+                                 "rule")
+            label = f"{'shadow ' if args.shadow else ''}rule version {row.version}"
+            candidate = LinearThreshold(np.asarray(json.loads(row.beta), dtype=float),
+                                        row.threshold)
+        learner = config.make_learner()
+        bandit = learner.get_params().get("feedback") == "bandit"
+        r0 = float(learner.get_params().get("r0") or 0.0)
+        estimate = evaluate_log(engine, candidate, config.scaling(), r0, bandit)
+    finally:
+        engine.dispose()
+    print(format_estimate(estimate, label))
+    return 0
+
+
 def _export(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -331,7 +406,29 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _play_key(args: argparse.Namespace) -> str:
+def _rollback(args: argparse.Namespace) -> int:
+    import httpx
+
+    key = _play_key(args, "sat serve rollback")
+    try:
+        answer = httpx.post(args.url.rstrip("/") + "/rollback", json={"version": args.version},
+                            headers={"Authorization": f"Bearer {key}"}, timeout=60)
+    except httpx.HTTPError as exc:
+        raise ValueError(f"--url {args.url!r}: POST /rollback failed ({exc})") from None
+    try:
+        doc = answer.json()
+    except ValueError:
+        doc = {}
+    if answer.status_code != 200:
+        print(f"sat serve rollback: the service answered {answer.status_code}: "
+              f"{doc.get('error', answer.text[:200])}", file=sys.stderr)
+        return 1
+    print(f"rule version {doc['version']} is in force: it restores version {doc['restores']} "
+          f"(beta {doc['beta']}, threshold {doc['threshold']})")
+    return 0
+
+
+def _play_key(args: argparse.Namespace, command: str = "sat serve play") -> str:
     """The API key of ``sat serve play``: from ``--key-file`` or the environment's
     ``SAT_KEY``. A key given on the command line is refused: ``ps`` shows every process's
     arguments to every user of the machine (and the shell keeps them in its history)."""
@@ -355,7 +452,7 @@ def _play_key(args: argparse.Namespace) -> str:
         key = os.environ.get(KEY_VARIABLE, "").strip()
         where = KEY_VARIABLE
         if not key:
-            raise ValueError(f"sat serve play needs an API key: set {KEY_VARIABLE} or give "
+            raise ValueError(f"{command} needs an API key: set {KEY_VARIABLE} or give "
                              "--key-file FILE (sat serve keys create prints one)")
     if not key.isascii() or not key.isprintable() or not key.startswith("sat_") \
             or len(key.split("_")) < 3:

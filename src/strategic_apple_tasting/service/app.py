@@ -117,6 +117,13 @@ class OutcomesIn(BaseModel):
     outcomes: list[Outcome] | None = None
 
 
+class RollbackIn(BaseModel):
+    """The earlier rule version to put back in force."""
+
+    model_config = ConfigDict(extra="forbid")
+    version: int = Field(ge=1)
+
+
 class Service:
     """A service's parts in one process: the database, the writer, the learner (role
     ``all``), the key check. :meth:`open` checks everything before any request is served."""
@@ -175,7 +182,8 @@ class Service:
             self.learner.start()
         self.writer = Writer(self.engine, self.bandit,
                              on_commit=self.learner.wake if self.learner else lambda: None,
-                             scale=self.config.scaling(), cap=self.config.warm_cap)
+                             scale=self.config.scaling(), cap=self.config.warm_cap,
+                             explore=self.config.explore, seed=self.config.seed)
         self.writer.start()
         return self
 
@@ -241,7 +249,8 @@ def _rule_doc(row: Any, config: ServiceConfig) -> dict[str, Any]:
             "rule": "accept an applicant x when sum(beta[i] * x[i]) >= threshold" if
                     config.scaling().identity else "accept an applicant x when sum(beta[i] * "
                     "(x[i] - mean[i]) / scale[i]) >= threshold (scaling: mean, scale)",
-            "learner": config.learner, "params": config.fixed()["params"]}
+            "learner": config.learner, "params": config.fixed()["params"],
+            "restores": getattr(row, "restores", None)}
 
 
 def _scaling_doc(config: ServiceConfig) -> dict[str, Any] | None:
@@ -272,9 +281,9 @@ class Gate:
     to arrive (408: a client trickling bytes cannot hold a connection); a body must be UTF-8
     (400). Refusals are made here, so an anonymous client's body is never parsed."""
 
-    WRITES = frozenset({"/decisions", "/outcomes", "/publish"})
+    WRITES = frozenset({"/decisions", "/outcomes", "/publish", "/rollback"})
     PRIVATE = "/decisions/"  # GET /decisions/{id}: an applicant's features need a key
-    JSON = frozenset({"/decisions", "/outcomes"})  # the writes that take a body
+    JSON = frozenset({"/decisions", "/outcomes", "/rollback"})  # the writes that take a body
 
     def __init__(self, app: Any, limit: int, keys: Any, deadline: float = 10.0) -> None:
         self.app = app
@@ -519,6 +528,36 @@ def create_app(service: Service) -> FastAPI:
                                "is busy or the database slow); it may still come: GET /policy "
                                "tells") from None
         r = store.rules
+        return _json(_rule_doc(await asyncio.to_thread(read, lambda conn: conn.execute(
+            sa.select(r).where(r.c.version == row["version"])).one()), config))
+
+    @app.post("/rollback", summary="Put an earlier rule back in force, as a new version that "
+              "names it; the learner keeps learning (API key)", dependencies=key)
+    async def rollback(body: RollbackIn, request: Request) -> Response:
+        if service.learner is None or service.learner.standby:
+            raise ServiceError(409, "this worker does not learn: send /rollback to the worker "
+                               "that learns")
+        if service.learner.error is not None:
+            raise ServiceError(503, f"the learner has stopped: {service.learner.error}")
+        r = store.rules
+        newest = await asyncio.to_thread(read, lambda conn: conn.execute(
+            sa.select(sa.func.max(r.c.version))).scalar())
+        if newest is not None and body.version == newest:
+            raise ServiceError(409, f"rule version {body.version} is the one in force: "
+                               "nothing to roll back")
+        try:
+            row = await asyncio.wait_for(asyncio.wrap_future(
+                service.learner.publish(_key(request), restore=body.version)), PUBLISH_SECONDS)
+        except LookupError as exc:
+            raise ServiceError(404, f"{exc}: GET /policy/history lists them") from None
+        except ValueError as exc:  # the learner cannot adopt it
+            raise ServiceError(422, f"the learner cannot adopt rule version {body.version}: "
+                               f"{exc}") from None
+        except RuntimeError as exc:
+            raise ServiceError(503, str(exc)) from None
+        except TimeoutError:
+            raise ServiceError(503, f"no publication within {PUBLISH_SECONDS:g} s; it may "
+                               "still come: GET /policy tells") from None
         return _json(_rule_doc(await asyncio.to_thread(read, lambda conn: conn.execute(
             sa.select(r).where(r.c.version == row["version"])).one()), config))
 

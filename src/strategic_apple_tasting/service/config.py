@@ -65,6 +65,10 @@ def parse_cadence(text: str) -> tuple[str, float]:
                      f"SECONDS > 0), got {text!r}")
 
 
+#: The largest share of rejected applicants the service may accept at random: exploration
+#: costs at most that share times a default's loss on each such applicant.
+MAX_EXPLORE = 0.2
+
 #: What a feature of the settings may say (``[[features]]`` tables), besides its name.
 FEATURE_KEYS = ("name", "unit", "definition", "mean", "scale")
 
@@ -133,6 +137,10 @@ class ServiceConfig:
     warm_cap: int | None = None
     #: Days a log entry is kept once a saved state includes it (None: for ever).
     retain_days: float | None = None
+    #: The share of the applicants a learned rule rejects that are accepted at random
+    #: (exploration: each decision's propensity logged, for off-policy evaluation), at most
+    #: :data:`MAX_EXPLORE`; 0: none.
+    explore: float = 0.0
     #: A candidate learner fed the same log, never answering (its name; None: no shadow).
     shadow: str | None = None
     shadow_params: dict[str, Any] = field(default_factory=dict)
@@ -267,6 +275,11 @@ class ServiceConfig:
                     or not 0 <= value <= 1e9 or (name == "retain_days" and value == 0):
                 low = "0 (excluded)" if name == "retain_days" else "0"
                 raise ValueError(f"{name} must be a number from {low} to 1e9, got {value!r}")
+        value = self.explore
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not 0 <= value <= MAX_EXPLORE:
+            raise ValueError(f"explore must be a share from 0 to {MAX_EXPLORE:g} (of the "
+                             f"applicants the rule rejects, accepted at random), got {value!r}")
         value = self.warm_cap
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                   or value < 0):
@@ -277,6 +290,9 @@ class ServiceConfig:
             raise ValueError(f"give one warm start, not {' and '.join(starts)}")
         check_url(self.database)
         self._check_learner(self.learner, self.make_learner(), "learner")
+        if self.explore and self.make_learner().get_params().get("feedback") == "bandit":
+            raise ValueError("explore is for apple tasting: a learner under bandit feedback "
+                             "observes every applicant's outcome, so give explore = 0")
         if self.shadow is not None:
             if not isinstance(self.shadow, str) or not isinstance(self.shadow_params, dict):
                 raise ValueError(f"shadow must name a learner and shadow_params be a table of "

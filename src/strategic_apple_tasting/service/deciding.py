@@ -23,11 +23,23 @@ rule published before the learner learned any outcome (``rules.learned`` = 0), a
 acceptances are given in all (``log_counter.warm_accepted``, counted under the log's lock);
 past it the rule's acceptances are rejections marked ``capped``, which the learner does not
 learn and which take no outcome.
+
+With ``explore`` > 0, each applicant a learned rule rejects is accepted at random with that
+probability (:func:`coin`: drawn from the decision's id and the service's seed, so a retried
+or replayed decision draws the same), marked ``explored``. Every decision logs its
+``propensity``, the probability of the action taken: 1 when the rule decided alone, ``explore``
+for an acceptance at random, 1 − ``explore`` for a rejection that could have been one.
+``sat serve evaluate`` weighs the log by them. An explored acceptance is not the rule's
+decision: the learner files it as its rule's rejection and does not learn its outcome (a
+learner's estimates assume the points its own rule chose); a shadow that would have accepted
+the applicant does. No exploration under a first guess (the cap guards those).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import hashlib
 import json
 import queue
 import threading
@@ -47,6 +59,31 @@ from .sqlite_file import DatabaseLost
 
 #: Rows written in one transaction at most (a group of requests is cut there).
 GROUP_ROWS = 20_000
+#: The stream of the service's seed that exploration's coins are drawn from.
+EXPLORE_STREAM = 7
+
+
+def coin(seed: int, id_: str) -> float:
+    """A uniform draw in [0, 1) for decision ``id_``: the id hashed under a key drawn from the
+    seed's exploration stream (a counter-based draw, keyed by the id), so the same id always
+    draws the same (a retry, a replay) and the draws of distinct ids are independent, at the
+    cost of one hash (a Generator built per decision costs a hundred times more).
+
+    Examples
+    --------
+    >>> coin(0, "a") == coin(0, "a") != coin(0, "b")
+    True
+    >>> 0.0 <= coin(0, "a") < 1.0
+    True
+    """
+    digest = hashlib.blake2b(id_.encode(), digest_size=8, key=_coin_key(seed)).digest()
+    return float(int.from_bytes(digest, "little") >> 11) * 2.0 ** -53
+
+
+@functools.lru_cache(maxsize=8)
+def _coin_key(seed: int) -> bytes:
+    return np.random.SeedSequence(seed, spawn_key=(EXPLORE_STREAM,)).generate_state(
+        4, np.uint64).tobytes()
 
 
 class ServiceError(Exception):
@@ -78,8 +115,11 @@ class Writer:
     """
 
     def __init__(self, engine: Engine, bandit: bool, on_commit: Any = lambda: None,
-                 scale: Any = None, cap: int | None = None) -> None:
+                 scale: Any = None, cap: int | None = None, explore: float = 0.0,
+                 seed: int = 0) -> None:
         self.engine = engine
+        self.explore = float(explore)
+        self.seed = int(seed)
         self.bandit = bandit
         self.on_commit = on_commit
         self.scale = scale if scale is not None else (lambda x: np.asarray(x, dtype=float))
@@ -212,7 +252,8 @@ class Writer:
         if decided_ids:
             for chunk in _chunks(decided_ids):
                 for row in conn.execute(sa.select(d.c.id, d.c.features, d.c.accepted,
-                                                  d.c.version, d.c.capped, d.c.group)
+                                                  d.c.version, d.c.capped, d.c.group,
+                                                  d.c.explored)
                                         .where(d.c.id.in_(chunk))):
                     known[row.id] = row._asdict()
         reported: dict[str, float] = {}
@@ -293,6 +334,8 @@ class Writer:
                             "version": row["version"]})
                 if row.get("capped"):
                     out[-1]["capped"] = True
+                if row.get("explored"):
+                    out[-1]["explored"] = True
                 continue
             id_ = given if given is not None else uuid.uuid4().hex
             z = self.scale(x)
@@ -301,20 +344,28 @@ class Writer:
             band = in_band(float(score(np.asarray(rule.beta, dtype=float),
                                        np.asarray(z, dtype=float))),
                            float(rule.threshold), shift, accepted)
-            capped = None
+            capped, explored, propensity = None, None, 1.0
             if accepted and room is not None:
                 if room[0] <= 0:
                     accepted, capped = False, True
                 else:
                     room[0] -= 1
+            elif not accepted and room is None and self.explore > 0.0:
+                if coin(self.seed, id_) < self.explore:
+                    accepted, explored, band, propensity = True, True, False, self.explore
+                else:
+                    propensity = 1.0 - self.explore
             row = {"id": id_, "features": json.dumps(list(x)), "accepted": accepted,
                    "version": version, "created_at": now, "key_id": request.key_id,
-                   "capped": capped, "group": group, "band": band}
+                   "capped": capped, "group": group, "band": band,
+                   "propensity": propensity, "explored": explored}
             rows.append(row)
             mine[id_] = row
             out.append({"id": id_, "accepted": accepted, "version": version})
             if capped:
                 out[-1]["capped"] = True
+            if explored:
+                out[-1]["explored"] = True
         request.rows = rows
         known.update(mine)
         return out

@@ -13,7 +13,10 @@ Reasons: a rejection's reasons are the features that lowered the score most (the
 contributions ``β[i] * z[i]``, at most :data:`REASONS`); with standardized features a
 contribution is measured from the average applicant (``z = 0``), so a reason says "this
 feature, at this value, put you below where an average applicant would be". A rejection by the
-acceptance cap says so instead: the rule accepted the applicant.
+acceptance cap says so instead: the rule accepted the applicant. A rejection whose score lay
+within the rule's allowance for gaming (the band its shift created: it would have cleared the
+unshifted threshold) says so first, the one reason a strategic lender most owes an applicant;
+an acceptance at random (exploration) says that the rule alone would have rejected it.
 """
 
 from __future__ import annotations
@@ -44,8 +47,10 @@ def explain(decision: Any, rule: Any, outcome: Any, config: ServiceConfig) -> di
              "weight": float(beta[i]), "contribution": contributions[i]}
             for i, f in enumerate(features)]
     capped = bool(decision.capped)
+    explored = bool(getattr(decision, "explored", None))
     doc: dict[str, Any] = {
         "id": decision.id, "accepted": bool(decision.accepted), "capped": capped,
+        "explored": explored, "propensity": _propensity(decision),
         "version": decision.version, "decided_at": decision.created_at,
         "key_id": decision.key_id, "score": total, "threshold": float(rule.threshold),
         "margin": total - float(rule.threshold), "features": rows,
@@ -59,9 +64,28 @@ def explain(decision: Any, rule: Any, outcome: Any, config: ServiceConfig) -> di
                            "still within its first rule, before it had learned any outcome, "
                            "and the number of acceptances allowed then (warm_cap) had been "
                            "reached"}]
+    elif explored:
+        doc["reasons"] = [{"text": f"the rule alone would have rejected this application (the "
+                           f"score was {-doc['margin']:.4g} short of the threshold); it was "
+                           f"accepted at random, as a share of {doc['propensity']:g} of such "
+                           "applications are, so that the lender learns how they turn out"}]
     elif not decision.accepted:
         doc["reasons"] = reasons(rows, doc["margin"])
+        shift = getattr(rule, "shift", None)
+        if getattr(decision, "band", None) and shift:
+            doc["reasons"].insert(0, {
+                "text": f"the score would have cleared the threshold without the allowance "
+                        f"for gaming ({shift:.4g}): the lender raises its threshold by that "
+                        "much because applicants can raise their scores by up to that much, "
+                        "and this score lay within that allowance"})
     return doc
+
+
+def _propensity(decision: Any) -> float:
+    """The probability of the action the service took (1 for a row from before exploration
+    was logged: the rule decided alone then)."""
+    value = getattr(decision, "propensity", None)
+    return 1.0 if value is None else float(value)
 
 
 def reasons(rows: list[dict[str, Any]], margin: float) -> list[dict[str, Any]]:

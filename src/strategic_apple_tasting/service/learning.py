@@ -58,6 +58,15 @@ ALIVE_EVERY = 1.0
 
 
 @dataclass(frozen=True)
+class Asked:
+    """A publication asked for (``POST /publish``, a rollback): by which key, restoring
+    which earlier version (None: the learner's next rule)."""
+
+    key_id: str | None
+    restore: int | None = None
+
+
+@dataclass(frozen=True)
 class Entry:
     """One log entry: a decision or an outcome."""
 
@@ -68,6 +77,7 @@ class Entry:
     version: int | None = None  # the rule a decision was made under (an outcome's: its own)
     outcome: float | None = None  # an outcome's value
     capped: bool = False  # a rejection by the acceptance cap, not by the rule
+    explored: bool = False  # an acceptance at random of an applicant the rule rejected
 
 
 def read_log(conn: Connection, after: int, limit: int = CHUNK, upto: int | None = None
@@ -78,12 +88,12 @@ def read_log(conn: Connection, after: int, limit: int = CHUNK, upto: int | None 
     d, o = store.decisions, store.outcomes
     decisions = sa.select(d.c.seq, d.c.id.label("id"), d.c.features, d.c.accepted,
                           d.c.version, sa.cast(sa.null(), sa.Double).label("outcome"),
-                          d.c.capped).where(d.c.seq > after)
+                          d.c.capped, d.c.explored).where(d.c.seq > after)
     outcomes = sa.select(o.c.seq, o.c.decision_id.label("id"),
                          sa.cast(sa.null(), sa.Text).label("features"),
                          sa.cast(sa.null(), sa.Boolean).label("accepted"),
                          d.c.version, o.c.outcome,
-                         sa.cast(sa.null(), sa.Boolean).label("capped")
+                         sa.cast(sa.null(), sa.Boolean).label("capped"), d.c.explored
                          ).select_from(o.join(d, d.c.id == o.c.decision_id)
                                        ).where(o.c.seq > after)
     if upto is not None:
@@ -91,9 +101,9 @@ def read_log(conn: Connection, after: int, limit: int = CHUNK, upto: int | None 
     log = sa.union_all(decisions, outcomes).subquery()
     rows = conn.execute(sa.select(log).order_by(log.c.seq).limit(limit)).all()
     return [Entry(r.seq, r.id, json.loads(r.features), bool(r.accepted), r.version,
-                  capped=bool(r.capped))
+                  capped=bool(r.capped), explored=bool(r.explored))
             if r.features is not None else Entry(r.seq, r.id, version=r.version,
-                                                 outcome=r.outcome)
+                                                 outcome=r.outcome, explored=bool(r.explored))
             for r in rows]
 
 
@@ -140,6 +150,7 @@ class LogLearner:
         # as far as it reached when the next rule was published (store.lock_log).
         self.releases: list[tuple[int, int]] = []
         self.held: int | None = None  # the version the last publication held
+        self.explored_share: float | None = None  # the last publication's, if it explored
         self.waiting: set[str] = set() if shadow is None else set(shadow.pending())
         self.collect = False
         self.tally: dict[int, list[float]] = {}  # version → decisions, accepted, outcomes, sum,
@@ -159,15 +170,17 @@ class LogLearner:
             if entry.outcome is None:
                 if not entry.capped:
                     z = self.scale(entry.x)
-                    self.learner.record(z, entry.id, entry.accepted, entry.version,
-                                        time=self.origin + entry.seq)
+                    # An explored acceptance is filed as its rule's rejection (the module).
+                    self.learner.record(z, entry.id, entry.accepted and not entry.explored,
+                                        entry.version, time=self.origin + entry.seq)
                     if self.shadow is not None:
                         self._shadow_decides(entry, z)
             else:
-                used = self.learner.report(entry.id, entry.outcome)
-                self.learned += 1
-                self.clean += bool(used)
-                self.since += 1
+                if not entry.explored:
+                    used = self.learner.report(entry.id, entry.outcome)
+                    self.learned += 1
+                    self.clean += bool(used)
+                    self.since += 1
                 if entry.id in self.waiting:
                     self.waiting.discard(entry.id)
                     self.shadow.report(entry.id, entry.outcome)
@@ -209,8 +222,13 @@ class LogLearner:
         learner has read that far (decisions under it may lie up to there). The shadow
         publishes its next rule at the same moment."""
         time = self.origin + self.seq
+        before = self._explored()
         rule = (self.learner.publish(time=time) if given is None
                 else self.learner.adopt(given, time=time))
+        # A learner that explores once locked out (the logistic learners) published its
+        # accept-all rule at random: the rule records the share it was drawn with.
+        self.explored_share = (float(self.learner.explore)
+                               if before is not None and self._explored() > before else None)
         self.learner.hold(rule.version)
         if self.held is not None:  # the service's previous rule (a warm start's are not held)
             self.releases.append((self.held, log_at))
@@ -222,6 +240,10 @@ class LogLearner:
             if self.collect:
                 self.shadow_rules.append(shadow_rule)
         return rule
+
+    def _explored(self) -> int | None:
+        """Rounds the learner has explored, if it is one that explores (else None)."""
+        return getattr(self.learner, "explored", None)
 
     def _release_due(self) -> None:
         while self.releases and self.seq >= self.releases[0][1]:
@@ -356,11 +378,8 @@ def _republish(current: LogLearner, row: Any) -> None:
     if row.after_seq != current.seq:
         raise ValueError(f"replay diverged: rule version {row.version} follows log position "
                          f"{row.after_seq}, the replay is at {current.seq}")
-    given = None
-    if row.source == "given":
-        from ..game.policies import LinearThreshold
-
-        given = LinearThreshold(np.asarray(json.loads(row.beta), dtype=float), row.threshold)
+    # A rule given from outside, or an earlier one again (a rollback), is adopted again.
+    given = _given_row(row) if row.source in ("given", "rollback") else None
     rule = current.publish(row.log_at, given)
     beta = _beta(rule)
     if rule.version != row.version or beta != row.beta or \
@@ -406,7 +425,7 @@ class LearnerLoop:
         self._lock = SingleLearner(engine, config.database)
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._commands: list[tuple[Future, str | None]] = []
+        self._commands: list[tuple[Future, Asked]] = []
         self._guard = threading.Lock()
         self._thread: threading.Thread | None = None
         self.current: LogLearner | None = None
@@ -481,15 +500,17 @@ class LearnerLoop:
         """New log entries: learn them soon."""
         self._wake.set()
 
-    def publish(self, key_id: str | None = None) -> Future:
+    def publish(self, key_id: str | None = None, restore: int | None = None) -> Future:
         """Learn everything logged so far, then publish (asked by API key ``key_id``); the
-        future gives the rules row."""
+        future gives the rules row. ``restore``: publish instead the rule of that earlier
+        version again (a rollback), as a new version naming it; the learner adopts it and
+        keeps learning (the future fails with ``LookupError`` if there is no such version)."""
         future: Future = Future()
         # Running from the start: a client that stops waiting cannot cancel it (the
         # publication may still happen; GET /policy tells).
         future.set_running_or_notify_cancel()
         with self._guard:
-            self._commands.append((future, key_id))
+            self._commands.append((future, Asked(key_id, restore)))
         self._wake.set()
         return future
 
@@ -569,7 +590,7 @@ class LearnerLoop:
         log.warning("took over as the learner of database %s at log position %d",
                     shown(self.config.database), self.current.seq)
 
-    def _lost(self, why: str, commands: list[tuple[Future, str | None]]) -> None:
+    def _lost(self, why: str, commands: list[tuple[Future, Asked]]) -> None:
         """The lock ended: what this learner holds in memory may no longer be the only
         learner's, so it writes nothing more and stands by (and takes over again if it gets
         the lock: rebuilt from the database)."""
@@ -583,7 +604,7 @@ class LearnerLoop:
                                               "stands by"))
 
     def _refused(self, exc: sa.exc.OperationalError,
-                 commands: list[tuple[Future, str | None]]) -> None:
+                 commands: list[tuple[Future, Asked]]) -> None:
         """The database refused a transaction (a full disk, a read-only file, a lock held too
         long, a lost connection): what was learned in memory is not in it, so the learner is
         rebuilt from the database before its next try, in :data:`RETRY_SECONDS`. The
@@ -626,7 +647,7 @@ class LearnerLoop:
         return (current.since >= cadences.get("outcomes", math.inf)
                 or now >= self._published_at + cadences.get("period", math.inf))
 
-    def _step(self, commands: list[tuple[Future, str | None]] = (), save: bool = False
+    def _step(self, commands: list[tuple[Future, Asked]] = (), save: bool = False
               ) -> list[tuple[Future, Any]]:
         """Read the log and learn (outside any write transaction: deciders never wait for the
         learner's arithmetic), then, if there is anything to write, one short write
@@ -663,8 +684,21 @@ class LearnerLoop:
             self._lock.verify(conn)
             if due:
                 self._publish(conn)
-            done += [(future, self._publish(conn, key_id=key_id))
-                     for future, key_id in commands]
+            for future, asked in commands:
+                if asked.restore is None:
+                    done.append((future, self._publish(conn, key_id=asked.key_id)))
+                    continue
+                rule = conn.execute(sa.select(store.rules).where(
+                    store.rules.c.version == asked.restore)).first()
+                if rule is None:  # nothing is written for it
+                    future.set_exception(LookupError(
+                        f"rule version {asked.restore} was never published"))
+                    continue
+                try:
+                    done.append((future, self._publish(conn, _given_row(rule), asked.key_id,
+                                                       restores=rule)))
+                except ValueError as exc:  # the learner cannot adopt it: refused before
+                    future.set_exception(exc)  # it changed anything (DecisionDesk.adopt)
             if saved is not None:
                 self._save(conn, saved)
             self._write_gathered(conn, current)
@@ -709,7 +743,9 @@ class LearnerLoop:
                 self._horizon = 0  # nothing more to delete until the base moves
 
     def _publish(self, conn: Connection, given: Any = None,
-                 key_id: str | None = None) -> dict[str, Any]:
+                 key_id: str | None = None, restores: Any = None) -> dict[str, Any]:
+        """Publish the learner's next rule, or ``given`` (adopted), or an earlier rule again
+        (``restores``: its rules row; a rollback, carrying that rule's shift)."""
         log_at = store.lock_log(conn)
         rule = self.current.publish(log_at, given)
         self._published_at = store.now()
@@ -717,8 +753,13 @@ class LearnerLoop:
         # A rule given from outside carries no shift the service knows (NULL: no band).
         shift = None if given is not None else rule_shift(self.current.learner,
                                                           np.asarray(rule.rule.beta))
-        row.update(key_id=key_id, source=None if given is None else "given",
-                   learned=self.current.learned + self.current.prior, shift=shift)
+        if restores is not None:
+            shift = restores.shift
+            row.update(restores=restores.version)
+        row.update(key_id=key_id, source=None if given is None else
+                   "given" if restores is None else "rollback",
+                   learned=self.current.learned + self.current.prior, shift=shift,
+                   explored=self.current.explored_share)
         conn.execute(sa.insert(store.rules).values(**row))
         self._write_gathered(conn, self.current)  # the shadow's rule, in the same transaction
         return row
@@ -740,6 +781,13 @@ class LearnerLoop:
                             .limit(KEEP_STATES)).scalars().all()
         conn.execute(sa.delete(s).where(s.c.seq < min(keep), s.c.pinned.is_not(True)))
         self._saved_at = row["seq"]
+
+
+def _given_row(row: Any) -> Any:
+    """A rules row's rule, to adopt (a rollback's, and its replay)."""
+    from ..game.policies import LinearThreshold
+
+    return LinearThreshold(np.asarray(json.loads(row.beta), dtype=float), row.threshold)
 
 
 def _given(text: str) -> Any:

@@ -45,7 +45,7 @@ MAX_ID = 128
 #: The longest group name a decision may carry.
 MAX_GROUP = 64
 #: The newest migration (what every start brings a database to).
-HEAD = "0003"
+HEAD = "0004"
 #: Seconds to wait for a PostgreSQL server to answer a connection (libpq waits for ever).
 CONNECT_TIMEOUT = 10
 
@@ -74,7 +74,10 @@ rules = sa.Table(
     sa.Column("key_id", sa.String(32), nullable=True),  # who asked for it (POST /publish)
     sa.Column("source", sa.String(16), nullable=True),  # "given": a warm start's rule
     sa.Column("learned", sa.BigInteger, nullable=True),  # outcomes learned when published
-    sa.Column("shift", sa.Double, nullable=True))  # its shift for gaming
+    sa.Column("shift", sa.Double, nullable=True),  # its shift for gaming
+    # the learner's exploring share, when it published this rule as one (else NULL)
+    sa.Column("explored", sa.Double, nullable=True),
+    sa.Column("restores", sa.Integer, nullable=True))  # a rollback: the version it restores
 
 decisions = sa.Table(
     "decisions", METADATA,
@@ -88,7 +91,10 @@ decisions = sa.Table(
     sa.Column("group", sa.String(64), nullable=True),  # for figures by group; never learned
     sa.Column("capped", sa.Boolean, nullable=True),  # rejected by the cap, not by the rule
     # rejected, with a score in the band the rule's shift created
-    sa.Column("band", sa.Boolean, nullable=True))
+    sa.Column("band", sa.Boolean, nullable=True),
+    # the probability of the action logged (1: the rule's own; NULL: from before exploration)
+    sa.Column("propensity", sa.Double, nullable=True),
+    sa.Column("explored", sa.Boolean, nullable=True))  # accepted at random below the cutoff
 
 outcomes = sa.Table(
     "outcomes", METADATA,
