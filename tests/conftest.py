@@ -144,7 +144,7 @@ class Visit(NamedTuple):
 
 @pytest.fixture
 def browser():
-    """``browser(url, inspect, screenshot)``: load ``url`` in Debian's headless Chromium
+    """``browser(url, inspect, screenshot, headers)``: load ``url`` in Debian's headless Chromium
     (driven by playwright), run ``inspect(page)``, save a full-page screenshot; or a skip
     saying what is missing."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -155,13 +155,16 @@ def browser():
     except ImportError:
         pytest.skip("playwright not installed: pip install playwright")
 
-    def visit(url: str, inspect: Callable[[Any], Any], screenshot: Path) -> Visit:
+    def visit(url: str, inspect: Callable[[Any], Any], screenshot: Path,
+              headers: dict[str, str] | None = None) -> Visit:
         errors: list[str] = []
         requested: list[str] = []
         with sync_playwright() as p:
             chrome = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
             try:
                 page = chrome.new_page(viewport={"width": 1280, "height": 900})
+                if headers:
+                    page.set_extra_http_headers(headers)
                 page.on("console",
                         lambda m: errors.append(m.text) if m.type == "error" else None)
                 page.on("pageerror", lambda e: errors.append(str(e)))

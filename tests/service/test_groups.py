@@ -106,7 +106,7 @@ def test_per_group_figures_in_metrics_prometheus_and_the_page(serve, tmp_path):
         assert reasons[0][0].startswith("the score would have cleared the threshold without "
                                         f"the allowance for gaming ({shift:.4g})")
         assert not any("allowance for gaming" in r for r in reasons[1])
-        page = c.get("/").text
+        page = c.get("/operator").text
     # The warm-up: 4 each in a and b, all accepted; b's outcomes 0.8k − 1 for k = 0, 2, 4, 6
     # (−1, 0.6, 2.2, 3.8: 3 of 4 > 0), a's for k = 1, 3, 5, 7 (−0.2, 1.4, 3, 4.6: 3 of 4; g-0
     # adds a defaulted one).

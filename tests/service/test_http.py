@@ -163,21 +163,28 @@ def test_openapi_lists_the_write_endpoints(client):
     paths = doc["paths"]
     for path in ("/decisions", "/outcomes", "/publish"):
         assert set(paths[path]) == {"post"}, (path, paths[path])
-    for path in ("/policy", "/policy/history", "/metrics", "/health", "/"):
+    for path in ("/policy", "/policy/history", "/metrics", "/health", "/", "/operator"):
         assert set(paths[path]) == {"get"}, (path, paths[path])
     schemas = doc["components"]["schemas"]
     assert {"x", "id", "applicants"} <= set(schemas["DecisionsIn"]["properties"])
     assert {"id", "outcome", "outcomes"} <= set(schemas["OutcomesIn"]["properties"])
 
 
-def test_page_shows_the_rule_in_force(client):
+def test_the_pages_show_the_rule_in_force(client):
     page = client.get("/")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     version = client.get("/policy").json()["version"]
-    text = page.text
-    assert "<p id=rule>" in text and f"version {version}" in text
-    assert "<figure id=acceptance><svg" in text
-    assert not re.search(r"""(src|href)=["']?(https?:)?//""", text)  # nothing from elsewhere
+    assert "<p id=rule>" in page.text and "points reach" in page.text
+    operator = client.get("/operator")
+    assert operator.status_code == 200
+    assert f"version {version}" in operator.text
+    assert "<figure id=acceptance><svg" in operator.text
+    for text in (page.text, operator.text):  # nothing from elsewhere
+        assert not re.search(r"""(src|href)=["']?(https?:)?//""", text)
+    # The operator's page needs a key (the control: the applicants' page does not).
+    url = str(client.base_url).rstrip("/")
+    assert httpx.get(f"{url}/operator").status_code == 401
+    assert httpx.get(f"{url}/").status_code == 200
 
 
 # -- deciding and reporting ------------------------------------------------------------------
@@ -718,7 +725,7 @@ def test_publish_learns_the_outcomes_and_changes_the_rule(client):
     metrics = client.get("/metrics").json()  # a publication first learns all that is logged
     assert metrics["outcomes_learned"] == metrics["outcomes"] and metrics["learner_lag"] == 0
     assert metrics["rule_version"] == rule["version"]
-    assert f"version {rule['version']}" in client.get("/").text
+    assert f"version {rule['version']}" in client.get("/operator").text
 
     # Decisions now follow the new rule; a retry keeps the decision it had.
     beta = rule["beta"]

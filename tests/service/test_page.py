@@ -1,8 +1,10 @@
-"""The public policy page (``GET /``) of a running service, in headless Chromium."""
+"""The service's two pages in headless Chromium: the applicants' page (``GET /``, public, in
+plain words and numbers) and the operator's page (``GET /operator``, with a key)."""
 
 from __future__ import annotations
 
 import random
+import re
 import time
 
 from .conftest import httpx  # noqa: F401  (skips the module without the 'serve' extra)
@@ -34,29 +36,62 @@ def _traffic(server) -> int:
     return version
 
 
-def test_page_renders_in_headless_chromium(browser, serve, tmp_path):
-    server = serve("--publish", "manual")
+def _overflow(page) -> int:
+    return page.evaluate("document.documentElement.scrollWidth"
+                         " - document.documentElement.clientWidth")
+
+
+#: What an applicant's page never shows: the paper's symbols, scientific notation (in its
+#: text), an empty table cell (in its HTML).
+JARGON = re.compile(r"β|δ|\d[eE][-+]?\d")
+EMPTY_CELL = re.compile(r"<td>\s*</td>|<td>—</td>")
+
+
+def _plain(text: str, html: str) -> bool:
+    return not JARGON.search(text) and not EMPTY_CELL.search(html)
+
+
+def test_the_operator_page_and_the_applicant_page_in_headless_chromium(browser, serve,
+                                                                         tmp_path):
+    server = serve("--publish", "manual", "--contact", "loans@lender.example, +1 555 0100")
     version = _traffic(server)
     assert version == 3
 
     def inspect(page):
         plot = page.locator("#acceptance svg")
         return (page.title(), page.inner_text("#rule"), plot.is_visible(), plot.bounding_box(),
-                page.locator("table").nth(1).locator("tbody tr").count(),
-                page.evaluate("document.documentElement.scrollWidth"
-                              " - document.documentElement.clientWidth"))
+                page.locator("table").nth(1).locator("tbody tr").count(), _overflow(page),
+                page.inner_text("#evaluation"))
 
-    seen, errors, requested = browser(f"{server.url}/", inspect, tmp_path / "page.png")
-    title, rule, visible, box, changes, overflow = seen
+    headers = {"Authorization": f"Bearer {server.key}"}
+    seen, errors, requested = browser(f"{server.url}/operator", inspect,
+                                      tmp_path / "operator.png", headers)
+    title, rule, visible, box, changes, overflow, evaluation = seen
     assert errors == []
     assert all(url.startswith(server.url) for url in requested), requested
-    assert title == "Published lending rule"
+    assert title == "Lending rule: operator"
     assert rule.startswith("An applicant is accepted when") and "≥" in rule
     assert "x1" in rule and "x3" in rule
     assert visible and box is not None and box["width"] > 300 and box["height"] > 100, box
     assert changes == version  # one row per published rule
     assert overflow <= 0
-    assert (tmp_path / "page.png").stat().st_size > 10_000
+    assert "rule version 2 (the one before)" in evaluation and "Exploration is off" in evaluation
+    assert (tmp_path / "operator.png").stat().st_size > 10_000
+
+    def applicant(page):
+        return (page.title(), page.inner_text("#rule"), page.inner_text("#contact"),
+                page.content(), _overflow(page), page.inner_text("body"))
+
+    seen, errors, _ = browser(f"{server.url}/", applicant, tmp_path / "applicant.png")
+    title, rule, contact, html, overflow, text = seen
+    assert errors == [] and overflow <= 0
+    assert title == "How your application is decided"
+    assert "accepted when its points reach" in rule
+    assert "loans@lender.example, +1 555 0100" in contact
+    assert _plain(text, html), (JARGON.search(text), EMPTY_CELL.search(html))
+    # The operator's figures are not on the applicants' page (the control: they are on the
+    # operator's, above).
+    assert "acceptance" not in text.lower() and "shadow" not in text.lower()
 
 
 def test_the_applicant_section_and_the_shadow_learner_in_headless_chromium(browser, serve,
@@ -90,31 +125,34 @@ def test_the_applicant_section_and_the_shadow_learner_in_headless_chromium(brows
         policy = c.get("/policy").json()
 
     def inspect(page):
-        return (page.inner_text("#applicants"), page.locator("#applicants + p").inner_text(),
-                page.locator("table").nth(2).inner_text(), page.inner_text("#shadow"),
-                page.locator("table").nth(3).inner_text(),
-                page.evaluate("document.documentElement.scrollWidth"
-                              " - document.documentElement.clientWidth"))
+        return (page.inner_text("#rule"), page.locator("table").first.inner_text(),
+                page.content(), _overflow(page), page.inner_text("body"))
 
     seen, errors, _ = browser(f"{server.url}/", inspect, tmp_path / "page.png")
-    heading, how, features, shadow, compared, overflow = seen
+    rule, features, html, overflow, text = seen
     assert errors == [] and overflow <= 0
-    assert "For applicants" in heading and "average applicant" in how
-    for word in ("yearly income before tax", "kUSD/year", "years at the current job", "50",
-                 "per kUSD"):
+    assert "points reach" in rule and _plain(text, html)
+    for word in ("yearly income before tax", "years at the current job", "per kUSD/year"):
         assert word in features, features
-    # One unit more of income moves the score by its weight over its spread.
-    assert f"{policy['beta'][0] / 20:+.4g} per kUSD/year" in features
+    # One kUSD/year more of income moves the points by its weight over its spread, in plain
+    # numbers; the points needed are the threshold moved to the features' own units.
+    from strategic_apple_tasting.service.page import plain
+
+    per = [b / s for b, s in zip(policy["beta"], (20, 5, 3), strict=True)]
+    word = "adds" if per[0] > 0 else "takes away"
+    assert f"{word} {plain(abs(per[0]))} points per kUSD/year" in features, features
+    needed = policy["threshold"] + sum(p * m for p, m in zip(per, (50, 10, 4), strict=True))
+    assert f"points reach {plain(needed)}" in rule, rule
+    assert "ask the lender that sent you here" in html  # no contact set
+
+    def operator(page):
+        return (page.inner_text("#shadow"),
+                page.locator("table", has_text="shadow rule").first.inner_text())
+
+    seen, errors, _ = browser(f"{server.url}/operator", operator, tmp_path / "operator.png",
+                              {"Authorization": f"Bearer {server.key}"})
+    shadow, compared = seen
+    assert errors == []
     assert "shifted-ols" in shadow and "never answers" in shadow
     rows = [r.split("\t") for r in compared.splitlines()[1:]]
     assert [r[0] for r in rows] == ["live rule", "shadow rule", "agreed"]
-    assert int(rows[0][1].replace(",", "")) > 0  # the shadow saw decisions after its first rule
-    # The shadow never answered: every decision the clients got is the live rule's.
-    engine = __import__("strategic_apple_tasting.service.store", fromlist=["store"])
-    db = engine.connect(server.database)
-    import sqlalchemy as sa
-    with db.connect() as conn:
-        shadow_rules = conn.execute(sa.select(sa.func.count()).select_from(
-            engine.shadow_rules)).scalar_one()
-    db.dispose()
-    assert shadow_rules == 4  # one beside each live publication (the start's and three)

@@ -82,6 +82,9 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
                    help="accept this share (at most 0.2) of the applicants a learned rule "
                    "rejects, at random, each decision's propensity logged for sat serve "
                    "evaluate (default 0)")
+    p.add_argument("--contact", metavar="TEXT",
+                   help="how a rejected applicant reaches the lender (shown on the applicants' "
+                   "page), e.g. 'loans@lender.example, +1 555 0100'")
     p.add_argument("--retain-days", type=number("--retain-days"), metavar="DAYS",
                    help="drop log entries this old once a saved learner holds them (default: "
                    "keep for ever)")
@@ -186,7 +189,8 @@ def _config(args: argparse.Namespace) -> Any:
              "max_body": getattr(args, "max_body", None),
              "body_timeout": getattr(args, "body_timeout", None),
              "snapshot_every": getattr(args, "snapshot_every", None)}
-    for name in ("min_interval", "warm_cap", "explore", "retain_days", "shadow", "start_rule",
+    for name in ("min_interval", "warm_cap", "explore", "contact", "retain_days", "shadow",
+                 "start_rule",
                  "start_learner", "start_log"):
         given[name] = getattr(args, name, None)
     params = dict(getattr(args, "param", None) or [])

@@ -283,6 +283,7 @@ class Gate:
 
     WRITES = frozenset({"/decisions", "/outcomes", "/publish", "/rollback"})
     PRIVATE = "/decisions/"  # GET /decisions/{id}: an applicant's features need a key
+    OPERATOR = "/operator"  # the operator's page: figures by group, experiments
     JSON = frozenset({"/decisions", "/outcomes", "/rollback"})  # the writes that take a body
 
     def __init__(self, app: Any, limit: int, keys: Any, deadline: float = 10.0) -> None:
@@ -296,7 +297,8 @@ class Gate:
             return await self.app(scope, receive, send)
         headers = dict(scope["headers"])
         post = scope["method"] == "POST"
-        if (post and scope["path"] in self.WRITES) or scope["path"].startswith(self.PRIVATE):
+        if ((post and scope["path"] in self.WRITES) or scope["path"].startswith(self.PRIVATE)
+                or scope["path"] == self.OPERATOR):
             header = headers.get(b"authorization", b"").decode("latin-1")
             why = await self._unauthorized(header)
             if why is not None:
@@ -635,11 +637,19 @@ def create_app(service: Service) -> FastAPI:
                       "learner_error": error, "database_error": database},
                      200 if status == "ok" else 503)
 
-    @app.get("/", response_class=HTMLResponse, summary="The public policy page")
+    @app.get("/", response_class=HTMLResponse, summary="The applicants' page (public)")
     async def page() -> HTMLResponse:
-        from .page import policy_page
+        from .page import applicant_page
 
-        return HTMLResponse(await asyncio.to_thread(policy_page, service))
+        return HTMLResponse(await asyncio.to_thread(applicant_page, service))
+
+    @app.get("/operator", response_class=HTMLResponse,
+             summary="The operator's page: rules, groups, shadow, exploration (API key)",
+             dependencies=key)
+    async def operator() -> HTMLResponse:
+        from .page import operator_page
+
+        return HTMLResponse(await asyncio.to_thread(operator_page, service))
 
     return app
 

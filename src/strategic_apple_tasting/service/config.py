@@ -141,6 +141,8 @@ class ServiceConfig:
     #: (exploration: each decision's propensity logged, for off-policy evaluation), at most
     #: :data:`MAX_EXPLORE`; 0: none.
     explore: float = 0.0
+    #: How a rejected applicant reaches the lender (shown on the applicants' page).
+    contact: str | None = None
     #: A candidate learner fed the same log, never answering (its name; None: no shadow).
     shadow: str | None = None
     shadow_params: dict[str, Any] = field(default_factory=dict)
@@ -275,6 +277,10 @@ class ServiceConfig:
                     or not 0 <= value <= 1e9 or (name == "retain_days" and value == 0):
                 low = "0 (excluded)" if name == "retain_days" else "0"
                 raise ValueError(f"{name} must be a number from {low} to 1e9, got {value!r}")
+        if self.contact is not None and (not isinstance(self.contact, str)
+                                         or not 0 < len(self.contact) <= 500):
+            raise ValueError(f"contact must be text of 1 to 500 characters (how a rejected "
+                             f"applicant reaches the lender), got {self.contact!r:.60}")
         value = self.explore
         if isinstance(value, bool) or not isinstance(value, int | float) \
                 or not 0 <= value <= MAX_EXPLORE:

@@ -32,7 +32,8 @@ for an acceptance at random, 1 − ``explore`` for a rejection that could have b
 ``sat serve evaluate`` weighs the log by them. An explored acceptance is not the rule's
 decision: the learner files it as its rule's rejection and does not learn its outcome (a
 learner's estimates assume the points its own rule chose); a shadow that would have accepted
-the applicant does. No exploration under a first guess (the cap guards those).
+the applicant does. No exploration where the acceptance cap applies (a first guess under
+``cap``: the cap, not chance, decides there).
 """
 
 from __future__ import annotations

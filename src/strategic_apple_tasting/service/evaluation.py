@@ -146,15 +146,17 @@ def _cross_fitted(features: np.ndarray | None, accepted: np.ndarray, y: np.ndarr
 
 
 def evaluate_log(engine: Engine, candidate: LinearThreshold, scale: Any, r0: float,
-                 bandit: bool = False) -> OffPolicyEstimate:
+                 bandit: bool = False, limit: int | None = None) -> OffPolicyEstimate:
     """:func:`estimate` of ``candidate`` (on standardized features, as the service's rules)
-    over every decision the database holds (retention's removals are gone from it)."""
+    over every decision the database holds (retention's removals are gone from it), or the
+    newest ``limit``."""
     if bandit:
         raise ValueError("evaluate is for apple tasting: under bandit feedback every outcome "
                          "is observed, so a candidate's value is read off the log directly")
     d, o = store.decisions, store.outcomes
     query = (sa.select(d.c.features, d.c.accepted, d.c.propensity, d.c.capped, o.c.outcome)
-             .select_from(d.outerjoin(o, o.c.decision_id == d.c.id)).order_by(d.c.seq))
+             .select_from(d.outerjoin(o, o.c.decision_id == d.c.id))
+             .order_by(d.c.seq.desc()).limit(limit))
     with engine.connect() as conn:
         rows = conn.execute(query).all()
     kept = [r for r in rows if not (r.accepted and r.outcome is None)]

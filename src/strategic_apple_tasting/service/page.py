@@ -1,20 +1,28 @@
-"""The public policy page (``GET /``): the rule in force, when it changed, acceptance over time,
-a plain-language section for applicants (each feature's definition and unit, how the score is
-made, what a rejection's reasons are), and, with a shadow learner, its would-be rule and
-decisions beside the live ones (aggregates only).
+"""The service's two pages.
 
-Everything on it is public by design (the principal commits to its rule publicly) and
-aggregate: rules and counts per time bucket, never an applicant's features or outcome. The
-plot is an inline SVG drawn by matplotlib; the page loads nothing from elsewhere.
+* **The applicant page** (``GET /``, public): the rule in words and plain numbers (points per
+  unit of each feature, the points needed), each feature's meaning, what to do when rejected,
+  the lender's contact from the settings. No β, no δ, no scientific notation, nothing an
+  applicant does not need (the principal commits to its rule publicly; ``/policy`` has it
+  exactly).
+* **The operator page** (``GET /operator``, an API key): the rule as the learner keeps it,
+  when it changed, acceptance over time, figures by group, the shadow learner's comparison,
+  exploration and what the shadow's or the previous rule would have earned on the log
+  (:mod:`.evaluation`).
+
+Both are aggregate: rules and counts, never an applicant's features or outcome. The plot is an
+inline SVG drawn by matplotlib; neither page loads anything from elsewhere.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import math
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import sqlalchemy as sa
 
 from ..reports.pages import escape, html_page, html_table
@@ -24,6 +32,26 @@ from .groups import group_html, group_metrics
 
 #: Time buckets of the acceptance plot.
 BUCKETS = 60
+#: The newest logged decisions the operator page's estimates read (a page is not a report).
+EVALUATED = 50_000
+
+
+def plain(x: float, digits: int = 3) -> str:
+    """``x`` in plain decimals for a reader (no scientific notation): ``digits`` significant
+    digits, thousands separated; a value too small to show says so.
+
+    Examples
+    --------
+    >>> plain(0.000123456), plain(-1234567.8), plain(0.0), plain(2e-9), plain(0.05)
+    ('0.000123', '-1,234,568', '0', 'less than 0.000001', '0.05')
+    """
+    if x == 0:
+        return "0"
+    if abs(x) < 1e-6:
+        return "less than 0.000001"
+    decimals = max(0, min(6, digits - 1 - math.floor(math.log10(abs(x)))))
+    text = f"{x:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _when(t: float) -> str:
@@ -82,8 +110,8 @@ def acceptance_svg(series: list[tuple[float, int, int]], changes: list[float]) -
     return svg[svg.index("<svg"):]
 
 
-def policy_page(service: Any) -> str:
-    """The page's HTML (see the module's description)."""
+def operator_page(service: Any) -> str:
+    """The operator page's HTML (see the module's description)."""
     config = service.config
     r = store.rules
     with service.engine.connect() as conn:
@@ -91,9 +119,15 @@ def policy_page(service: Any) -> str:
         series = acceptance(conn)
         shadow = shadow_figures(conn) if config.shadow is not None else None
         groups = group_metrics(conn)
+        explored = exploration_figures(conn)
     names = config.names()
-    body = [f"<h1>Published lending rule</h1><p class=meta>{escape(config.learner)} · "
-            f"{len(rules)} rules published · page made {_when(store.now())}</p>"]
+    body = [f"<h1>Lending rule: operator</h1><p class=meta>{escape(config.learner)} · "
+            f"{len(rules)} rules published · page made {_when(store.now())} · "
+            "<a href=./>the applicants' page</a></p>"]
+    if not config.contact:
+        body.append("<p class=note>No lender contact is set (<code>contact</code> in the "
+                    "settings): the applicants' page cannot tell a rejected applicant whom "
+                    "to ask.</p>")
     if rules:
         now = rules[-1]
         beta = json.loads(now.beta)
@@ -118,66 +152,70 @@ def policy_page(service: Any) -> str:
              "<figcaption>Share of applicants accepted per time bucket; red lines mark "
              "publications of a new rule.</figcaption></figure>",
              "<h2>When the rule changed</h2>",
-             html_table(["version", "effective", "threshold", "β", ""],
+             html_table(["version", "effective", "threshold", "β", "note"],
                         [[str(x.version), escape(_when(x.published_at)), f"{x.threshold:.6g}",
                           escape(", ".join(f"{b:.4g}" for b in json.loads(x.beta))),
                           "same rule as before" if k and (x.beta, x.threshold) == (
                               rules[k - 1].beta, rules[k - 1].threshold) else ""]
                          for k, x in reversed(list(enumerate(rules)))], text_columns=(1, 3, 4)),
-             applicant_section(config, rules),
              shadow_section(config, shadow),
+             evaluation_section(service, rules, explored),
              "<p class=note>Machine-readable: <a href=policy>/policy</a>, "
-             "<a href=policy/history>/policy/history</a>, <a href=docs>API</a>.</p>"]
-    return html_page("Published lending rule", "\n".join(body))
+             "<a href=policy/history>/policy/history</a>, <a href=metrics>/metrics</a>, "
+             "<a href=docs>API</a>.</p>"]
+    return html_page("Lending rule: operator", "\n".join(body))
 
 
-def applicant_section(config: Any, rules: list[Any]) -> str:
-    """What an applicant needs to read the rule: each feature's definition and unit, the
-    average and spread the service measures it against, how much one unit of it moves the
-    score, what the threshold's movement means, and what to do when rejected."""
+def applicant_page(service: Any) -> str:
+    """The applicants' page's HTML (see the module's description)."""
+    config = service.config
+    r = store.rules
+    with service.engine.connect() as conn:
+        rules = conn.execute(sa.select(r).order_by(r.c.version)).all()
+    who = "We"
+    contact = (f"<p id=contact>Questions, or the reasons for a decision: "
+               f"<b>{escape(config.contact)}</b>. Give your application's id.</p>"
+               if config.contact else
+               "<p id=contact>Questions, or the reasons for a decision: ask the lender that "
+               "sent you here, giving your application's id.</p>")
+    body = ["<h1>How your application is decided</h1>"]
+    if not rules:
+        body.append("<p>No rule is published yet.</p>")
+        return html_page("How your application is decided", "\n".join([*body, contact]))
+    now = rules[-1]
     features = config.feature_list()
-    beta = json.loads(rules[-1].beta) if rules else [0.0] * len(features)
-    scaled = not config.scaling().identity
+    beta = json.loads(now.beta)
+    per = [b / f.scale for b, f in zip(beta, features, strict=True)]
+    # Points = Σ per_i · value_i; the rule Σ β_i (x_i − m_i)/s_i ≥ t is points ≥ t + Σ per_i m_i.
+    needed = float(now.threshold) + sum(p * f.mean for p, f in zip(per, features, strict=True))
     rows = []
-    for f, b in zip(features, beta, strict=True):
-        unit = f.unit or "as given"
-        per = b / f.scale
-        rows.append([escape(f.name), escape(f.definition or "—"), escape(unit),
-                     f"{f.mean:.6g}" if scaled else "—", f"{f.scale:.6g}" if scaled else "—",
-                     f"{per:+.4g} per {escape(f.unit or 'unit')}"])
-    how = ("Each value is first compared with the average applicant: (value − average) ÷ "
-           "spread. The rule multiplies each of these by its weight and adds them up; the "
-           "application is accepted when the sum reaches the threshold." if scaled else
-           "The rule multiplies each value, in the unit shown, by its weight and adds them up; "
-           "the application is accepted when the sum reaches the threshold.")
-    moved = ""
-    if len(rules) >= 2:
-        before, now = rules[-2].threshold, rules[-1].threshold
-        same = f"{now:.4g}" == f"{before:.4g}"
-        word = ("unchanged" if same else "higher: the rule asks more than before"
-                if now > before else "lower: the rule asks less than before")
-        moved = (f"<p>The threshold moved from {before:.4g} to {now:.4g} at the last change "
-                 f"({word}, for the same weights). Rules change as the lender learns from "
-                 "repaid and unpaid loans; every version stays listed above.</p>")
-    return "\n".join([
-        "<h2 id=applicants>For applicants: what the rule looks at</h2>",
-        f"<p>{how} The last column says how much one unit more of a feature changes the "
-        "score.</p>",
-        html_table(["feature", "definition", "unit", "average", "spread", "effect on the score"],
-                   rows, text_columns=(0, 1, 2, 5)),
-        moved,
-        "<p><b>If you are rejected</b>, ask the lender for the reasons, giving your "
-        "application's id: it can look up the decision and tell you the rule version, your "
-        "score, the threshold, and the features that lowered your score most. The rule is "
-        "public, so you can also check your own numbers against the table above. Features "
-        "are taken as you report them; the published rule already expects applicants to "
-        f"present themselves at their best (within δ = {_delta(config)}, measured in the "
-        "standardized units above).</p>"])
-
-
-def _delta(config: Any) -> str:
-    delta = config.params.get("delta")
-    return "—" if delta is None else f"{delta:g}"
+    for f, p in zip(features, per, strict=True):
+        unit = f.unit or "unit"
+        effect = ("no effect" if p == 0 else
+                  f"almost no effect (under 0.000001 points per {escape(unit)})"
+                  if abs(p) < 1e-6 else
+                  f"adds {plain(p)} points per {escape(unit)}" if p > 0 else
+                  f"takes away {plain(-p)} points per {escape(unit)}")
+        rows.append([escape(f.name), escape(f.definition or f.name), effect])
+    body += [
+        f"<p id=rule>{who} give every application points: for each feature below, its value "
+        "times the points per unit shown. An application is <b>accepted when its points reach "
+        f"{plain(needed)}</b>, and rejected otherwise. Every application is judged by the same "
+        "rule, and the rule is public.</p>",
+        html_table(["feature", "what it is", "effect on your points"], rows,
+                   text_columns=(0, 1, 2)),
+        "<h2>If your application is rejected</h2>",
+        "<p>Ask for the reasons, giving your application's id: you will be told your points, "
+        "the points needed and the features that lowered your points most. Applicants can "
+        "present themselves at their best, so the points needed are set a little higher than "
+        "they would be if everyone reported exactly; if your points fell just short, the "
+        "explanation says so. Reporting your situation accurately is what this rule expects: "
+        "it has already allowed for applicants who stretch the truth.</p>",
+        contact,
+        f"<p class=meta>This rule has been in force since {_when(now.published_at)}; the rule "
+        f"is reviewed as repaid and unpaid loans are learned from ({len(rules)} versions so "
+        "far). Machine-readable: <a href=policy>/policy</a>.</p>"]
+    return html_page("How your application is decided", "\n".join(body))
 
 
 def shadow_figures(conn: Any) -> dict[str, Any]:
@@ -216,3 +254,66 @@ def shadow_section(config: Any, figures: dict[str, Any] | None) -> str:
                      share("shadow_accepted")],
                     ["agreed", f"{n:,}", f"{figures['agreed']:,}", share("agreed")]],
                    text_columns=(0,))])
+
+
+def exploration_figures(conn: Any) -> dict[str, int]:
+    """Decisions logged with a propensity below 1 (exploration possible) and those accepted
+    at random."""
+    d = store.decisions
+    row = conn.execute(sa.select(
+        sa.func.count(), sa.func.coalesce(sa.func.sum(sa.cast(d.c.explored, sa.Integer)), 0))
+        .where(d.c.propensity < 1.0)).one()
+    return {"exposed": int(row[0]), "explored": int(row[1])}
+
+
+def evaluation_section(service: Any, rules: list[Any], explored: dict[str, int]) -> str:
+    """Exploration, and what the shadow's newest rule and the rule before the one in force
+    would have earned on the newest :data:`EVALUATED` logged decisions (or why not)."""
+    from ..game.policies import LinearThreshold
+    from .evaluation import Unsupported, evaluate_log
+
+    config = service.config
+    learner = config.make_learner()
+    params = learner.get_params()
+    if params.get("feedback") == "bandit":
+        return ""
+    candidates = []
+    if len(rules) >= 2:
+        candidates.append((f"rule version {rules[-2].version} (the one before)", rules[-2]))
+    if config.shadow is not None:
+        with service.engine.connect() as conn:
+            sr = store.shadow_rules
+            newest = conn.execute(sa.select(sr).order_by(sr.c.version.desc()).limit(1)).first()
+        if newest is not None:
+            candidates.append((f"the shadow's rule version {newest.version}", newest))
+    rows = []
+    for label, row in candidates:
+        rule = LinearThreshold(np.asarray(json.loads(row.beta), dtype=float), row.threshold)
+        try:
+            est = evaluate_log(service.engine, rule, config.scaling(),
+                               float(params.get("r0") or 0.0), limit=EVALUATED)
+        except Unsupported as exc:
+            rows.append([escape(label), "—", "—", escape(str(exc).split(":")[0])])
+            continue
+        except ValueError as exc:
+            rows.append([escape(label), "—", "—", escape(str(exc))])
+            continue
+        rows.append([escape(label), f"{plain(est.ips)} ± {plain(est.ips_half, 2)}",
+                     f"{plain(est.dr)} ± {plain(est.dr_half, 2)}",
+                     f"accepts {est.acceptance:.1%}; rules in force earned "
+                     f"{plain(est.live)}; {est.carried:,} outcomes carry it "
+                     f"({est.explored:,} explored)"])
+    share = config.explore
+    head = (f"<p>Exploration: {share:.1%} of the applicants a learned rule rejects are "
+            f"accepted at random; {explored['explored']:,} of {explored['exposed']:,} such "
+            "applicants so far.</p>" if share else
+            "<p>Exploration is off (<code>--explore</code>): a candidate can be estimated only "
+            "where it accepts applicants the rules in force accepted.</p>")
+    table = (html_table(["candidate", "profit per 1,000 (inverse propensity)",
+                         "(doubly robust)", ""], rows, text_columns=(0, 3)) if rows else
+             "<p>No candidate to estimate yet (a previous rule or a shadow).</p>")
+    return "\n".join(["<section id=evaluation>",
+                      "<h2>What other rules would have earned</h2>", head, table,
+                      "<p class=note>Estimated from the log (<code>sat serve evaluate</code>), "
+                      "assuming applicants would show another rule the features they showed "
+                      "this one.</p></section>"])
