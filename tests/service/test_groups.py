@@ -111,16 +111,20 @@ def test_per_group_figures_in_metrics_prometheus_and_the_page(serve, tmp_path):
     # (−1, 0.6, 2.2, 3.8: 3 of 4 > 0), a's for k = 1, 3, 5, 7 (−0.2, 1.4, 3, 4.6: 3 of 4; g-0
     # adds a defaulted one).
     assert figures["a"] == {"decisions": 8, "accepted": 5, "acceptance_rate": 5 / 8,
-                            "outcomes": 5, "repaid_share": 3 / 5, "band_rejected": 2}
+                            "outcomes": 5, "repaid": 3, "repaid_share": 3 / 5,
+                            "band_rejected": 2}
     assert figures["b"] == {"decisions": 4, "accepted": 4, "acceptance_rate": 1.0,
-                            "outcomes": 4, "repaid_share": 0.75, "band_rejected": 0}
+                            "outcomes": 4, "repaid": 3, "repaid_share": 0.75,
+                            "band_rejected": 0}
     assert figures["c"] == {"decisions": 1, "accepted": 0, "acceptance_rate": 0.0,
-                            "outcomes": 0, "repaid_share": None, "band_rejected": 1}
+                            "outcomes": 0, "repaid": 0, "repaid_share": None,
+                            "band_rejected": 1}
     samples = {(s.name, s.labels.get("group")): s.value
                for f in text_string_to_metric_families(text) for s in f.samples}
-    assert samples[("sat_group_decisions", "a")] == 8
-    assert samples[("sat_group_band_rejected", "a")] == 2
+    assert samples[("sat_group_decisions_total", "a")] == 8
+    assert samples[("sat_group_band_rejected_total", "a")] == 2
     assert samples[("sat_group_repaid_share", "a")] == 3 / 5
+    assert samples[("sat_group_acceptance_rate", "a")] == 5 / 8
     assert ("sat_group_repaid_share", "c") not in samples  # no outcome: no ratio
     assert "<h2>By group</h2>" in page and "shift" in page.split("<h2>By group</h2>")[1]
     engine = store.connect(server.database)

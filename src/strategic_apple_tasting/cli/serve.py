@@ -111,6 +111,12 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
                    help="seconds a request's body may take to arrive, else 408 (default 10)")
     p.add_argument("--snapshot-every", type=positive_int("--snapshot-every"),
                    help="log entries between saved learner states (default 10000)")
+    p.add_argument("--snapshot-minutes", type=number("--snapshot-minutes"), metavar="MINUTES",
+                   help="minutes at most between saved learner states while the log grows "
+                   "(default 60)")
+    p.add_argument("--max-groups", type=positive_int("--max-groups"), metavar="N",
+                   help="distinct group labels counted at most; a request bringing one more is "
+                   "refused (default 1000)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
                    "127.0.0.1; 0.0.0.0 for every interface)")
     p.add_argument("--port", type=int_in("--port", 1, 65535), default=8000,
@@ -189,8 +195,8 @@ def _config(args: argparse.Namespace) -> Any:
              "max_body": getattr(args, "max_body", None),
              "body_timeout": getattr(args, "body_timeout", None),
              "snapshot_every": getattr(args, "snapshot_every", None)}
-    for name in ("min_interval", "warm_cap", "explore", "contact", "retain_days", "shadow",
-                 "start_rule",
+    for name in ("min_interval", "warm_cap", "explore", "contact", "retain_days",
+                 "snapshot_minutes", "max_groups", "shadow", "start_rule",
                  "start_learner", "start_log"):
         given[name] = getattr(args, name, None)
     params = dict(getattr(args, "param", None) or [])

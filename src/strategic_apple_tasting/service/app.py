@@ -1,7 +1,8 @@
 """The decision service over HTTP (FastAPI; served by uvicorn from ``sat serve``).
 
 Public: ``GET /policy`` (the rule in force), ``GET /policy/history``, ``GET /`` (a page with the
-rule, its changes and acceptance over time), ``GET /health``, ``GET /metrics`` and the OpenAPI
+rule, its changes and acceptance over time), ``GET /health`` (alive), ``GET /ready`` (the
+database reachable and migrated, the learner running), ``GET /metrics`` and the OpenAPI
 document (``/openapi.json``, browsable at ``/docs``). They show rules and counts, never an
 applicant's features or outcome.
 
@@ -10,7 +11,9 @@ batch), ``POST /outcomes`` (one or a batch), ``POST /publish`` (each row records
 and ``GET /decisions/{id}`` (the decision explained: :mod:`.explain`).
 
 ``GET /metrics`` is JSON, or the Prometheus text format for a scraper (``?format=prometheus``
-or an Accept header naming ``text/plain``/OpenMetrics: :mod:`.prom`).
+or an Accept header naming ``text/plain``/OpenMetrics: :mod:`.prom`, with this process's own
+figures: :mod:`.http_metrics`). Its counts are running counts (:mod:`.counts`): they never go
+down, and reading them costs the same whatever the log's length.
 
 Bad input gets a 4xx with ``{"error": "<one line>"}`` and changes nothing: a request is
 written whole or not at all. A write body must be JSON (``Content-Type: application/json``),
@@ -39,11 +42,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .._version import __version__
 from ..learners import learner_class
-from . import store
+from . import counts, store
 from .budget_view import budget_metrics
 from .config import ServiceConfig
 from .deciding import ServiceError, Writer
 from .groups import group_metrics
+from .http_metrics import ProcessFigures, RequestMetrics
 from .keys import KeyCheck
 from .learning import LearnerLoop
 from .redact import reason, shown
@@ -183,7 +187,8 @@ class Service:
         self.writer = Writer(self.engine, self.bandit,
                              on_commit=self.learner.wake if self.learner else lambda: None,
                              scale=self.config.scaling(), cap=self.config.warm_cap,
-                             explore=self.config.explore, seed=self.config.seed)
+                             explore=self.config.explore, seed=self.config.seed,
+                             max_groups=self.config.max_groups)
         self.writer.start()
         return self
 
@@ -198,6 +203,36 @@ class Service:
         if self.learner is not None and self.learner.db_error is not None:
             return self.learner.db_error
         return None
+
+    def readiness(self) -> dict[str, Any]:
+        """Whether this process should be sent traffic: the database reachable and at the
+        newest schema, nothing saying writes fail, and (role ``all``) the learner's loop
+        running without error (a standby's runs: it decides, and takes over when it can)."""
+        why: list[str] = []
+        try:
+            revision = store.schema_revision(self.engine)
+        except (sa.exc.SQLAlchemyError, DatabaseLost) as exc:
+            revision = None
+            why.append(f"the database cannot be read ({reason(exc, self.config.database)})")
+        else:
+            if revision != store.HEAD:
+                why.append(f"the database is at schema {revision}, this release needs "
+                           f"{store.HEAD}")
+        failing = self.database_error()
+        if failing is not None:
+            why.append(f"the database fails writes ({failing})")
+        if self.learner is None:
+            learner = "none here (role decide)"
+        elif self.learner.error is not None:
+            learner = "stopped"
+            why.append(f"the learner has stopped: {self.learner.error}")
+        elif not self.learner.running:
+            learner = "not running"
+            why.append("the learner's loop is not running")
+        else:
+            learner = "standby" if self.learner.standby else "running"
+        return {"ready": not why, "role": self.role, "schema": revision, "learner": learner,
+                "reasons": why}
 
     def probe(self) -> None:
         """Try a write that changes nothing: a writer's failure is forgotten once the
@@ -410,6 +445,9 @@ def create_app(service: Service) -> FastAPI:
                   "read, outcomes learned when they arrive (apple tasting).")
     app.add_middleware(Gate, limit=config.max_body, keys=lambda: service.keys,
                        deadline=config.body_timeout)
+    process = ProcessFigures()
+    # Added last, so outermost: requests the gate refuses are counted and timed too.
+    app.add_middleware(RequestMetrics, figures=process, routes=lambda: app.routes)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
@@ -510,7 +548,7 @@ def create_app(service: Service) -> FastAPI:
 
     @app.post("/publish", summary="Learn what is logged, then publish the next rule (API key)",
               dependencies=key)
-    async def publish(request: Request) -> Response:
+    async def publish(request: Request, force: bool = False) -> Response:
         if service.learner is None:
             raise ServiceError(409, "this worker only decides (--role decide): send /publish "
                                "to the worker that learns")
@@ -521,7 +559,7 @@ def create_app(service: Service) -> FastAPI:
                                "send /publish to the worker that learns")
         try:
             row = await asyncio.wait_for(asyncio.wrap_future(
-                service.learner.publish(_key(request))),
+                service.learner.publish(_key(request), force=force)),
                                          PUBLISH_SECONDS)
         except RuntimeError as exc:  # the learner stopped, or its database refused the write
             raise ServiceError(503, str(exc)) from None
@@ -530,8 +568,11 @@ def create_app(service: Service) -> FastAPI:
                                "is busy or the database slow); it may still come: GET /policy "
                                "tells") from None
         r = store.rules
-        return _json(_rule_doc(await asyncio.to_thread(read, lambda conn: conn.execute(
-            sa.select(r).where(r.c.version == row["version"])).one()), config))
+        doc = _rule_doc(await asyncio.to_thread(read, lambda conn: conn.execute(
+            sa.select(r).where(r.c.version == row["version"])).one()), config)
+        # Nothing read since the last publication: the rule in force stands, nothing stored,
+        # and the answer says so (a new publication's answer is GET /policy's document).
+        return _json({"published": "unchanged", **doc} if row.get("unchanged") else doc)
 
     @app.post("/rollback", summary="Put an earlier rule back in force, as a new version that "
               "names it; the learner keeps learning (API key)", dependencies=key)
@@ -617,7 +658,8 @@ def create_app(service: Service) -> FastAPI:
         st = store.rule_stats
         versions = await asyncio.to_thread(read, lambda conn: conn.execute(
             sa.select(st).order_by(st.c.version)).all())
-        return Response(prom.text(figures, versions), media_type=prom.CONTENT_TYPE)
+        return Response(prom.text(figures, versions) + process.text(),
+                        media_type=prom.CONTENT_TYPE)
 
     @app.get("/health", summary="Whether the service decides and learns (public)")
     async def health() -> Response:
@@ -636,6 +678,12 @@ def create_app(service: Service) -> FastAPI:
         return _json({"status": status, "role": service.role, "standby": standby,
                       "learner_error": error, "database_error": database},
                      200 if status == "ok" else 503)
+
+    @app.get("/ready", summary="Whether to send this process traffic: the database "
+             "reachable and migrated, the learner running (public)")
+    async def ready() -> Response:
+        doc = await asyncio.to_thread(service.readiness)
+        return _json(doc, 200 if doc["ready"] else 503)
 
     @app.get("/", response_class=HTMLResponse, summary="The applicants' page (public)")
     async def page() -> HTMLResponse:
@@ -660,21 +708,26 @@ def _key(request: Request) -> str | None:
 
 
 def _metrics(service: Service) -> dict[str, Any]:
-    d, o, p, r = store.decisions, store.outcomes, store.learner_progress, store.rules
+    """The JSON figures: running counts and a few single rows (no scan of the log, so a
+    scrape costs the same whatever the log's length)."""
+    p, r, sr = store.learner_progress, store.rules, store.shadow_rules
     with service.engine.connect() as conn:
-        decided, accepted = conn.execute(
-            sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(
-                sa.cast(d.c.accepted, sa.Integer)), 0))).one()
-        reported = conn.execute(sa.select(sa.func.count()).select_from(o)).scalar_one()
+        counted = counts.read(conn)
         progress = conn.execute(sa.select(p)).one()
-        last = conn.execute(sa.select(sa.func.max(store.log_counter.c.seq))).scalar_one()
+        last = conn.execute(sa.select(store.log_counter.c.seq)
+                            .where(store.log_counter.c.id == 1)).scalar_one()
         rule = conn.execute(sa.select(r.c.version, r.c.published_at)
                             .order_by(r.c.version.desc()).limit(1)).first()
         groups = group_metrics(conn)
-    awaited = decided if service.bandit else accepted
-    return {
-        "decisions": decided, "accepted": int(accepted), "outcomes": reported,
-        "outcomes_pending": int(awaited) - reported,
+        shadow_version = (conn.execute(sa.select(sa.func.max(sr.c.version))).scalar()
+                          if service.config.shadow is not None else None)
+    # Under bandit feedback every decision but the cap's rejections awaits its outcome.
+    awaited = (counted["decisions"] - counted["capped"] if service.bandit
+               else counted["accepted"])
+    out = {
+        "decisions": counted["decisions"], "accepted": counted["accepted"],
+        "capped": counted["capped"], "outcomes": counted["outcomes"],
+        "repaid": counted["repaid"], "outcomes_pending": awaited - counted["outcomes"],
         "outcomes_learned": progress.learned, "clean_points": progress.clean,
         "learner_lag": int(last) - progress.seq,
         "rule_version": None if rule is None else rule.version,
@@ -686,4 +739,10 @@ def _metrics(service: Service) -> dict[str, Any]:
         **budget_metrics(service),  # only when the learner estimates δ
         "groups": groups,  # per group label decisions carried ({} if none)
     }
-
+    if service.config.shadow is not None:
+        out["shadow"] = {"learner": service.config.shadow,
+                         "decisions": counted["shadow_decisions"],
+                         "accepted": counted["shadow_accepted"],
+                         "live_accepted": counted["shadow_live_accepted"],
+                         "agreed": counted["shadow_agreed"], "rule_version": shadow_version}
+    return out

@@ -129,6 +129,13 @@ class ServiceConfig:
     body_timeout: float = 10.0
     #: Log positions between two saved learner states (restarts replay at most this many).
     snapshot_every: int = 10_000
+    #: Minutes at most between two saved learner states while the log grows (whichever of
+    #: this and ``snapshot_every`` comes first): retention and ``sat serve check`` then have a
+    #: recent base at any volume.
+    snapshot_minutes: float = 60.0
+    #: Distinct group labels counted at most (a request bringing one more is refused): the
+    #: figures by group, and ``/metrics``, stay bounded.
+    max_groups: int = 1_000
     #: Seconds at least between two publications by the cadence (``POST /publish`` is not
     #: held): a batch of outcomes does not publish a burst of rules.
     min_interval: float = 0.0
@@ -259,7 +266,8 @@ class ServiceConfig:
         if not isinstance(self.params, dict):
             raise ValueError(f"params must be a table of the learner's parameters, got "
                              f"{self.params!r}")
-        for name, low in (("max_batch", 1), ("max_body", 1024), ("snapshot_every", 1)):
+        for name, low in (("max_batch", 1), ("max_body", 1024), ("snapshot_every", 1),
+                          ("max_groups", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
@@ -268,6 +276,11 @@ class ServiceConfig:
                 or not 0 < value <= 3600:
             raise ValueError(f"body_timeout must be a number of seconds from 0 (excluded) to "
                              f"3600, got {value!r}")
+        value = self.snapshot_minutes
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not 0 < value <= 1e9:
+            raise ValueError(f"snapshot_minutes must be a number of minutes from 0 (excluded) "
+                             f"to 1e9, got {value!r}")
         self.cadences()
         for name in ("min_interval", "retain_days"):
             value = getattr(self, name)

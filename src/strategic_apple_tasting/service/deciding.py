@@ -53,7 +53,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from ..game.policies import LinearThreshold, score
-from . import store
+from . import counts, store
 from .groups import in_band
 from .redact import reason
 from .sqlite_file import DatabaseLost
@@ -117,7 +117,7 @@ class Writer:
 
     def __init__(self, engine: Engine, bandit: bool, on_commit: Any = lambda: None,
                  scale: Any = None, cap: int | None = None, explore: float = 0.0,
-                 seed: int = 0) -> None:
+                 seed: int = 0, max_groups: int = 1_000) -> None:
         self.engine = engine
         self.explore = float(explore)
         self.seed = int(seed)
@@ -125,6 +125,7 @@ class Writer:
         self.on_commit = on_commit
         self.scale = scale if scale is not None else (lambda x: np.asarray(x, dtype=float))
         self.cap = cap
+        self._labels = counts.GroupLabels(max_groups)
         self._queue: queue.Queue[_Request | None] = queue.Queue()
         self._thread: threading.Thread | None = None
         # (version, rule, first guess, its shift for gaming)
@@ -206,6 +207,7 @@ class Writer:
             for request in group:
                 request.result = failure
             return
+        self._labels.committed()
         self.failure = None
         self.on_commit()
 
@@ -248,6 +250,7 @@ class Writer:
         """Decide and check every request of the group against the database (and the group's
         earlier requests), then write the new rows with consecutive log positions."""
         d, o = store.decisions, store.outcomes
+        self._labels.begin()
         decided_ids = [i for q in group for i, _ in q.items if i is not None]
         known: dict[str, dict[str, Any]] = {}  # id → decision row, recorded or in this group
         if decided_ids:
@@ -276,14 +279,19 @@ class Writer:
         now = store.now()
         new: list[tuple[_Request, dict[str, Any]]] = []
         for request in group:
+            labels = set(self._labels.new)
             try:
                 if request.kind == "decisions":
+                    refused = self._labels.admit(conn, request.groups or ())
+                    if refused is not None:
+                        raise ServiceError(422, refused)
                     request.result = self._decide(request, known, version, (rule, shift), now,
                                                   room)
                 else:
                     request.result = self._outcomes(request, known, reported, now)
             except ServiceError as exc:
                 request.result, request.rows = exc, []
+                self._labels.new = labels  # a refused request brings no label
                 continue
             new.extend((request, row) for row in request.rows)
         if room is not None and room[0] != start_room:
@@ -301,6 +309,11 @@ class Writer:
             conn.execute(sa.insert(d), decisions_rows)
         if outcome_rows:
             conn.execute(sa.insert(o), outcome_rows)
+        # The events are counted with the rows that record them (retention deletes rows,
+        # never counts).
+        totals, groups = counts.tally(decisions_rows, outcome_rows, known)
+        counts.add(conn, totals)
+        counts.add_groups(conn, groups, self._labels.new)
 
     def _decide(self, request: _Request, known: dict[str, Any], version: int,
                 rule: tuple[LinearThreshold, float | None], now: float,

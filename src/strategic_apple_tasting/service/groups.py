@@ -15,7 +15,8 @@ What the service cannot see: who moved. An applicant's true features are never s
 so it cannot tell an honest applicant rejected by the shift (the social burden the engine
 counts from true features, :mod:`..engine.groups`) from one who gamed and still fell short;
 the band count is what the rule's shift rejected by *reported* score, an observable stand-in
-for the burden, not the burden. Decisions removed by retention leave these figures.
+for the burden, not the burden. The figures are running counts, kept as decisions and outcomes
+are written: retention, which deletes old rows, leaves them whole.
 """
 
 from __future__ import annotations
@@ -23,15 +24,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import sqlalchemy as sa
 
 from ..engine.groups import round_shift, shift_belief
 from ..reports.pages import escape, html_table
-from . import store
+from .counts import read_groups
 
-#: Per-group figures, in the order of the JSON document and the page.
-GROUP_FIGURES = ("decisions", "accepted", "acceptance_rate", "outcomes", "repaid_share",
-                 "band_rejected")
+#: Per-group figures, in the order of the JSON document.
+GROUP_FIGURES = ("decisions", "accepted", "acceptance_rate", "outcomes", "repaid",
+                 "repaid_share", "band_rejected")
 
 
 def rule_shift(learner: Any, beta: np.ndarray) -> float:
@@ -52,26 +52,10 @@ def in_band(score: float, threshold: float, shift: float | None, accepted: bool)
 
 
 def group_metrics(conn: Any) -> dict[str, dict[str, Any]]:
-    """Group label → :data:`GROUP_FIGURES` over the decisions that carry one (empty if none).
-    ``repaid_share`` is NaN-free: None when no accepted applicant of the group has an
-    outcome."""
-    d, o = store.decisions, store.outcomes
-    accepted = sa.cast(d.c.accepted, sa.Integer)
-    rows = conn.execute(
-        sa.select(d.c.group, sa.func.count(), sa.func.coalesce(sa.func.sum(accepted), 0),
-                  sa.func.count(o.c.decision_id),
-                  sa.func.coalesce(sa.func.sum(sa.case((o.c.outcome > 0, 1), else_=0)), 0),
-                  sa.func.coalesce(sa.func.sum(sa.case((d.c.band, 1), else_=0)), 0))
-        .select_from(d.outerjoin(o, sa.and_(o.c.decision_id == d.c.id, d.c.accepted)))
-        .where(d.c.group.is_not(None)).group_by(d.c.group).order_by(d.c.group)).all()
-    out = {}
-    for group, decided, taken, reported, repaid, band in rows:
-        out[group] = {"decisions": int(decided), "accepted": int(taken),
-                      "acceptance_rate": taken / decided if decided else None,
-                      "outcomes": int(reported),
-                      "repaid_share": repaid / reported if reported else None,
-                      "band_rejected": int(band)}
-    return out
+    """Group label → :data:`GROUP_FIGURES`, from the running counts (:mod:`.counts`: kept as
+    decisions and outcomes are written, never lowered by retention; empty if no decision
+    carried a label). The rates are None where nothing is counted under them."""
+    return read_groups(conn)
 
 
 def group_html(groups: dict[str, dict[str, Any]]) -> str:

@@ -32,7 +32,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from ..learners.decisions import PublishedRule
 from ..learners.persistence import dumps, loads
-from . import retention, store
+from . import counts, retention, store
 from .config import ServiceConfig
 from .groups import rule_shift
 from .locking import LockLost, SingleLearner
@@ -64,6 +64,7 @@ class Asked:
 
     key_id: str | None
     restore: int | None = None
+    force: bool = False  # publish even with nothing read since the last publication
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,7 @@ class LogLearner:
         self.tally: dict[int, list[float]] = {}  # version → decisions, accepted, outcomes, sum,
         self.shadow_rows: list[dict[str, Any]] = []  # repaid; the shadow's decisions
         self.shadow_rules: list[PublishedRule] = []
+        self.shadow_counts = dict.fromkeys(counts.SHADOW, 0)  # (counts.SHADOW)
 
     @property
     def version(self) -> int:
@@ -209,6 +211,11 @@ class LogLearner:
         if self.collect:
             self.shadow_rows.append({"decision_id": entry.id, "seq": entry.seq,
                                      "version": published.version, "accepted": would})
+            tally = self.shadow_counts
+            tally["shadow_decisions"] += 1
+            tally["shadow_accepted"] += bool(would)
+            tally["shadow_live_accepted"] += bool(entry.accepted)
+            tally["shadow_agreed"] += bool(would) == bool(entry.accepted)
         if would != entry.accepted and (would or self.bandit):
             return  # the outcome of the shadow's decision is never observed
         self.shadow.record(z, entry.id, would, published.version,
@@ -256,10 +263,11 @@ class LogLearner:
                 "shadow": None if self.shadow is None else dumps(self.shadow)}
 
     def taken(self) -> tuple[dict[int, list[float]], list[dict[str, Any]],
-                             list[PublishedRule]]:
+                             list[PublishedRule], dict[str, int]]:
         """What was gathered for the database since the last call (and forget it)."""
-        out = (self.tally, self.shadow_rows, self.shadow_rules)
+        out = (self.tally, self.shadow_rows, self.shadow_rules, self.shadow_counts)
         self.tally, self.shadow_rows, self.shadow_rules = {}, [], []
+        self.shadow_counts = dict.fromkeys(counts.SHADOW, 0)
         return out
 
 
@@ -425,16 +433,24 @@ class LearnerLoop:
         self._lock = SingleLearner(engine, config.database)
         self._wake = threading.Event()
         self._stop = threading.Event()
+        #: Publications asked for: (future, who asked, what: see :class:`Asked`).
         self._commands: list[tuple[Future, Asked]] = []
         self._guard = threading.Lock()
         self._thread: threading.Thread | None = None
         self.current: LogLearner | None = None
         self._saved_at = 0
+        self._saved_by = 0.0  # a state is saved by then if the log grew (monotonic clock)
         self._published_at = 0.0
+        self._published_seq = -1  # the learner's position at the last publication
         self._progress_at = -1  # the position the progress row was last written at
         self._progress_by = 0.0  # not written again before (monotonic clock)
         self._alive_by = 0.0  # the lock's session checked again then (monotonic clock)
         self._horizon: int | None = None  # retention: entries up to here still to delete
+
+    @property
+    def running(self) -> bool:
+        """Whether the learning thread runs (learning, or standing by for the lock)."""
+        return self._thread is not None and self._thread.is_alive()
 
     # -- life -------------------------------------------------------------------------------
     def start(self) -> None:
@@ -462,16 +478,19 @@ class LearnerLoop:
                 self._lock.verify(conn)
                 last = conn.execute(sa.select(sa.func.max(store.learner_state.c.seq))).scalar()
                 self._saved_at = -1 if last is None else int(last)
-                newest = conn.execute(sa.select(store.rules.c.published_at).order_by(
+                newest = conn.execute(sa.select(store.rules.c.published_at,
+                                                store.rules.c.after_seq).order_by(
                     store.rules.c.version.desc()).limit(1)).first()
                 if newest is None:
                     start = conn.execute(sa.select(store.start_state.c.rule)).scalar()
                     self._publish(conn, given=None if start is None else _given(start))
                 else:
                     self._published_at = newest.published_at
+                    self._published_seq = int(newest.after_seq)
                 if self._saved_at < 0:
                     self._save(conn)
                 self._horizon = retention.base(conn)
+            self._saved_by = time.monotonic() + 60.0 * self.config.snapshot_minutes
         except BaseException:
             self._lock.release()
             self.current = None
@@ -500,24 +519,29 @@ class LearnerLoop:
         """New log entries: learn them soon."""
         self._wake.set()
 
-    def publish(self, key_id: str | None = None, restore: int | None = None) -> Future:
+    def publish(self, key_id: str | None = None, restore: int | None = None,
+                force: bool = False) -> Future:
         """Learn everything logged so far, then publish (asked by API key ``key_id``); the
-        future gives the rules row. ``restore``: publish instead the rule of that earlier
-        version again (a rollback), as a new version naming it; the learner adopts it and
-        keeps learning (the future fails with ``LookupError`` if there is no such version)."""
+        future gives the rules row. If the learner has read nothing since the last publication
+        it publishes nothing (it would only repeat the rule in force, as a new version), and
+        the future gives ``{"version": <in force>, "unchanged": True}``; ``force`` publishes
+        all the same (the game over the wire publishes every period, as the engine does).
+        ``restore``: publish instead the rule of that earlier version again (a rollback), as
+        a new version naming it; the learner adopts it and keeps learning (the future fails
+        with ``LookupError`` if there is no such version)."""
         future: Future = Future()
         # Running from the start: a client that stops waiting cannot cancel it (the
         # publication may still happen; GET /policy tells).
         future.set_running_or_notify_cancel()
         with self._guard:
-            self._commands.append((future, Asked(key_id, restore)))
+            self._commands.append((future, Asked(key_id, restore, force)))
         self._wake.set()
         return future
 
     def _answer_all(self, exc: Exception) -> None:
         with self._guard:
             commands, self._commands = self._commands, []
-        for future, _ in commands:
+        for future, *_ in commands:
             future.set_exception(exc)
 
     # -- the loop ---------------------------------------------------------------------------
@@ -599,7 +623,7 @@ class LearnerLoop:
         self._lock.release()
         self.current = None
         self.standby = True
-        for future, _ in commands:
+        for future, *_ in commands:
             future.set_exception(RuntimeError(f"{why}: nothing was published; this process "
                                               "stands by"))
 
@@ -616,7 +640,7 @@ class LearnerLoop:
                         "%g s", why, RETRY_SECONDS)
         self.db_error = why
         self.current = None
-        for future, _ in commands:
+        for future, *_ in commands:
             future.set_exception(RuntimeError(f"the database refused the learner's write "
                                               f"({why}): nothing was published; retry once "
                                               "GET /health is ok"))
@@ -652,8 +676,9 @@ class LearnerLoop:
         """Read the log and learn (outside any write transaction: deciders never wait for the
         learner's arithmetic), then, if there is anything to write, one short write
         transaction: a publication by the cadence or as ``commands`` ask, a saved state now
-        and then, what the learner gathered, the progress. Returns each command with its
-        publication's rules row."""
+        and then (every ``snapshot_every`` entries or ``snapshot_minutes``, whichever comes
+        first, if the log grew), what the learner gathered, the progress. Returns each
+        command with its publication's rules row (or the version in force, unchanged)."""
         current = self.current
         outcomes = self.config.cadences().get("outcomes")
         due = False
@@ -673,11 +698,17 @@ class LearnerLoop:
                 self._commands[:0] = commands
             commands = []
         due = due or self._due(current)
+        # By time as well as by count: a service logging a few entries a day still has a
+        # recent base for retention and `check`.
+        timely = time.monotonic() >= self._saved_by
         saved = (current.saved_row() if save
-                 or current.seq - self._saved_at >= self.config.snapshot_every else None)
+                 or current.seq - self._saved_at >= self.config.snapshot_every
+                 or (timely and current.seq != self._saved_at) else None)
+        # Nothing new to save, but time passes: the retention base may have come of age.
+        aging = timely and saved is None and self.config.retain_days is not None
         behind = current.seq != self._progress_at and time.monotonic() >= self._progress_by
         behind = behind or self.db_error is not None  # a write tells whether it works again
-        if not (due or commands or saved or behind or self._horizon_due()):
+        if not (due or commands or saved or behind or aging or self._horizon_due()):
             return []
         done: list[tuple[Future, Any]] = []
         with store.transaction(self.engine) as conn:
@@ -686,7 +717,9 @@ class LearnerLoop:
                 self._publish(conn)
             for future, asked in commands:
                 if asked.restore is None:
-                    done.append((future, self._publish(conn, key_id=asked.key_id)))
+                    done.append((future, self._publish(conn, key_id=asked.key_id)
+                                 if asked.force or current.seq != self._published_seq
+                                 else {"version": current.version, "unchanged": True}))
                     continue
                 rule = conn.execute(sa.select(store.rules).where(
                     store.rules.c.version == asked.restore)).first()
@@ -701,6 +734,8 @@ class LearnerLoop:
                     future.set_exception(exc)  # it changed anything (DecisionDesk.adopt)
             if saved is not None:
                 self._save(conn, saved)
+            elif aging:
+                self._age(conn)
             self._write_gathered(conn, current)
             conn.execute(sa.update(store.learner_progress).values(
                 seq=current.seq, version=current.version, learned=current.learned,
@@ -714,7 +749,8 @@ class LearnerLoop:
 
     def _write_gathered(self, conn: Connection, current: LogLearner) -> None:
         """Figures per rule version, the shadow's decisions and rules (see LogLearner)."""
-        tally, shadow_rows, shadow_rules = current.taken()
+        tally, shadow_rows, shadow_rules, shadow_counts = current.taken()
+        counts.add(conn, shadow_counts)
         st = store.rule_stats
         for version, (n, accepted, outcomes, total, repaid) in tally.items():
             done = conn.execute(sa.update(st).where(st.c.version == version).values(
@@ -749,6 +785,7 @@ class LearnerLoop:
         log_at = store.lock_log(conn)
         rule = self.current.publish(log_at, given)
         self._published_at = store.now()
+        self._published_seq = self.current.seq
         row = rule_row(rule, self.current.seq, log_at, self._published_at)
         # A rule given from outside carries no shift the service knows (NULL: no band).
         shift = None if given is not None else rule_shift(self.current.learner,
@@ -774,13 +811,21 @@ class LearnerLoop:
         days = self.config.retain_days
         if days is not None:
             retention.pin(conn, row["seq"], row["created_at"], days)
-            moved = retention.advance(conn, store.now(), days)
-            if moved is not None:
-                self._horizon = moved
+        self._age(conn)
         keep = conn.execute(sa.select(s.c.seq).order_by(s.c.seq.desc())
                             .limit(KEEP_STATES)).scalars().all()
         conn.execute(sa.delete(s).where(s.c.seq < min(keep), s.c.pinned.is_not(True)))
         self._saved_at = row["seq"]
+
+    def _age(self, conn: Connection) -> None:
+        """With retention, move its base once a pinned state is old enough; the next saved
+        state (or look at the base) is due ``snapshot_minutes`` from now."""
+        days = self.config.retain_days
+        if days is not None:
+            moved = retention.advance(conn, store.now(), days)
+            if moved is not None:
+                self._horizon = moved
+        self._saved_by = time.monotonic() + 60.0 * self.config.snapshot_minutes
 
 
 def _given_row(row: Any) -> Any:

@@ -26,7 +26,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from ..reports.pages import escape, html_page, html_table
-from . import store
+from . import counts, store
 from .budget_view import budget_html
 from .groups import group_html, group_metrics
 
@@ -219,17 +219,16 @@ def applicant_page(service: Any) -> str:
 
 
 def shadow_figures(conn: Any) -> dict[str, Any]:
-    """The shadow learner against the live rule, on the decisions it saw: how many, how many
-    each accepted, how many they agreed on; the shadow's newest rule."""
-    sd, d, sr = store.shadow_decisions, store.decisions, store.shadow_rules
-    row = conn.execute(sa.select(
-        sa.func.count(), sa.func.coalesce(sa.func.sum(sa.cast(sd.c.accepted, sa.Integer)), 0),
-        sa.func.coalesce(sa.func.sum(sa.cast(d.c.accepted, sa.Integer)), 0),
-        sa.func.coalesce(sa.func.sum(sa.case((sd.c.accepted == d.c.accepted, 1), else_=0)), 0)
-    ).select_from(sd.join(d, d.c.id == sd.c.decision_id))).one()
+    """The shadow learner against the live rule, on the decisions it saw (running counts,
+    :mod:`.counts`): how many, how many each accepted, how many they agreed on; the shadow's
+    newest rule."""
+    sr = store.shadow_rules
+    counted = counts.read(conn)
     newest = conn.execute(sa.select(sr).order_by(sr.c.version.desc()).limit(1)).first()
-    return {"decisions": int(row[0]), "shadow_accepted": int(row[1]),
-            "live_accepted": int(row[2]), "agreed": int(row[3]), "rule": newest}
+    return {"decisions": counted["shadow_decisions"],
+            "shadow_accepted": counted["shadow_accepted"],
+            "live_accepted": counted["shadow_live_accepted"],
+            "agreed": counted["shadow_agreed"], "rule": newest}
 
 
 def shadow_section(config: Any, figures: dict[str, Any] | None) -> str:

@@ -2,12 +2,16 @@
 
 The same figures as the JSON document (``sat_decisions_total``, ``sat_learner_lag_entries``,
 ``sat_rule_age_seconds``, ..., ``sat_delta_estimate`` with its interval when the learner
-estimates the applicants' budget, and per group label ``sat_group_*``: :mod:`.groups`), and
+estimates the applicants' budget, per group label ``sat_group_*``: :mod:`.groups`, with a
+shadow learner ``sat_shadow_*``), and
 per rule version the decisions, acceptances, outcomes,
 their sum and the repaid ones (outcome > 0), counted by the learner as it reads the log
 (``rule_stats``: they outlive retention). Alert signals are these series: learner lag and rule
 age directly, drift in acceptance or repayment as the rate of the rule in force against the
 one before (``sat_rule_acceptance_ratio``, ``sat_rule_repayment_ratio`` by ``version``).
+
+Every ``_total`` here is a running count (:mod:`.counts`) or the learner's own count: none
+goes down, across retention and restarts.
 """
 
 from __future__ import annotations
@@ -34,7 +38,9 @@ class _Figures:
         for name, key, what in (
                 ("sat_decisions", "decisions", "Decisions logged"),
                 ("sat_accepted", "accepted", "Acceptances logged"),
+                ("sat_capped", "capped", "Rejections by the acceptance cap (warm_cap)"),
                 ("sat_outcomes", "outcomes", "Outcomes reported"),
+                ("sat_repaid", "repaid", "Outcomes reported > 0 (repaid)"),
                 ("sat_outcomes_learned", "outcomes_learned", "Outcomes the learner learned"),
                 ("sat_clean_points", "clean_points", "Outcomes the learner used")):
             yield CounterMetricFamily(name, what, value=f[key])
@@ -67,18 +73,39 @@ class _Figures:
                 yield GaugeMetricFamily(name, what, value=f[key])
         # per group label the decisions carried (none: no samples).
         groups = f.get("groups") or {}
-        for name, key, what in (
-                ("sat_group_decisions", "decisions", "Decisions logged with the group label"),
-                ("sat_group_accepted", "accepted", "Acceptances of the group"),
-                ("sat_group_outcomes", "outcomes", "Accepted of the group with an outcome"),
-                ("sat_group_repaid_share", "repaid_share", "Share of those whose outcome > 0"),
+        for name, key, what, kind in (
+                ("sat_group_decisions", "decisions", "Decisions logged with the group label",
+                 CounterMetricFamily),
+                ("sat_group_accepted", "accepted", "Acceptances of the group",
+                 CounterMetricFamily),
+                ("sat_group_outcomes", "outcomes", "Accepted of the group with an outcome",
+                 CounterMetricFamily),
+                ("sat_group_repaid", "repaid", "Of those, outcome > 0", CounterMetricFamily),
                 ("sat_group_band_rejected", "band_rejected", "Rejected with a reported score "
-                 "in the band the rule's shift for gaming created")):
-            family = GaugeMetricFamily(name, what, labels=["group"])
+                 "in the band the rule's shift for gaming created", CounterMetricFamily),
+                ("sat_group_acceptance_rate", "acceptance_rate", "Acceptances / decisions of "
+                 "the group", GaugeMetricFamily),
+                ("sat_group_repaid_share", "repaid_share", "Repaid / outcomes of the group",
+                 GaugeMetricFamily)):
+            family = kind(name, what, labels=["group"])
             for group, figures in groups.items():
                 if figures[key] is not None:
                     family.add_metric([group], float(figures[key]))
             yield family
+        shadow = f.get("shadow")
+        if shadow is not None:  # only with a shadow learner
+            for name, key, what in (
+                    ("sat_shadow_decisions", "decisions", "Decisions the shadow learner's "
+                     "rule decided too (never answered)"),
+                    ("sat_shadow_accepted", "accepted", "Of those, the shadow's acceptances"),
+                    ("sat_shadow_live_accepted", "live_accepted", "Of those, the live rule's "
+                     "acceptances"),
+                    ("sat_shadow_agreed", "agreed", "Of those, where the shadow and the live "
+                     "rule agreed")):
+                yield CounterMetricFamily(name, what, value=shadow[key])
+            if shadow["rule_version"] is not None:
+                yield GaugeMetricFamily("sat_shadow_rule_version", "The shadow learner's "
+                                        "newest rule", value=shadow["rule_version"])
         per = {
             "sat_rule_decisions": ("Decisions under the rule version", "decisions"),
             "sat_rule_accepted": ("Acceptances under the rule version", "accepted"),

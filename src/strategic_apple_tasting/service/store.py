@@ -45,7 +45,7 @@ MAX_ID = 128
 #: The longest group name a decision may carry.
 MAX_GROUP = 64
 #: The newest migration (what every start brings a database to).
-HEAD = "0004"
+HEAD = "0005"
 #: Seconds to wait for a PostgreSQL server to answer a connection (libpq waits for ever).
 CONNECT_TIMEOUT = 10
 
@@ -177,6 +177,25 @@ rule_stats = sa.Table(
     sa.Column("outcomes", sa.BigInteger, nullable=False),
     sa.Column("outcome_sum", sa.Double, nullable=False),
     sa.Column("repaid", sa.BigInteger, nullable=False))
+
+#: Running counts of events (name → value): decisions, acceptances, rejections by the cap,
+#: outcomes and repaid ones, counted by the writers as they write them; the shadow's would-be
+#: decisions, counted by the learner as it reads them. Retention never lowers them
+#: (:mod:`.counts`).
+counters = sa.Table(
+    "counters", METADATA,
+    sa.Column("name", sa.String(32), primary_key=True),
+    sa.Column("value", sa.BigInteger, nullable=False))
+
+#: Running counts per group label, counted by the writers (:mod:`.counts`).
+group_counts = sa.Table(
+    "group_counts", METADATA,
+    sa.Column("label", sa.String(64), primary_key=True),
+    sa.Column("decisions", sa.BigInteger, nullable=False),
+    sa.Column("accepted", sa.BigInteger, nullable=False),
+    sa.Column("outcomes", sa.BigInteger, nullable=False),  # of accepted ones
+    sa.Column("repaid", sa.BigInteger, nullable=False),  # of those, outcome > 0
+    sa.Column("band_rejected", sa.BigInteger, nullable=False))
 
 
 def check_url(url: str) -> str:

@@ -80,7 +80,9 @@ class RemoteDesk:
         """The service's first rule was published when it started (the engine's first);
         later ones on request. The agents then read the rule: ``GET /policy``."""
         if self._rule is not None:
-            self.call("POST", "/publish")
+            # A new version every period, as the engine publishes (even with no outcome
+            # learned since the last, when the service would keep the rule in force).
+            self.call("POST", "/publish?force=true")
         doc = self.call("GET", "/policy")
         self._rule = PublishedRule(doc["version"], LinearThreshold(
             np.asarray(doc["beta"], dtype=float), float(doc["threshold"])),
