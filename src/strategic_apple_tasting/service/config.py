@@ -141,6 +141,9 @@ class ServiceConfig:
     #: (exploration: each decision's propensity logged, for off-policy evaluation), at most
     #: :data:`MAX_EXPLORE`; 0: none.
     explore: float = 0.0
+    #: Requests a second each API key may make on average, per worker (a token bucket of
+    #: one second's worth: :mod:`.ratelimit`); past it 429 with ``Retry-After``. 0: no limit.
+    rate_limit: float = 0.0
     #: A candidate learner fed the same log, never answering (its name; None: no shadow).
     shadow: str | None = None
     shadow_params: dict[str, Any] = field(default_factory=dict)
@@ -275,6 +278,11 @@ class ServiceConfig:
                     or not 0 <= value <= 1e9 or (name == "retain_days" and value == 0):
                 low = "0 (excluded)" if name == "retain_days" else "0"
                 raise ValueError(f"{name} must be a number from {low} to 1e9, got {value!r}")
+        value = self.rate_limit
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not 0 <= value <= 1e6:
+            raise ValueError(f"rate_limit must be requests a second per key from 0 (no limit) "
+                             f"to 1e6, got {value!r}")
         value = self.explore
         if isinstance(value, bool) or not isinstance(value, int | float) \
                 or not 0 <= value <= MAX_EXPLORE:
