@@ -214,12 +214,49 @@ CLI: list[tuple[list[str], str]] = [
       "--database", "sqlite:///a-dir/x.db"], "body_timeout must be a number of seconds"),
     (["serve", "-d", "2", "--param", "delta=0.1", "--param", "r0=0", "--body-timeout", "nan",
       "--database", "sqlite:///a-dir/x.db"], "body_timeout must be a number of seconds"),
-    (["serve", "keys", "list", "--database", "postgresql://u:hunter2@127.0.0.1:1/db"],
+    # (a password goes in a file, not on the command line, where it warns: pg.url is 0600)
+    (["serve", "keys", "list", "--database-file", "pg.url"],
      "database 'postgresql://u:***@127.0.0.1:1/db' cannot be used: OperationalError"),
-    (["serve", "check", "--database", "postgresql://u:hunter2@127.0.0.1:1/db"],
+    (["serve", "check", "--database-file", "pg.url"],
      "database 'postgresql://u:***@127.0.0.1:1/db' cannot be used: OperationalError"),
-    (["serve", "--database", "postgres://u:hunter2@127.0.0.1:1/db", "keys", "list"],
+    (["serve", "--database-file", "postgres.url", "keys", "list"],
      "database 'postgres://u:***@127.0.0.1:1/db': the service runs on sqlite or postgresql"),
+    # access: the database URL, keys' scopes, expiry and files, rate limits, backups
+    (["serve", "keys", "list", "--database-file", "missing.url"],
+     "--database-file 'missing.url' does not exist"),
+    (["serve", "keys", "list", "--database-file", "a-dir"],
+     "--database-file 'a-dir' is a directory, not a file"),
+    (["serve", "keys", "list", "--database-file", "two-lines.url"],
+     "--database-file 'two-lines.url' must hold one line, the database URL (sqlite:///FILE or "
+     "postgresql://USER:PASSWORD@HOST/NAME), got 2 lines"),
+    (["serve", "keys", "list", "--database", "sqlite:///m.db", "--database-file", "pg.url"],
+     "give the database as --database URL or --database-file FILE, not both"),
+    (["serve", "keys", "create", "--name", "k", "--scope", "decide,publish",
+      "--database", "sqlite:///k.db"], "--scope must name scopes from decide, report, explain, "
+     "admin joined by commas ('publish' is not one), got 'decide,publish'"),
+    (["serve", "keys", "create", "--name", "k", "--expires", "-3",
+      "--database", "sqlite:///k.db"],
+     "--expires must be a number of days from 0 to 36,600 (exclusive of 0), got '-3'"),
+    (["serve", "keys", "create", "--name", "k", "--expires", "2001-01-01",
+      "--database", "sqlite:///k.db"], "--expires '2001-01-01' is in the past"),
+    (["serve", "keys", "create", "--name", "k", "--expires", "soon",
+      "--database", "sqlite:///k.db"], "--expires must be a number of days or an ISO 8601 date"),
+    (["serve", "keys", "create", "--name", "k", "--out", "a-file",
+      "--database", "sqlite:///k.db"], "--out 'a-file' exists: give --force to replace it"),
+    (["serve", "keys", "create", "--name", "k", "--out", "a-dir", "--force",
+      "--database", "sqlite:///k.db"], "--out 'a-dir' is a directory: give a file"),
+    (["serve", "keys", "access-log", "--key", "nope", "--database", "sqlite:///m.db"],
+     "file 'm.db' does not exist"),
+    ([*SERVE, "--rate-limit", "-1"],
+     "rate_limit must be requests a second per key from 0 (no limit) to 1e6, got -1.0"),
+    ([*SERVE, "--rate-limit", "nan"],
+     "rate_limit must be requests a second per key from 0 (no limit) to 1e6, got nan"),
+    (["serve", "backup", "--out", "copy.db", "--database", "postgresql://u@127.0.0.1:1/db"],
+     "sat serve backup copies a SQLite database; back up PostgreSQL with pg_dump"),
+    (["serve", "backup", "--out", "copy.db", "--database", "sqlite:///m.db"],
+     "file 'm.db' does not exist"),
+    (["serve", "backup", "--out", "a-file", "--database", "sqlite:///m.db"],
+     "--out 'a-file' exists: give --force to replace it"),
     # numerics (the learners' input bound, 1e9: r0 is an outcome, delta a distance)
     (_run("--r0", "1e10"),
      "r0 must be at most 1e+09 in magnitude (the learner's input bound), got 10000000000.0"),
@@ -358,6 +395,11 @@ def fixtures(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a-file").write_text("not a directory\n")
     (tmp_path / "a-dir").mkdir()
+    for name, url in (("pg.url", "postgresql://u:hunter2@127.0.0.1:1/db"),
+                      ("postgres.url", "postgres://u:hunter2@127.0.0.1:1/db"),
+                      ("two-lines.url", "sqlite:///a.db\nsqlite:///b.db")):
+        (tmp_path / name).write_text(url + "\n")
+        (tmp_path / name).chmod(0o600)  # (a password in a file others may read warns)
     (tmp_path / "empty-dir").mkdir()
     (tmp_path / "earlier-run").mkdir()
     (tmp_path / "earlier-run" / "results.parquet").write_bytes(b"an earlier run\n")

@@ -77,7 +77,7 @@ class Server:
             raise AssertionError(f"sat serve did not answer in {timeout} s")
         if not self.key:
             engine = store.connect(self.database)
-            self.key = keys.create_key(engine, "tests")
+            self.key = keys.create_key(engine, "tests", keys.SCOPES)  # every route
             engine.dispose()
         return self
 

@@ -259,7 +259,8 @@ def test_a_revoked_key_stops_working_within_the_cache_time(server, client, capsy
                  "--database", server.database]) == 0
     out, err = capsys.readouterr()
     key = out.strip()
-    assert key.startswith("sat_") and "only its hash" in err
+    assert key.startswith("sat_") and err == ("sat serve: scopes decide,report, expires never; "
+                                              "keep this key: only its hash is stored\n")
     key_id = key.split("_")[1]
     body = {"id": "revoke-unknown", "outcome": 0.0}  # the key works: the decision is unknown
     with httpx.Client(base_url=server.url, timeout=30,
@@ -277,7 +278,8 @@ def test_a_revoked_key_stops_working_within_the_cache_time(server, client, capsy
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not an active key" in err
     assert main(["serve", "keys", "list", "--database", server.database]) == 0
-    assert f"{key_id}\trevoked\tto-revoke\n" in capsys.readouterr().out
+    assert f"{key_id}\trevoked\tto-revoke\tdecide,report\texpires never\t" in \
+        capsys.readouterr().out
 
 
 def test_keys_list_never_prints_a_secret(server, capsys):
@@ -287,8 +289,8 @@ def test_keys_list_never_prints_a_secret(server, capsys):
     assert main(["serve", "keys", "list", "--database", server.database]) == 0
     out, err = capsys.readouterr()
     assert err == ""
-    assert f"{key.split('_')[1]}\tactive\tlisted\n" in out
-    assert f"{server.key.split('_')[1]}\tactive\ttests\n" in out
+    assert f"{key.split('_')[1]}\tactive\tlisted\tdecide,report\t" in out
+    assert f"{server.key.split('_')[1]}\tactive\ttests\tdecide,report,explain,admin\t" in out
     for k in (key, server.key):
         secret = k.split("_", 2)[2]
         assert len(secret) >= 40 and secret not in out

@@ -52,8 +52,8 @@ def test_an_unreachable_postgresql_is_one_line_with_its_password_masked(argv, ca
                                                                          monkeypatch):
     uvicorn = pytest.importorskip("uvicorn")
     monkeypatch.setattr(uvicorn, "run", lambda *a, **k: pytest.fail("sat serve served"))
-    url = UNREACHABLE.format(port=free_port())
-    status = main([*argv, "--database", url])
+    monkeypatch.setenv("SAT_DATABASE", UNREACHABLE.format(port=free_port()))
+    status = main(argv)
     out, err = capsys.readouterr()
     assert status == 2 and out == "", (status, out)
     _one_line_without_the_password(err)
@@ -61,8 +61,9 @@ def test_an_unreachable_postgresql_is_one_line_with_its_password_masked(argv, ca
 
 
 def test_a_password_is_never_printed_by_the_service_or_the_command_line(serve, postgres_db,
-                                                                        capsys):
+                                                                        capsys, monkeypatch):
     url = _with_password(postgres_db)
+    monkeypatch.setenv("SAT_DATABASE", url)  # (the server below is given it as a flag)
     server = serve("--publish", "manual", database=url)
     log = server.log.read_text()
     assert "sat serve: sa-ols (all)" in log and "sat:***@127.0.0.1" in log, log
@@ -72,14 +73,14 @@ def test_a_password_is_never_printed_by_the_service_or_the_command_line(serve, p
     assert "already has a learner running" in said and "sat:***@127.0.0.1" in said, said
     assert PASSWORD not in said and "+psycopg" not in said  # the URL as typed, masked
     standby.kill()
-    assert main(["serve", "keys", "list", "--database", url]) == 0
-    assert main(["serve", "--database", url, "keys", "create", "--name", "pw"]) == 0
+    assert main(["serve", "keys", "list"]) == 0
+    assert main(["serve", "keys", "create", "--name", "pw"]) == 0
     server.stop()
-    assert main(["serve", "check", "--database", url]) == 0
+    assert main(["serve", "check"]) == 0
     out, err = capsys.readouterr()
     assert "bit for bit" in out and PASSWORD not in out + err
     # A start with other settings is refused naming the database, masked.
-    status = main(["serve", *SA_OLS, "-d", "4", "--database", url, "--port", str(free_port())])
+    status = main(["serve", *SA_OLS, "-d", "4", "--port", str(free_port())])
     assert status == 2
     err = _one_line_without_the_password(capsys.readouterr().err)
     assert "sat:***@" in err and "created with dimension = 3" in err
@@ -131,3 +132,65 @@ def test_play_refuses_a_key_on_the_command_line(capsys):
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1, err
     assert "where `ps` shows it" in err and "SAT_KEY" in err and "sat_ab_cd" not in err
+
+
+# -- the database URL off the command line ---------------------------------------------------
+def test_the_database_url_comes_from_a_file_the_environment_or_the_settings(
+        tmp_path, monkeypatch, capsys):
+    url = f"sqlite:///{tmp_path}/where.db"
+    assert main(["serve", "keys", "create", "--name", "where", "--database", url]) == 0
+    key_id = capsys.readouterr().out.split("_")[1]
+    url_file = tmp_path / "database.url"
+    url_file.write_text(url + "\n")
+    settings = tmp_path / "service.toml"
+    settings.write_text(f'database = "{url}"\n')
+    monkeypatch.chdir(tmp_path)  # the default database (sat-service.db) would be made here
+    for argv, env in ((["--database-file", str(url_file)], None), ([], url),
+                      (["--config", str(settings)], None)):
+        if env is None:
+            monkeypatch.delenv("SAT_DATABASE", raising=False)
+        else:
+            monkeypatch.setenv("SAT_DATABASE", env)
+        assert main(["serve", "keys", "list", *argv]) == 0, argv
+        out, err = capsys.readouterr()
+        assert out.startswith(f"{key_id}\tactive\twhere\t") and err == "", (argv, out, err)
+    # The order: the command line, then the environment, then the settings.
+    monkeypatch.setenv("SAT_DATABASE", f"sqlite:///{tmp_path}/elsewhere.db")
+    assert main(["serve", "keys", "list", "--config", str(settings)]) == 2
+    assert "elsewhere.db' does not exist" in capsys.readouterr().err
+    assert main(["serve", "keys", "list", "--database-file", str(url_file)]) == 0
+    assert main(["serve", "keys", "list", "--database", url, "--database-file",
+                 str(url_file)]) == 2
+    assert capsys.readouterr().err.endswith("give the database as --database URL or "
+                                            "--database-file FILE, not both\n")
+    assert not (tmp_path / "sat-service.db").exists()
+
+
+def test_a_password_on_the_command_line_or_in_a_shared_file_warns(tmp_path, monkeypatch,
+                                                                  capsys):
+    url = UNREACHABLE.format(port=free_port())
+    assert main(["serve", "keys", "list", "--database", url]) == 2
+    warning, error = capsys.readouterr().err.splitlines()
+    assert warning == ("sat serve: warning: --database puts the database's password where "
+                       "`ps` shows it to every user of the machine: give it in a file "
+                       "(--database-file FILE, mode 0600), the environment (SAT_DATABASE=...) "
+                       "or the settings (--config FILE: database = \"...\")")
+    assert error.startswith("sat: error: ") and PASSWORD not in warning + error
+    # The controls: no warning for the same URL from the environment or a private file, nor
+    # for a URL without a password on the command line.
+    monkeypatch.setenv("SAT_DATABASE", url)
+    assert main(["serve", "keys", "list"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    monkeypatch.delenv("SAT_DATABASE")
+    url_file = tmp_path / "database.url"
+    url_file.write_text(url)
+    url_file.chmod(0o600)
+    assert main(["serve", "keys", "list", "--database-file", str(url_file)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    assert main(["serve", "keys", "list", "--database", url.replace(f":{PASSWORD}", "")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    url_file.chmod(0o644)
+    assert main(["serve", "keys", "list", "--database-file", str(url_file)]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"sat serve: warning: --database-file {str(url_file)!r} holds a password and other "
+        f"users may read it (mode 0644): chmod 600 {url_file}")

@@ -2,7 +2,9 @@
 against it.
 
 * ``sat serve [--config FILE] [flags]``: serve (until Ctrl-C);
-* ``sat serve keys create --name NAME`` / ``keys revoke ID`` / ``keys list``;
+* ``sat serve keys create --name NAME [--scope S,S] [--expires DAYS|DATE] [--out FILE]`` /
+  ``keys revoke ID`` / ``keys list`` / ``keys access-log``;
+* ``sat serve backup --out FILE``: a copy of a live SQLite database (SQLite's online backup);
 * ``sat serve check``: replay the log from nothing and compare with the saved learner, and
   learn the log after it (exit status 1 naming the first entry that cannot be learned);
 * ``sat serve export --out FOLDER [--since T] [--until T] [--format csv|parquet]``: the
@@ -12,7 +14,8 @@ against it.
   the environment (``SAT_KEY``) or a file, never from the command line, where ``ps`` shows it
   to every user of the machine.
 
-A database URL is shown with its password masked, in every line printed.
+A database URL is shown with its password masked, in every line printed; it may come from
+a file, the environment or the settings instead of the command line (:mod:`.database_url`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from typing import Any
 EXTRA = "the decision service needs the 'serve' extra: pip install 'strategic-apple-tasting[serve]'"
 #: The environment variable that gives ``sat serve play`` its API key.
 KEY_VARIABLE = "SAT_KEY"
+#: The environment variable that gives ``sat serve`` its database URL.
+DATABASE_VARIABLE = "SAT_DATABASE"
 
 
 def _param(text: str) -> tuple[str, Any]:
@@ -40,14 +45,18 @@ def _param(text: str) -> tuple[str, Any]:
 
 
 def _database_flags(p: argparse.ArgumentParser, sub: bool = False) -> None:
-    """``--config`` and ``--database``; a subcommand's (``sub``) leave unset what was given
-    before the subcommand (``sat serve --database URL keys list``)."""
+    """``--config``, ``--database`` and ``--database-file``; a subcommand's (``sub``) leave
+    unset what was given before the subcommand (``sat serve --database URL keys list``)."""
     unset = argparse.SUPPRESS if sub else None
     p.add_argument("--config", metavar="FILE", default=unset,
-                   help="the service's TOML settings")
+                   help="the service's TOML settings (its database = \"URL\" too)")
     p.add_argument("--database", metavar="URL", default=unset,
                    help="sqlite:///FILE (default sqlite:///sat-service.db) or "
-                   "postgresql://USER@HOST/NAME")
+                   "postgresql://USER@HOST/NAME; a URL with a password belongs in "
+                   f"--database-file, {DATABASE_VARIABLE} or --config, not here")
+    p.add_argument("--database-file", metavar="FILE", default=unset,
+                   help="a file holding the database URL (keep it 0600); else the "
+                   f"environment's {DATABASE_VARIABLE}, else --config's database")
 
 
 def fill_serve(p: argparse.ArgumentParser) -> None:
@@ -103,6 +112,9 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
     start.add_argument("--start-log", metavar="FILE",
                        help="a new database's history: CSV or Parquet of past decisions and "
                        "outcomes (a column per feature, accepted, outcome), learned first")
+    p.add_argument("--rate-limit", type=number("--rate-limit"), metavar="PER_SECOND",
+                   help="requests a second each API key may make, per worker, else 429 with "
+                   "Retry-After (a burst of one second's worth; default 0: no limit)")
     p.add_argument("--max-batch", type=positive_int("--max-batch"),
                    help="applicants or outcomes per request (default 10000)")
     p.add_argument("--max-body", type=int_in("--max-body", 1024),
@@ -127,14 +139,39 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="action", parser_class=Parser)
     keys = sub.add_parser("keys", help="create, revoke or list API keys")
     keys_sub = keys.add_subparsers(dest="keys_action", required=True, parser_class=Parser)
-    create = keys_sub.add_parser("create", help="create a key (printed once)")
+    create = keys_sub.add_parser("create", help="create a key (printed once, or written to "
+                                 "a 0600 file with --out)")
     create.add_argument("--name", required=True, help="who or what uses the key")
+    create.add_argument("--scope", metavar="S,S",
+                        help="what the key may do, from decide, report (outcomes), explain "
+                        "(GET /decisions/{id}) and admin (publish, rollback), joined by "
+                        "commas; default decide,report (service.keys.DEFAULT_SCOPES)")
+    create.add_argument("--expires", metavar="DAYS|DATE",
+                        help="the key stops working after DAYS days or on DATE (ISO 8601, UTC "
+                        "unless it says); default never")
+    create.add_argument("--out", metavar="FILE",
+                        help="write the key into FILE, mode 0600 (a shell's > gives it the "
+                        "umask's mode, often readable by every user)")
+    create.add_argument("--force", action="store_true", help="replace an existing --out file")
     _database_flags(create, sub=True)
     revoke = keys_sub.add_parser("revoke", help="revoke a key")
     revoke.add_argument("id", help="the key's id (or the whole key)")
     _database_flags(revoke, sub=True)
-    listing = keys_sub.add_parser("list", help="list keys (ids and names, never secrets)")
+    listing = keys_sub.add_parser("list", help="list keys: id, state, name, scopes, expiry, "
+                                  "last use (never secrets)")
     _database_flags(listing, sub=True)
+    reads = keys_sub.add_parser("access-log", help="who read which applicant's explanation, "
+                                "and when")
+    reads.add_argument("--decision", metavar="ID", help="only this decision's reads")
+    reads.add_argument("--key", metavar="ID", help="only this key's reads")
+    reads.add_argument("--since", metavar="TIME", help="only reads at or after TIME (ISO "
+                       "8601, UTC unless it says; or unix seconds)")
+    _database_flags(reads, sub=True)
+    backup = sub.add_parser("backup", help="copy a live SQLite database into a 0600 file "
+                            "(SQLite's online backup; PostgreSQL: pg_dump)")
+    backup.add_argument("--out", required=True, metavar="FILE", help="the copy's file")
+    backup.add_argument("--force", action="store_true", help="replace an existing --out file")
+    _database_flags(backup, sub=True)
     check = sub.add_parser("check", help="replay the log from nothing; compare with the "
                            "saved learner; learn the rest of the log")
     _database_flags(check, sub=True)
@@ -197,7 +234,7 @@ def _config(args: argparse.Namespace) -> Any:
              "snapshot_every": getattr(args, "snapshot_every", None)}
     for name in ("min_interval", "warm_cap", "explore", "contact", "retain_days",
                  "snapshot_minutes", "max_groups", "shadow", "start_rule",
-                 "start_learner", "start_log"):
+                 "start_learner", "start_log", "rate_limit"):
         given[name] = getattr(args, name, None)
     params = dict(getattr(args, "param", None) or [])
     shadow_params = dict(getattr(args, "shadow_param", None) or [])
@@ -253,10 +290,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ImportError:
         raise ValueError(EXTRA) from None
     action = args.action
-    if action in ("keys", "check", "export", "evaluate"):
+    if action not in ("play", "rollback"):  # (they reach a service, not a database)
+        from .database_url import resolve
+
+        # Once, here: every later _config(args) reads the URL as resolved, and warns no more.
+        args.database = resolve(args)
+        args.database_file = None
+    if action in ("keys", "check", "export", "evaluate", "backup"):
         with _database_errors(_config(args).database):
             return {"keys": _keys, "check": _check, "export": _export,
-                    "evaluate": _evaluate}[action](args)
+                    "evaluate": _evaluate, "backup": _backup}[action](args)
     if action == "play":
         return _play(args)
     if action == "rollback":
@@ -268,23 +311,80 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _keys(args: argparse.Namespace) -> int:
-    from ..service import keys
+    from ..service import keys, store
 
-    engine = _engine(args, write=args.keys_action != "list")
+    if args.keys_action == "create":  # every flag checked before the key is made
+        scopes = keys.parse_scopes(args.scope or keys.DEFAULT_SCOPES)
+        expires = None if args.expires is None else keys.parse_expiry(args.expires)
+        if args.out is not None:
+            from .private_file import check_target
+
+            check_target(args.out, "--out", args.force)
+    engine = _engine(args, write=args.keys_action in ("create", "revoke"))
     try:
         if args.keys_action == "create":
-            key = keys.create_key(engine, args.name)
-            print(key)
-            print("sat serve: keep this key; only its hash is stored", file=sys.stderr)
+            _create_key(engine, args, scopes, expires)
         elif args.keys_action == "revoke":
             keys.revoke_key(engine, args.id)
             print(f"revoked {args.id}")
+        elif args.keys_action == "access-log":
+            from ..service.export import parse_time
+
+            since = None if args.since is None else parse_time("--since", args.since)
+            for read in keys.access_log(engine, args.decision, args.key, since):
+                print(f"{keys.when(read['read_at'])}\t{read['key_id']}\t"
+                      f"{read['name'] or '(deleted)'}\t{read['decision_id']}")
         else:
+            now = store.now()
             for k in keys.list_keys(engine):
-                state = "revoked" if k["revoked_at"] else "active"
-                print(f"{k['id']}\t{state}\t{k['name']}")
+                state = ("revoked" if k["revoked_at"] else "expired"
+                         if k["expires_at"] is not None and k["expires_at"] <= now
+                         else "active")
+                print(f"{k['id']}\t{state}\t{k['name']}\t{','.join(k['scopes'])}\t"
+                      f"expires {keys.when(k['expires_at'])}\t"
+                      f"last used {keys.when(k['last_used_at'])}")
     finally:
         engine.dispose()
+    return 0
+
+
+def _create_key(engine: Any, args: argparse.Namespace, scopes: tuple[str, ...],
+                expires: float | None) -> None:
+    """Make the key; print it, or write it into ``--out`` (0600), revoking it if that
+    fails (a key nobody holds is no use, and one half-written is a risk)."""
+    from ..service import keys
+
+    key = keys.create_key(engine, args.name, scopes, expires)
+    said = (f"scopes {','.join(scopes)}, expires {keys.when(expires)}; keep this key: only "
+            "its hash is stored")
+    if args.out is None:
+        print(key)
+        print(f"sat serve: {said}", file=sys.stderr)
+        return
+    from .private_file import write_text
+
+    try:
+        write_text(args.out, key + "\n", "--out")
+    except BaseException:
+        keys.revoke_key(engine, key)
+        raise
+    print(f"key {key.split('_')[1]} written to {args.out} (mode 0600); {said}")
+
+
+def _backup(args: argparse.Namespace) -> int:
+    from ..service.backup import backup, sqlite_path
+    from ..service.redact import shown
+    from .private_file import check_target, write_private
+
+    url = _config(args).database
+    sqlite_path(url)  # PostgreSQL is refused before anything is read
+    check_target(args.out, "--out", args.force)
+    engine = _engine(args, write=False)  # it exists, at the newest schema
+    engine.dispose()
+    counts: dict[str, int] = {}
+    write_private(args.out, lambda into: counts.update(backup(url, into)), "--out")
+    print(f"backed up {shown(url)} to {args.out} (mode 0600): {counts['decisions']:,} "
+          f"decisions, {counts['outcomes']:,} outcomes")
     return 0
 
 

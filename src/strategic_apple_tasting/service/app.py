@@ -6,9 +6,12 @@ database reachable and migrated, the learner running), ``GET /metrics`` and the 
 document (``/openapi.json``, browsable at ``/docs``). They show rules and counts, never an
 applicant's features or outcome.
 
-With an API key (``Authorization: Bearer <key>``): ``POST /decisions`` (one applicant or a
-batch), ``POST /outcomes`` (one or a batch), ``POST /publish`` (each row records the key's id),
-and ``GET /decisions/{id}`` (the decision explained: :mod:`.explain`).
+With an API key (``Authorization: Bearer <key>``) of the route's scope (:mod:`.keys`):
+``POST /decisions`` (one applicant or a batch; ``decide``), ``POST /outcomes`` (one or a batch;
+``report``), ``POST /publish`` and ``POST /rollback`` (``admin``; each row records the key's
+id), and ``GET /decisions/{id}`` (the decision explained: :mod:`.explain`; ``explain``, each
+read recorded in the access log). A key lacking the scope gets 403 naming it; a key over its
+rate limit (``rate_limit``, :mod:`.ratelimit`) 429 with ``Retry-After``.
 
 ``GET /metrics`` is JSON, or the Prometheus text format for a scraper (``?format=prometheus``
 or an Accept header naming ``text/plain``/OpenMetrics: :mod:`.prom`, with this process's own
@@ -29,7 +32,7 @@ import math
 import threading
 import time
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 import sqlalchemy as sa
 from fastapi import Depends, FastAPI, Request
@@ -48,8 +51,9 @@ from .config import ServiceConfig
 from .deciding import ServiceError, Writer
 from .groups import group_metrics
 from .http_metrics import ProcessFigures, RequestMetrics
-from .keys import KeyCheck
+from .keys import DOES, KeyCheck, record_read
 from .learning import LearnerLoop
+from .ratelimit import RateLimits
 from .redact import reason, shown
 from .sqlite_file import DatabaseLost
 
@@ -266,10 +270,12 @@ def _json(doc: Any, status: int = 200, headers: dict[str, str] | None = None) ->
                     headers=headers)
 
 
-def _error(status: int, message: str, close: bool = False) -> Response:
-    """``{"error": message}``; ``close``: and the connection is closed after it (the rest of
-    a body not read would otherwise be read as the next request)."""
-    return _json({"error": message}, status, {"connection": "close"} if close else None)
+def _error(status: int, message: str, close: bool = False,
+           headers: dict[str, str] | None = None) -> Response:
+    """``{"error": message}`` with ``headers``; ``close``: and the connection is closed after
+    it (the rest of a body not read would otherwise be read as the next request)."""
+    headers = {**(headers or {}), **({"connection": "close"} if close else {})}
+    return _json({"error": message}, status, headers or None)
 
 
 def _rule_doc(row: Any, config: ServiceConfig) -> dict[str, Any]:
@@ -310,22 +316,34 @@ def _media(value: bytes) -> tuple[str, dict[str, str]]:
 
 
 class Gate:
-    """Before a request's body is parsed: the write endpoints need a key (401); a body to
-    parse must say it is JSON in UTF-8, uncompressed (415); no body may exceed ``limit``
-    bytes (413), whether it says its length or not, nor take more than ``deadline`` seconds
-    to arrive (408: a client trickling bytes cannot hold a connection); a body must be UTF-8
-    (400). Refusals are made here, so an anonymous client's body is never parsed."""
+    """Before a request's body is parsed: the write endpoints and explanations need a key
+    (401) with the route's scope (403), within the key's rate limit (429 with
+    ``Retry-After``); a body to parse must say it is JSON in UTF-8, uncompressed (415); no body
+    may exceed ``limit`` bytes (413), whether it says its length or not, nor take more than
+    ``deadline`` seconds to arrive (408: a client trickling bytes cannot hold a connection);
+    a body must be UTF-8 (400). Refusals are made here, so an anonymous client's body is
+    never parsed."""
 
     WRITES = frozenset({"/decisions", "/outcomes", "/publish", "/rollback"})
     PRIVATE = "/decisions/"  # GET /decisions/{id}: an applicant's features need a key
     OPERATOR = "/operator"  # the operator's page: figures by group, experiments
     JSON = frozenset({"/decisions", "/outcomes", "/rollback"})  # the writes that take a body
+    #: The scope each write needs; a write not named here changes the rule: ``admin``.
+    SCOPES: ClassVar[dict[str, str]] = {"/decisions": "decide", "/outcomes": "report"}
 
-    def __init__(self, app: Any, limit: int, keys: Any, deadline: float = 10.0) -> None:
+    def __init__(self, app: Any, limit: int, keys: Any, deadline: float = 10.0,
+                 limits: RateLimits | None = None) -> None:
         self.app = app
         self.limit = limit
         self.keys = keys
         self.deadline = deadline
+        self.limits = limits
+
+    def scope(self, path: str) -> str:
+        """The scope a key needs for ``path`` (a write, or an explanation)."""
+        if path.startswith(self.PRIVATE):
+            return "explain"
+        return self.SCOPES.get(path, "admin")
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -335,7 +353,7 @@ class Gate:
         if ((post and scope["path"] in self.WRITES) or scope["path"].startswith(self.PRIVATE)
                 or scope["path"] == self.OPERATOR):
             header = headers.get(b"authorization", b"").decode("latin-1")
-            why = await self._unauthorized(header)
+            why = await self._unauthorized(header, self.scope(scope["path"]))
             if why is not None:
                 return await _error(*why)(scope, receive, send)
             # who asked, for the row it writes (FastAPI's request.state reads scope["state"])
@@ -377,19 +395,37 @@ class Gate:
             return events.pop(0) if events else await receive()
         return await self.app(scope, replay, send)
 
-    async def _unauthorized(self, header: str) -> tuple[int, str] | None:
-        """(status, why) if the request's key does not let it write; a key not read lately is
-        looked up in a thread (the event loop never waits for the database)."""
+    async def _unauthorized(self, header: str, needed: str
+                            ) -> tuple[int, str] | tuple[int, str, bool, dict[str, str]] | None:
+        """The refusal (status, why[, close, headers]) if the request's key may not do what
+        the route does (``needed``, a scope) now, else None; a key not read lately is looked
+        up in a thread (the event loop never waits for the database), and so is the write of
+        its last use (once a minute)."""
         keys = self.keys()
         try:
             if keys.fresh(header):
-                _, why = keys.check(header)
+                id_, why, scopes = keys.verify(header)
             else:
-                _, why = await asyncio.to_thread(keys.check, header)
+                id_, why, scopes = await asyncio.to_thread(keys.verify, header)
         except (sa.exc.SQLAlchemyError, DatabaseLost) as exc:
             why = reason(exc, keys.engine.url.render_as_string(hide_password=False))
             return 503, f"the API key cannot be checked: the database is unavailable ({why})"
-        return None if why is None else (401, why)
+        if why is not None:
+            return 401, why
+        if needed not in scopes:
+            return 403, (f"API key {id_} may not {DOES[needed]}: that needs scope "
+                         f"{needed!r}, and it has {', '.join(scopes) or 'none'} (sat serve keys "
+                         f"create --scope {needed} makes a key that may)")
+        if self.limits is not None:
+            wait = self.limits.take(id_)
+            if wait is not None:
+                seconds = max(1, math.ceil(wait))  # Retry-After is whole seconds
+                return (429, f"API key {id_} is over its rate limit of "
+                        f"{self.limits.rate:g} requests a second (rate_limit): retry after "
+                        f"{seconds} s", False, {"retry-after": str(seconds)})
+        if keys.use_due(id_):
+            await asyncio.to_thread(keys.write_use, id_)
+        return None
 
     @staticmethod
     def _unparsable(headers: dict[bytes, bytes]) -> str | None:
@@ -444,7 +480,8 @@ def create_app(service: Service) -> FastAPI:
                   description="Decisions under a published rule that strategic applicants "
                   "read, outcomes learned when they arrive (apple tasting).")
     app.add_middleware(Gate, limit=config.max_body, keys=lambda: service.keys,
-                       deadline=config.body_timeout)
+                       deadline=config.body_timeout,
+                       limits=RateLimits(config.rate_limit) if config.rate_limit else None)
     process = ProcessFigures()
     # Added last, so outermost: requests the gate refuses are counted and timed too.
     app.add_middleware(RequestMetrics, figures=process, routes=lambda: app.routes)
@@ -624,7 +661,7 @@ def create_app(service: Service) -> FastAPI:
 
     @app.get("/decisions/{decision_id}", summary="One decision, explained (API key)",
              dependencies=key)
-    async def explained(decision_id: str) -> Response:
+    async def explained(decision_id: str, request: Request) -> Response:
         from .explain import explain
 
         if not 1 <= len(decision_id) <= store.MAX_ID:
@@ -643,6 +680,11 @@ def create_app(service: Service) -> FastAPI:
         if found is None:
             raise ServiceError(404, f"decision {decision_id!r:.140} is unknown: no decision "
                                "has that id (or retention has removed it)")
+        try:  # no record of the read, no read: the access log is complete
+            await asyncio.to_thread(record_read, service.engine, _key(request), decision_id)
+        except (sa.exc.SQLAlchemyError, DatabaseLost) as exc:
+            raise ServiceError(503, "the read cannot be recorded in the access log "
+                               f"({reason(exc, config.database)}): retry") from None
         return _json(explain(*found, config))
 
     @app.get("/metrics", summary="Counts and the rule's age, as JSON or Prometheus text "

@@ -150,6 +150,9 @@ class ServiceConfig:
     explore: float = 0.0
     #: How a rejected applicant reaches the lender (shown on the applicants' page).
     contact: str | None = None
+    #: Requests a second each API key may make on average, per worker (a token bucket of
+    #: one second's worth: :mod:`.ratelimit`); past it 429 with ``Retry-After``. 0: no limit.
+    rate_limit: float = 0.0
     #: A candidate learner fed the same log, never answering (its name; None: no shadow).
     shadow: str | None = None
     shadow_params: dict[str, Any] = field(default_factory=dict)
@@ -294,6 +297,11 @@ class ServiceConfig:
                                          or not 0 < len(self.contact) <= 500):
             raise ValueError(f"contact must be text of 1 to 500 characters (how a rejected "
                              f"applicant reaches the lender), got {self.contact!r:.60}")
+        value = self.rate_limit
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not 0 <= value <= 1e6:
+            raise ValueError(f"rate_limit must be requests a second per key from 0 (no limit) "
+                             f"to 1e6, got {value!r}")
         value = self.explore
         if isinstance(value, bool) or not isinstance(value, int | float) \
                 or not 0 <= value <= MAX_EXPLORE:

@@ -45,7 +45,7 @@ MAX_ID = 128
 #: The longest group name a decision may carry.
 MAX_GROUP = 64
 #: The newest migration (what every start brings a database to).
-HEAD = "0005"
+HEAD = "0006"
 #: Seconds to wait for a PostgreSQL server to answer a connection (libpq waits for ever).
 CONNECT_TIMEOUT = 10
 
@@ -133,7 +133,22 @@ api_keys = sa.Table(
     sa.Column("hash", sa.String(64), nullable=False),  # SHA-256 of the secret, hex
     sa.Column("name", sa.String(200), nullable=False),
     sa.Column("created_at", sa.Double, nullable=False),
-    sa.Column("revoked_at", sa.Double, nullable=True))
+    sa.Column("revoked_at", sa.Double, nullable=True),
+    # what it may do: scopes joined by commas (keys.SCOPES; NULL only before schema 0006)
+    sa.Column("scopes", sa.String(64), nullable=True),
+    sa.Column("expires_at", sa.Double, nullable=True),  # NULL: never
+    # when a request last carried it (written at most once a minute: keys.USE_SECONDS)
+    sa.Column("last_used_at", sa.Double, nullable=True))
+
+#: Who read which applicant's explanation (``GET /decisions/{id}``), and when; kept when
+#: retention removes the decision (the record of a read outlives what was read).
+access_log = sa.Table(
+    "access_log", METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("key_id", sa.String(32), nullable=False),
+    sa.Column("decision_id", sa.String(MAX_ID), nullable=False),
+    sa.Column("read_at", sa.Double, nullable=False),
+    sa.Index("access_log_decision", "decision_id"))
 
 #: What a new service started from (one row at most): a given rule, a saved learner or a
 #: historical log replayed into the learner; the learner (and shadow) it gave, as saved bytes.
