@@ -670,9 +670,14 @@ API: list[tuple[str, object, str]] = [
      "56 bytes of data, it has 48)"),
     ("load-npy-huge-shape", lambda: saved.load(_member("state.counts.npy", _huge_header())),
      "state.counts.npy is not an array file: its header needs 8,000,000,000,000 bytes of data"),
+    ("load-npy-bomb", lambda: saved.load(_member("state.counts.npy", saved.npy(np.zeros(10**6)))),
+     "the file: state.counts.npy declares 8,000,128 bytes inflated, more than the 16,672 its "
+     "field can need (the largest array of a SAOLS of d = 2 takes 288 bytes)"),
     ("load-npy-objects", lambda: saved.load(_member("state.counts.npy", _pickled())),
      "state.counts.npy is not an array file: it holds Python objects"),
-    ("load-digest", lambda: _load("sa-ols", digest="keep", next_id=12345),
+    # (a plausible edit: the learner, its params and d, checked before the digest, hold)
+    ("load-digest", lambda: _load_meta("sa-ols", lambda m: m["desk"].update(next_id=12345),
+                                       digest="keep"),
      "the file is corrupt: its contents do not match their digest (sha256)"),
     ("load-digest-missing", lambda: _load("sa-ols", digest="none"),
      "the file is corrupt: its contents do not match their digest (sha256)"),
