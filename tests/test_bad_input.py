@@ -37,6 +37,7 @@ from strategic_apple_tasting.scenarios import (
     run_lending,
 )
 from tests import saved
+from tests.helpers import closed_port
 
 NOT_RESULTS = "is not a sweep directory nor a run's output"
 RUN = ["run", "-l", "sa-ols", "-d", "2", "-T", "50", "--seeds", "1"]
@@ -177,8 +178,8 @@ CLI: list[tuple[list[str], str]] = [
     (["sweep", "ok.toml", "-o", "a-file/below"], "is under a file ('a-file')"),
     (["sweep", "ok.toml"], "required: --out"),
     (["sweep", "ok.toml", "-o", "sw", "--workers", "0"], "--workers must be an integer >= 1"),
-    (["sweep", "ok.toml", "-o", "sw", "--scheduler", "tcp://127.0.0.1:1"],
-     "--scheduler: cannot reach a Dask scheduler at 'tcp://127.0.0.1:1'"),
+    (["sweep", "ok.toml", "-o", "sw", "--scheduler", "tcp://127.0.0.1:CLOSED"],
+     "--scheduler: cannot reach a Dask scheduler at 'tcp://127.0.0.1:CLOSED'"),
     # sat results and sat report
     (["results", "nowhere"], f"'nowhere' {NOT_RESULTS}"),
     (["results", "a-file"], f"'a-file' {NOT_RESULTS}"),
@@ -201,25 +202,25 @@ CLI: list[tuple[list[str], str]] = [
       "--features", "income", "-T", "5"], "--label: column 'bad' holds only the value 0"),
     (["lending", "--csv", "twice.csv", "--label", "bad", "--default-value", "1", "--features",
       "income", "-T", "5"], "names column 'income' twice"),
-    # the decision service (nothing listens on port 1 of the loopback)
-    (["serve", "play", "--url", "http://127.0.0.1:1", "-d", "2", "--key", "sat_0a_b"],
+    # the decision service (CLOSED: a loopback port nothing listens on, picked as the row runs)
+    (["serve", "play", "--url", "http://127.0.0.1:CLOSED", "-d", "2", "--key", "sat_0a_b"],
      "--key puts the API key where `ps` shows it to every user"),
-    (["serve", "play", "--url", "http://127.0.0.1:1", "-d", "2", "--key-file", "missing.key"],
+    (["serve", "play", "--url", "http://127.0.0.1:CLOSED", "-d", "2", "--key-file", "missing.key"],
      "--key-file 'missing.key' does not exist"),
-    (["serve", "play", "--url", "http://127.0.0.1:1", "-d", "2", "--key-file", "a-dir"],
+    (["serve", "play", "--url", "http://127.0.0.1:CLOSED", "-d", "2", "--key-file", "a-dir"],
      "--key-file 'a-dir' is a directory"),
-    (["serve", "play", "--url", "http://127.0.0.1:1", "-d", "2", "--key-file", "a-file"],
+    (["serve", "play", "--url", "http://127.0.0.1:CLOSED", "-d", "2", "--key-file", "a-file"],
      "--key-file 'a-file' does not hold an API key"),
     (["serve", "-d", "2", "--param", "delta=0.1", "--param", "r0=0", "--body-timeout", "0",
       "--database", "sqlite:///a-dir/x.db"], "body_timeout must be a number of seconds"),
     (["serve", "-d", "2", "--param", "delta=0.1", "--param", "r0=0", "--body-timeout", "nan",
       "--database", "sqlite:///a-dir/x.db"], "body_timeout must be a number of seconds"),
-    (["serve", "keys", "list", "--database", "postgresql://u:hunter2@127.0.0.1:1/db"],
-     "database 'postgresql://u:***@127.0.0.1:1/db' cannot be used: OperationalError"),
-    (["serve", "check", "--database", "postgresql://u:hunter2@127.0.0.1:1/db"],
-     "database 'postgresql://u:***@127.0.0.1:1/db' cannot be used: OperationalError"),
-    (["serve", "--database", "postgres://u:hunter2@127.0.0.1:1/db", "keys", "list"],
-     "database 'postgres://u:***@127.0.0.1:1/db': the service runs on sqlite or postgresql"),
+    (["serve", "keys", "list", "--database", "postgresql://u:hunter2@127.0.0.1:CLOSED/db"],
+     "database 'postgresql://u:***@127.0.0.1:CLOSED/db' cannot be used: OperationalError"),
+    (["serve", "check", "--database", "postgresql://u:hunter2@127.0.0.1:CLOSED/db"],
+     "database 'postgresql://u:***@127.0.0.1:CLOSED/db' cannot be used: OperationalError"),
+    (["serve", "--database", "postgres://u:hunter2@127.0.0.1:CLOSED/db", "keys", "list"],
+     "database 'postgres://u:***@127.0.0.1:CLOSED/db': the service runs on sqlite or postgresql"),
     # numerics (the learners' input bound, 1e9: r0 is an outcome, delta a distance)
     (_run("--r0", "1e10"),
      "r0 must be at most 1e+09 in magnitude (the learner's input bound), got 10000000000.0"),
@@ -386,6 +387,9 @@ def fixtures(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("argv, expected", CLI, ids=[" ".join(a)[:60] for a, _ in CLI])
 def test_cli_bad_input_gets_one_line_and_exit_2(argv, expected, fixtures, capsys):
+    port = str(closed_port())
+    argv = [a.replace("127.0.0.1:CLOSED", f"127.0.0.1:{port}") for a in argv]
+    expected = expected.replace("127.0.0.1:CLOSED", f"127.0.0.1:{port}")
     before = fixtures()
     code = main(argv)
     out, err = capsys.readouterr()
