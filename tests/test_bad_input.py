@@ -296,7 +296,21 @@ CLI: list[tuple[list[str], str]] = [
     ([*SERVE, "--publish", "outcomes:5,outcomes:6"],
      "publish joins at most one outcomes:K and one period:SECONDS with a comma"),
     ([*SERVE, "--publish", "manual,period:5"], "publish joins at most one outcomes:K"),
-    ([*SERVE, "--publish", "period:0"], "SECONDS > 0), got 'period:0'"),
+    ([*SERVE, "--publish", "period:0"], "SECONDS a finite number >= 1), got 'period:0'"),
+    ([*SERVE, "--publish", "period:1e-9"],
+     "publish must be one of manual, outcomes:K, period:SECONDS (K an integer >= 1, SECONDS a "
+     "finite number >= 1), got 'period:1e-9'"),
+    ([*SERVE, "--shadow", "sa-ols", "--shadow-param", "delta=-1", "--shadow-param", "r0=0"],
+     "shadow_params of shadow learner 'sa-ols': delta must be a finite number >= 0, got -1"),
+    ([*SERVE, "--start-rule", "deep.json"],
+     "--start-rule 'deep.json' is not a rule: its JSON nests deeper than Python reads (a rule "
+     'is {"beta": [a weight per feature], "threshold": c})'),
+    ([*SERVE, "--start-rule", "long-number.json"],
+     "--start-rule 'long-number.json' is not a rule: it holds a number of more than 4,300 "
+     "digits"),
+    ([*SERVE, "--start-log", "empty.csv"],
+     "--start-log 'empty.csv' is empty: it needs a header row naming a column per feature (x1, "
+     "x2), accepted and outcome"),
     ([*SERVE, "--shadow", "nope"], "--shadow: learner must be one of"),
     ([*SERVE, "--shadow-param", "delta=0.1"], "shadow_params given without a shadow learner"),
     ([*SERVE, "--shadow", "sa-ols"], "shadow_params.delta of shadow learner 'sa-ols' must be "
@@ -319,6 +333,21 @@ CLI: list[tuple[list[str], str]] = [
      "--out 'a-file' is a file: give a folder"),
     (["serve", "export", "--out", "x", "--since", "soon", "--database", "sqlite:///m.db"],
      "--since must be an ISO 8601 time"),
+    (["serve", "export", "--out", "x", "--since", "-inf", "--database", "sqlite:///m.db"],
+     "--since must be a finite number of unix seconds, got '-inf'"),
+    ([*RUN[:3], "-T", "5", "--data", "german-credit", "--gameable", "", *OUT],
+     "gameable must be feature names separated by ',' (or 'none' for none; leave it out for "
+     "the data set's own), got ''"),
+    (["run", "-l", "sa-ols", "--data", "fico", "-T", "50", "--delta-by-group",
+      "white=1e308,black=0.3,hispanic=0.3,asian=0.1", *OUT],
+     "delta by group: learners are told the largest budget, and delta must be at most 1e+09 in "
+     "magnitude (the learner's input bound), got 1e+308"),
+    (["lending", "--data", "fico", "-T", "50", "--delta-by-group",
+      "white=1e308,black=0.3,hispanic=0.3,asian=0.1"],
+     "delta by group: learners are told the largest budget, and delta must be at most 1e+09"),
+    (["lending", "--data", "fico", "--estimate-delta", "-l", "oracle", "-T", "50"],
+     "--estimate-delta recommends a learner that estimates the budget; the oracle knows it (a "
+     "benchmark, never recommended): add another with -l, got -l oracle"),
     # sat compile
     (["compile", "--workers", "0"], "--workers must be an integer >= 1, got '0'"),
     (["compile", "--workers", "two"], "--workers must be an integer >= 1, got 'two'"),
@@ -372,6 +401,10 @@ def fixtures(tmp_path, monkeypatch):
         '[[learners]]\nname = "sa-ols"\n')
     (tmp_path / "huge.csv").write_text("bad,income\n0,1e308\n1,40\n")
     (tmp_path / "rule-3.json").write_text('{"beta": [1, 2, 3], "threshold": 0}')
+    (tmp_path / "deep.json").write_text('{"beta": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    (tmp_path / "long-number.json").write_text('{"beta": [1, 2], "threshold": ' + "9" * 5000
+                                               + "}")
+    (tmp_path / "empty.csv").write_text("")
     (tmp_path / "history.csv").write_text("x1,accepted,outcome\n0.1,true,1.0\n")
     (tmp_path / "one-class.csv").write_text("bad,income\n0,50\n0,40\n")
     (tmp_path / "twice.csv").write_text("bad,income,income\n0,50,3\n1,40,2\n")
