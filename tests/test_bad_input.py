@@ -637,6 +637,14 @@ API: list[tuple[str, object, str]] = [
     ("update-x-shape", _update([0.1, 0.2, 0.3], True, 0.5), "x_obs must have shape (2,)"),
     ("update-x-nan", _update([0.1, math.nan], True, 0.5), "x_obs must be finite"),
     ("update-x-matrix", _update([[0.1, 0.2]], True, 0.5), "x_obs must have shape (2,)"),
+    ("update-x-text", _update(["0.1", "a"], True, 0.5),
+     "x_obs must be numbers (integers or floats), got text: ['0.1', 'a']"),
+    ("decide-x-complex", lambda: _learner_after_reset().decide([1 + 2j, 0.1]),
+     "x_obs must be numbers (integers or floats), got complex numbers: [(1+2j), (0.1+0j)]"),
+    ("act-x-bool", lambda: _learner_after_reset().act([True, False]),
+     "x_obs must be numbers (integers or floats), got booleans: [True, False]"),
+    ("env-action-complex", lambda: _env_step([1 + 1j, 0.0, 0.0]),
+     "action must be numbers (integers or floats), got complex numbers: [(1+1j), 0j, 0j]"),
     ("act-x-shape", lambda: _learner_after_reset().act([1.0]), "x_obs must have shape (2,)"),
     ("act-x-inf", lambda: _learner_after_reset().act([1.0, math.inf]), "x_obs must be finite"),
     ("etc-rounds-0", lambda: make_learner("etc", exploration_rounds=0, horizon=100, delta=0.1,
@@ -1147,6 +1155,14 @@ API: list[tuple[str, object, str]] = [
      "learner apple-only learns under feedback apple only, but the game has "
      "feedback='bandit'"),
 ]
+
+def _env_step(action):
+    from strategic_apple_tasting.envs.apple_tasting import StrategicAppleTastingEnv
+
+    env = StrategicAppleTastingEnv(Game(dimension=2), horizon=5)
+    env.reset(seed=0)
+    return env.step(action)
+
 
 _FICO_BUDGETS = {"white": 0.5, "black": 0.3, "hispanic": 0.3, "asian": 0.1}
 
