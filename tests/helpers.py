@@ -3,14 +3,23 @@ replay and table comparison are public: :mod:`strategic_apple_tasting.checks`)."
 
 from __future__ import annotations
 
+import socket
 import sys
 
 import numpy as np
 
 from strategic_apple_tasting.checks import replay, tables_identical, totals_at_grid
 
-__all__ = ["naive_linucb", "recorded_rows", "replay", "tables_identical", "totals_at_grid",
-           "with_default_sigint"]
+__all__ = ["closed_port", "naive_linucb", "recorded_rows", "replay", "tables_identical",
+           "totals_at_grid", "with_default_sigint"]
+
+
+def closed_port() -> int:
+    """A loopback TCP port nothing listens on: one the system just gave this process and took
+    back (a fixed port, 1 or 9, is open on some machines)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def recorded_rows(n: int = 60, d: int = 4, seed: int = 0, **fields):

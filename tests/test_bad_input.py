@@ -13,6 +13,7 @@ import json
 import math
 import warnings
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -37,6 +38,7 @@ from strategic_apple_tasting.scenarios import (
     run_lending,
 )
 from tests import saved
+from tests.helpers import closed_port
 
 NOT_RESULTS = "is not a sweep directory nor a run's output"
 RUN = ["run", "-l", "sa-ols", "-d", "2", "-T", "50", "--seeds", "1"]
@@ -177,8 +179,8 @@ CLI: list[tuple[list[str], str]] = [
     (["sweep", "ok.toml", "-o", "a-file/below"], "is under a file ('a-file')"),
     (["sweep", "ok.toml"], "required: --out"),
     (["sweep", "ok.toml", "-o", "sw", "--workers", "0"], "--workers must be an integer >= 1"),
-    (["sweep", "ok.toml", "-o", "sw", "--scheduler", "tcp://127.0.0.1:1"],
-     "--scheduler: cannot reach a Dask scheduler at 'tcp://127.0.0.1:1'"),
+    (["sweep", "ok.toml", "-o", "sw", "--scheduler", "tcp://127.0.0.1:CLOSED"],
+     "--scheduler: cannot reach a Dask scheduler at 'tcp://127.0.0.1:CLOSED'"),
     # sat results and sat report
     (["results", "nowhere"], f"'nowhere' {NOT_RESULTS}"),
     (["results", "a-file"], f"'a-file' {NOT_RESULTS}"),
@@ -201,14 +203,14 @@ CLI: list[tuple[list[str], str]] = [
       "--features", "income", "-T", "5"], "--label: column 'bad' holds only the value 0"),
     (["lending", "--csv", "twice.csv", "--label", "bad", "--default-value", "1", "--features",
       "income", "-T", "5"], "names column 'income' twice"),
-    # the decision service (nothing listens on port 1 of the loopback)
-    (["serve", "play", "--url", "http://127.0.0.1:1", "-d", "2", "--key", "sat_0a_b"],
+    # the decision service (CLOSED: a loopback port nothing listens on, picked as the row runs)
+    (["serve", "play", "--url", "http://127.0.0.1:CLOSED", "-d", "2", "--key", "sat_0a_b"],
      "--key puts the API key where `ps` shows it to every user"),
-    (["serve", "play", "--url", "http://127.0.0.1:1", "-d", "2", "--key-file", "missing.key"],
+    (["serve", "play", "--url", "http://127.0.0.1:CLOSED", "-d", "2", "--key-file", "missing.key"],
      "--key-file 'missing.key' does not exist"),
-    (["serve", "play", "--url", "http://127.0.0.1:1", "-d", "2", "--key-file", "a-dir"],
+    (["serve", "play", "--url", "http://127.0.0.1:CLOSED", "-d", "2", "--key-file", "a-dir"],
      "--key-file 'a-dir' is a directory"),
-    (["serve", "play", "--url", "http://127.0.0.1:1", "-d", "2", "--key-file", "a-file"],
+    (["serve", "play", "--url", "http://127.0.0.1:CLOSED", "-d", "2", "--key-file", "a-file"],
      "--key-file 'a-file' does not hold an API key"),
     (["serve", "-d", "2", "--param", "delta=0.1", "--param", "r0=0", "--body-timeout", "0",
       "--database", "sqlite:///a-dir/x.db"], "body_timeout must be a number of seconds"),
@@ -216,11 +218,11 @@ CLI: list[tuple[list[str], str]] = [
       "--database", "sqlite:///a-dir/x.db"], "body_timeout must be a number of seconds"),
     # (a password goes in a file, not on the command line, where it warns: pg.url is 0600)
     (["serve", "keys", "list", "--database-file", "pg.url"],
-     "database 'postgresql://u:***@127.0.0.1:1/db' cannot be used: OperationalError"),
+     "database 'postgresql://u:***@127.0.0.1:CLOSED/db' cannot be used: OperationalError"),
     (["serve", "check", "--database-file", "pg.url"],
-     "database 'postgresql://u:***@127.0.0.1:1/db' cannot be used: OperationalError"),
+     "database 'postgresql://u:***@127.0.0.1:CLOSED/db' cannot be used: OperationalError"),
     (["serve", "--database-file", "postgres.url", "keys", "list"],
-     "database 'postgres://u:***@127.0.0.1:1/db': the service runs on sqlite or postgresql"),
+     "database 'postgres://u:***@127.0.0.1:CLOSED/db': the service runs on sqlite or postgresql"),
     # access: the database URL, keys' scopes, expiry and files, rate limits, backups
     (["serve", "keys", "list", "--database-file", "missing.url"],
      "--database-file 'missing.url' does not exist"),
@@ -251,7 +253,7 @@ CLI: list[tuple[list[str], str]] = [
      "rate_limit must be requests a second per key from 0 (no limit) to 1e6, got -1.0"),
     ([*SERVE, "--rate-limit", "nan"],
      "rate_limit must be requests a second per key from 0 (no limit) to 1e6, got nan"),
-    (["serve", "backup", "--out", "copy.db", "--database", "postgresql://u@127.0.0.1:1/db"],
+    (["serve", "backup", "--out", "copy.db", "--database", "postgresql://u@127.0.0.1:CLOSED/db"],
      "sat serve backup copies a SQLite database; back up PostgreSQL with pg_dump"),
     (["serve", "backup", "--out", "copy.db", "--database", "sqlite:///m.db"],
      "file 'm.db' does not exist"),
@@ -332,7 +334,21 @@ CLI: list[tuple[list[str], str]] = [
     ([*SERVE, "--publish", "outcomes:5,outcomes:6"],
      "publish joins at most one outcomes:K and one period:SECONDS with a comma"),
     ([*SERVE, "--publish", "manual,period:5"], "publish joins at most one outcomes:K"),
-    ([*SERVE, "--publish", "period:0"], "SECONDS > 0), got 'period:0'"),
+    ([*SERVE, "--publish", "period:0"], "SECONDS a finite number >= 1), got 'period:0'"),
+    ([*SERVE, "--publish", "period:1e-9"],
+     "publish must be one of manual, outcomes:K, period:SECONDS (K an integer >= 1, SECONDS a "
+     "finite number >= 1), got 'period:1e-9'"),
+    ([*SERVE, "--shadow", "sa-ols", "--shadow-param", "delta=-1", "--shadow-param", "r0=0"],
+     "shadow_params of shadow learner 'sa-ols': delta must be a finite number >= 0, got -1"),
+    ([*SERVE, "--start-rule", "deep.json"],
+     "--start-rule 'deep.json' is not a rule: its JSON nests deeper than Python reads (a rule "
+     'is {"beta": [a weight per feature], "threshold": c})'),
+    ([*SERVE, "--start-rule", "long-number.json"],
+     "--start-rule 'long-number.json' is not a rule: it holds a number of more than 4,300 "
+     "digits"),
+    ([*SERVE, "--start-log", "empty.csv"],
+     "--start-log 'empty.csv' is empty: it needs a header row naming a column per feature (x1, "
+     "x2), accepted and outcome"),
     ([*SERVE, "--shadow", "nope"], "--shadow: learner must be one of"),
     ([*SERVE, "--shadow-param", "delta=0.1"], "shadow_params given without a shadow learner"),
     ([*SERVE, "--shadow", "sa-ols"], "shadow_params.delta of shadow learner 'sa-ols' must be "
@@ -355,6 +371,21 @@ CLI: list[tuple[list[str], str]] = [
      "--out 'a-file' is a file: give a folder"),
     (["serve", "export", "--out", "x", "--since", "soon", "--database", "sqlite:///m.db"],
      "--since must be an ISO 8601 time"),
+    (["serve", "export", "--out", "x", "--since", "-inf", "--database", "sqlite:///m.db"],
+     "--since must be a finite number of unix seconds, got '-inf'"),
+    ([*RUN[:3], "-T", "5", "--data", "german-credit", "--gameable", "", *OUT],
+     "gameable must be feature names separated by ',' (or 'none' for none; leave it out for "
+     "the data set's own), got ''"),
+    (["run", "-l", "sa-ols", "--data", "fico", "-T", "50", "--delta-by-group",
+      "white=1e308,black=0.3,hispanic=0.3,asian=0.1", *OUT],
+     "delta by group: learners are told the largest budget, and delta must be at most 1e+09 in "
+     "magnitude (the learner's input bound), got 1e+308"),
+    (["lending", "--data", "fico", "-T", "50", "--delta-by-group",
+      "white=1e308,black=0.3,hispanic=0.3,asian=0.1"],
+     "delta by group: learners are told the largest budget, and delta must be at most 1e+09"),
+    (["lending", "--data", "fico", "--estimate-delta", "-l", "oracle", "-T", "50"],
+     "--estimate-delta recommends a learner that estimates the budget; the oracle knows it (a "
+     "benchmark, never recommended): add another with -l, got -l oracle"),
     # sat compile
     (["compile", "--workers", "0"], "--workers must be an integer >= 1, got '0'"),
     (["compile", "--workers", "two"], "--workers must be an integer >= 1, got 'two'"),
@@ -395,8 +426,8 @@ def fixtures(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a-file").write_text("not a directory\n")
     (tmp_path / "a-dir").mkdir()
-    for name, url in (("pg.url", "postgresql://u:hunter2@127.0.0.1:1/db"),
-                      ("postgres.url", "postgres://u:hunter2@127.0.0.1:1/db"),
+    for name, url in (("pg.url", "postgresql://u:hunter2@127.0.0.1:CLOSED/db"),
+                      ("postgres.url", "postgres://u:hunter2@127.0.0.1:CLOSED/db"),
                       ("two-lines.url", "sqlite:///a.db\nsqlite:///b.db")):
         (tmp_path / name).write_text(url + "\n")
         (tmp_path / name).chmod(0o600)  # (a password in a file others may read warns)
@@ -413,6 +444,10 @@ def fixtures(tmp_path, monkeypatch):
         '[[learners]]\nname = "sa-ols"\n')
     (tmp_path / "huge.csv").write_text("bad,income\n0,1e308\n1,40\n")
     (tmp_path / "rule-3.json").write_text('{"beta": [1, 2, 3], "threshold": 0}')
+    (tmp_path / "deep.json").write_text('{"beta": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    (tmp_path / "long-number.json").write_text('{"beta": [1, 2], "threshold": ' + "9" * 5000
+                                               + "}")
+    (tmp_path / "empty.csv").write_text("")
     (tmp_path / "history.csv").write_text("x1,accepted,outcome\n0.1,true,1.0\n")
     (tmp_path / "one-class.csv").write_text("bad,income\n0,50\n0,40\n")
     (tmp_path / "twice.csv").write_text("bad,income,income\n0,50,3\n1,40,2\n")
@@ -428,6 +463,12 @@ def fixtures(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("argv, expected", CLI, ids=[" ".join(a)[:60] for a, _ in CLI])
 def test_cli_bad_input_gets_one_line_and_exit_2(argv, expected, fixtures, capsys):
+    port = str(closed_port())
+    argv = [a.replace("127.0.0.1:CLOSED", f"127.0.0.1:{port}") for a in argv]
+    expected = expected.replace("127.0.0.1:CLOSED", f"127.0.0.1:{port}")
+    for name in ("pg.url", "postgres.url"):  # the URL files name the same closed port
+        path = Path(name)
+        path.write_text(path.read_text().replace("127.0.0.1:CLOSED", f"127.0.0.1:{port}"))
     before = fixtures()
     code = main(argv)
     out, err = capsys.readouterr()
@@ -642,6 +683,14 @@ API: list[tuple[str, object, str]] = [
     ("update-x-shape", _update([0.1, 0.2, 0.3], True, 0.5), "x_obs must have shape (2,)"),
     ("update-x-nan", _update([0.1, math.nan], True, 0.5), "x_obs must be finite"),
     ("update-x-matrix", _update([[0.1, 0.2]], True, 0.5), "x_obs must have shape (2,)"),
+    ("update-x-text", _update(["0.1", "a"], True, 0.5),
+     "x_obs must be numbers (integers or floats), got text: ['0.1', 'a']"),
+    ("decide-x-complex", lambda: _learner_after_reset().decide([1 + 2j, 0.1]),
+     "x_obs must be numbers (integers or floats), got complex numbers: [(1+2j), (0.1+0j)]"),
+    ("act-x-bool", lambda: _learner_after_reset().act([True, False]),
+     "x_obs must be numbers (integers or floats), got booleans: [True, False]"),
+    ("env-action-complex", lambda: _env_step([1 + 1j, 0.0, 0.0]),
+     "action must be numbers (integers or floats), got complex numbers: [(1+1j), 0j, 0j]"),
     ("act-x-shape", lambda: _learner_after_reset().act([1.0]), "x_obs must have shape (2,)"),
     ("act-x-inf", lambda: _learner_after_reset().act([1.0, math.inf]), "x_obs must be finite"),
     ("etc-rounds-0", lambda: make_learner("etc", exploration_rounds=0, horizon=100, delta=0.1,
@@ -712,9 +761,14 @@ API: list[tuple[str, object, str]] = [
      "56 bytes of data, it has 48)"),
     ("load-npy-huge-shape", lambda: saved.load(_member("state.counts.npy", _huge_header())),
      "state.counts.npy is not an array file: its header needs 8,000,000,000,000 bytes of data"),
+    ("load-npy-bomb", lambda: saved.load(_member("state.counts.npy", saved.npy(np.zeros(10**6)))),
+     "the file: state.counts.npy declares 8,000,128 bytes inflated, more than the 16,672 its "
+     "field can need (the largest array of a SAOLS of d = 2 takes 288 bytes)"),
     ("load-npy-objects", lambda: saved.load(_member("state.counts.npy", _pickled())),
      "state.counts.npy is not an array file: it holds Python objects"),
-    ("load-digest", lambda: _load("sa-ols", digest="keep", next_id=12345),
+    # (a plausible edit: the learner, its params and d, checked before the digest, hold)
+    ("load-digest", lambda: _load_meta("sa-ols", lambda m: m["desk"].update(next_id=12345),
+                                       digest="keep"),
      "the file is corrupt: its contents do not match their digest (sha256)"),
     ("load-digest-missing", lambda: _load("sa-ols", digest="none"),
      "the file is corrupt: its contents do not match their digest (sha256)"),
@@ -1147,6 +1201,14 @@ API: list[tuple[str, object, str]] = [
      "learner apple-only learns under feedback apple only, but the game has "
      "feedback='bandit'"),
 ]
+
+def _env_step(action):
+    from strategic_apple_tasting.envs.apple_tasting import StrategicAppleTastingEnv
+
+    env = StrategicAppleTastingEnv(Game(dimension=2), horizon=5)
+    env.reset(seed=0)
+    return env.step(action)
+
 
 _FICO_BUDGETS = {"white": 0.5, "black": 0.3, "hispanic": 0.3, "asian": 0.1}
 

@@ -6,8 +6,10 @@ import contextlib
 import fcntl
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.experiments.spec import SpecError, check_spec
 from strategic_apple_tasting.experiments.sweep import _Inline, load, pending_cells, run_sweep
 
-from ..helpers import with_default_sigint
+from ..helpers import closed_port, with_default_sigint
 
 SMALL = {"horizon": 300, "seeds": 3, "seeds_per_cell": 2,
          "game": {"dimension": [2, 3], "delta": 0.2},
@@ -293,12 +295,42 @@ def test_same_results_on_a_local_dask_cluster(tmp_path):
 
 def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys):
     pytest.importorskip("distributed")
-    code = main(["sweep", "--scheduler", "tcp://127.0.0.1:9", "--out", str(tmp_path / "o"),
-                 str(_toml(tmp_path))])
+    code = main(["sweep", "--scheduler", f"tcp://127.0.0.1:{closed_port()}", "--out",
+                 str(tmp_path / "o"), str(_toml(tmp_path))])
     assert code == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("sat: error: --scheduler: cannot reach a Dask scheduler at")
     assert "\n" not in err
+
+
+@pytest.mark.parametrize("greeting, said", [
+    (b"SSH-2.0-OpenSSH_9.2p1\r\n", "began with b'SSH-2.0-'"),  # Dask read it as 3 EiB
+    ((1 << 40).to_bytes(8, "little"), "began with b'\\x00\\x00\\x00\\x00\\x00\\x01\\x00\\x00'"),
+    (b"", "said nothing"),
+])
+def test_a_scheduler_address_where_something_else_listens_is_one_line(tmp_path, capsys,
+                                                                       greeting, said):
+    """A plain TCP server on the loopback that greets with junk (an SSH banner, a length of
+    1 TiB) or hangs up: refused in one line naming the address, before Dask reads a length."""
+    pytest.importorskip("distributed")
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+
+        def answer() -> None:
+            with contextlib.suppress(OSError):
+                conn, _ = server.accept()
+                with conn:
+                    conn.sendall(greeting)
+
+        threading.Thread(target=answer, daemon=True).start()
+        code = main(["sweep", "--scheduler", address, "--out", str(tmp_path / "o"),
+                     str(_toml(tmp_path))])
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert err == (f"sat: error: --scheduler: something listens at {address!r}, but it is not "
+                   f"a Dask scheduler (it {said}, not Dask's greeting)")
 
 
 def _toml(tmp_path: Path) -> Path:

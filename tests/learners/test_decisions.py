@@ -292,3 +292,17 @@ def test_an_adopted_rule_decides_and_its_outcomes_are_learned_against_it():
     with pytest.raises(ValueError, match="learns from what its own rule drew"):
         Exp3SAE(delta=0.1, r0=0.0, horizon=10, sigma=0.1, feedback="apple").reset(
             2, rng=0).adopt(given)
+
+
+def test_numpy_integer_ids_are_ids_as_publish_every_takes_numpy_integers():
+    """decide, record and report take a numpy integer id as the int it is (they refused it,
+    or called its decision unknown, while publish_every took numpy integers)."""
+    learner = make_learner("sa-ols", delta=0.1, r0=0.0, feedback="apple").reset(2, 0)
+    learner.publish_every(outcomes=np.int64(3))
+    decision = learner.decide([0.5, 0.5], id=np.int64(5))
+    assert decision.accepted and decision.id == 5 and type(decision.id) is int
+    assert learner.report(np.int64(5), 1.0) is not None
+    learner.record([0.5, 0.5], np.int64(77), True, learner.publish().version, 1.0)
+    assert learner.pending() == [77] and type(learner.pending()[0]) is int
+    with pytest.raises(ValueError, match=r"^id must be an integer or a string, got True$"):
+        learner.decide([0.5, 0.5], id=True)  # a boolean is no id, numpy's or Python's

@@ -42,7 +42,7 @@ def test_bad_settings_are_one_line_naming_the_setting(settings, message):
 def test_cadences():
     assert parse_cadence("manual") == ("manual", 0.0)
     assert parse_cadence("outcomes:25") == ("outcomes", 25.0)
-    assert parse_cadence("period:0.5") == ("period", 0.5)
-    for bad in ("outcomes:2.5", "period:0", "period:inf", "daily", "outcomes:"):
+    assert parse_cadence("period:1.5") == ("period", 1.5)
+    for bad in ("outcomes:2.5", "period:0", "period:0.5", "period:inf", "daily", "outcomes:"):
         with pytest.raises(ValueError, match="publish must be one of"):
             parse_cadence(bad)

@@ -239,10 +239,20 @@ def cmd_lending(args: argparse.Namespace) -> int:
 
         budgets = group_budget_setting(args.delta_by_group)
         deltas = [budgets]
+    from ..engine.simulate import check_learners
+    from ..learners import make_learner
+    from ..scenarios.backtest import BACKTEST_LEARNERS
+
+    names: list = args.learner or list(BACKTEST_LEARNERS if args.backtest else LEARNERS)
+    if args.estimate_delta and all(n == "oracle" for n in names):
+        raise UsageError("--estimate-delta recommends a learner that estimates the budget; "
+                         "the oracle knows it (a benchmark, never recommended): add another "
+                         "with -l, got -l oracle")
     # Every group named, each budget >= 0, the protocol's settings and its limit on the
-    # horizon: checked before any work.
+    # horizon, and the learners' parameters in each game: checked before any work.
     for delta in deltas:
         game = data_game(data, delta=delta, **protocol)
+        check_learners(game, [make_learner(n) for n in names], args.horizon)
     game.contexts.check_horizon(args.horizon)
     gameable_columns = data.notes.get("gameable_attributes", data.gameable_names())
     print(f"data: {data.source}; {data.n} rows, d = {data.d}, gameable: "

@@ -145,6 +145,24 @@ def _os_error(exc: OSError) -> str:
     return f"cannot use{where}: {os_reason(exc)}"
 
 
+#: Values argparse takes for flags, since they start with "-" and are not negative numbers.
+_SIGNED_WORDS = ("-inf", "-infinity", "-nan")
+
+
+def _signed_words(argv: Sequence[str]) -> list[str]:
+    """``argv`` with a value such as ``-inf`` joined to the flag before it (``--since
+    -inf`` as ``--since=-inf``): argparse would say the flag "expected one argument" and never
+    show the value to the flag's own check, whose line names the value and what is allowed."""
+    out: list[str] = []
+    for word in argv:
+        if (word.lower() in _SIGNED_WORDS and out and out[-1].startswith("--")
+                and "=" not in out[-1]):
+            out[-1] = f"{out[-1]}={word}"
+        else:
+            out.append(word)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``sat``; returns the exit status. The package's layers are imported in
     here (by the chosen subcommand), so a Ctrl-C while they load is one line and status 130."""
@@ -156,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if os.getcwd() not in sys.path:
         sys.path.append(os.getcwd())
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_args(_signed_words(sys.argv[1:] if argv is None else argv))
         return _command(args.command, "cmd")(args)
     except (UsageError, ValueError) as exc:
         print(f"sat: error: {exc}", file=sys.stderr)

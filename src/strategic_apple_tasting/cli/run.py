@@ -52,6 +52,7 @@ def _run_progress(start: float):
 
 def _simulate(args: argparse.Namespace, learners: Sequence[str]):
     from ..engine import MAX_SEED, simulate
+    from ..engine.simulate import check_learners
     from ..learners import make_learner
 
     game = game_from_args(args)
@@ -62,6 +63,9 @@ def _simulate(args: argparse.Namespace, learners: Sequence[str]):
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     rounds = len(learners) * args.seeds * args.horizon
     max_memory = None if args.max_memory is None else int(args.max_memory * 2**30)
+    # The learners' parameters in this game (δ by group beyond their input bound): refused
+    # before the run's first line, as every bad flag.
+    check_learners(game, [make_learner(n) for n in learners], args.horizon)
     print(f"running {', '.join(learners)} × {args.seeds} seeds × {args.horizon:,} rounds "
           f"(d = {game.dimension}, {budget_words(game)}, {args.feedback} feedback"
           f"{f', data {args.data}' if getattr(args, 'data', None) else ''}) "

@@ -88,6 +88,13 @@ def fill_report(report: argparse.ArgumentParser) -> None:
     report.add_argument("--title", help="page title (default: names the sweep directory)")
 
 
+#: Seconds to wait for a scheduler to connect and greet.
+CONNECT_TIMEOUT = 5.0
+#: Bytes a Dask scheduler's greeting (its handshake, a small msgpack map) takes at most, with
+#: room: what Dask would allocate for a stranger's first eight bytes read as a length.
+MAX_GREETING = 1 << 20
+
+
 def _executor(address: str | None):
     if address is None:
         return contextlib.nullcontext(None)
@@ -96,12 +103,54 @@ def _executor(address: str | None):
     except ImportError:
         raise ValueError("--scheduler needs Dask: pip install "
                          "'strategic-apple-tasting[distributed]'") from None
+    _greeted(address)
     try:
-        client = Client(address, timeout="5s")
+        client = Client(address, timeout=f"{CONNECT_TIMEOUT:g}s")
     except (OSError, TimeoutError) as exc:
         raise ValueError(f"--scheduler: cannot reach a Dask scheduler at {address!r} "
                          f"({type(exc).__name__})") from None
+    except Exception as exc:  # Dask's reading of a reply it cannot parse: not a scheduler
+        raise ValueError(f"--scheduler: what answers at {address!r} is not a Dask scheduler "
+                         f"({type(exc).__name__})") from None
     return contextlib.closing(_ClientExecutor(client))
+
+
+def _greeted(address: str) -> None:
+    """Refuse a TCP ``address`` where something other than a Dask scheduler listens, before
+    Dask reads it: a Dask listener greets first with its handshake, eight bytes of length and
+    a small message; Dask would allocate whatever length a stranger's first bytes spell (an
+    SSH banner reads as 3 EiB, a memory error). Other transports are left to Dask."""
+    import socket
+    import struct
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        host, port = parse_host_port(location)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"--scheduler must be a Dask scheduler's address (tcp://HOST:PORT), "
+                         f"got {address!r} ({exc})") from None
+    if scheme != "tcp":
+        return
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT) as conn:
+            head = b""
+            while len(head) < 8:
+                chunk = conn.recv(8 - len(head))
+                if not chunk:
+                    break
+                head += chunk
+    except TimeoutError:
+        head = None
+    except OSError as exc:
+        raise ValueError(f"--scheduler: cannot reach a Dask scheduler at {address!r} "
+                         f"({type(exc).__name__})") from None
+    if head is None or len(head) < 8 or not 0 < struct.unpack("<Q", head)[0] <= MAX_GREETING:
+        said = ("said nothing" if head is None or not head else
+                f"began with {head[:8]!r}")
+        raise ValueError(f"--scheduler: something listens at {address!r}, but it is not a "
+                         f"Dask scheduler (it {said}, not Dask's greeting)")
 
 
 class _ClientExecutor:

@@ -188,6 +188,20 @@ def memory_needed(game: Game, learners: Sequence[Learner], horizon: int, n_seeds
     return int(peak_states + pending + 3 * rows * row_bytes)
 
 
+def check_learners(game: Game, learners: Sequence[Learner], horizon: int) -> None:
+    """Each learner's parameters as the game binds them, checked before any run or search
+    (a run used to refuse them in its first round, after a data game's searches)."""
+    inst = game.instance(0)
+    for learner in learners:
+        try:
+            learner.bind(inst, horizon).check_params()
+        except ValueError as exc:
+            if game.group_budgets is None or not str(exc).startswith("delta "):
+                raise
+            raise ValueError(f"delta by group: learners are told the largest budget, and "
+                             f"{exc}") from None
+
+
 def _gib(n: float) -> str:
     return f"{n / 2**30:,.1f} GiB"
 
@@ -290,6 +304,7 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
     check_rows = getattr(game.contexts, "check_horizon", None)
     if check_rows is not None:
         check_rows(horizon)  # a protocol's limit: each row at most once
+    check_learners(game, learner_list, horizon)
     grids = [_grid(game, lr, horizon, per_decade) for lr in learner_list]
     everywhere = np.unique(np.concatenate(grids))
     jobs = [(i, s) for i in range(len(learner_list)) for s in seed_list]

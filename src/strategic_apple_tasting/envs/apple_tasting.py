@@ -24,6 +24,7 @@ from gymnasium import spaces
 
 from ..game.game import MAX_ROUNDS, Game, GameInstance
 from ..game.policies import LinearThreshold
+from ..learners.inputs import real_array
 
 #: Rounds of contexts, rewards and agents' draws taken at once (each has its own stream, so
 #: drawing ahead changes no number; never past the horizon).
@@ -202,7 +203,7 @@ class StrategicAppleTastingEnv(gymnasium.Env):
         if self._t >= self.horizon:
             raise RuntimeError(f"the episode ended after {self.horizon} rounds: call reset()")
         d = self.game.dimension
-        rule = np.array(action, dtype=np.float64, copy=True)
+        rule = np.array(real_array("action", action), copy=True)  # a complex β: refused
         if rule.shape != (d + 1,):
             raise ValueError(f"action must have shape ({d + 1},) (beta then threshold), got "
                              f"shape {rule.shape}")

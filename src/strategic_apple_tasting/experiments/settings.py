@@ -168,11 +168,16 @@ def _datasets() -> tuple[str, ...]:
 
 def gameable_names(value: Any) -> tuple[str, ...] | None:
     """The ``gameable`` setting as names: ``"a, b"`` (or a list of names) → ("a", "b"); None
-    keeps the data set's default; ``""`` or ``"none"``: no feature is gameable."""
+    keeps the data set's default; ``"none"``: no feature is gameable. An empty name list
+    (``""``, ``","``) is refused: it read as the default, which a user meaning none did not
+    get."""
     if value is None:
         return None
     if isinstance(value, str):
         names = [n.strip() for n in value.split(",") if n.strip()]
+        if not names:
+            raise ValueError(f"gameable must be feature names separated by ',' (or 'none' for "
+                             f"none; leave it out for the data set's own), got {value!r}")
         return () if names == ["none"] else tuple(names)
     if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
         return tuple(value)

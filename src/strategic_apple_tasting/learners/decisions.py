@@ -328,6 +328,7 @@ class DecisionDesk:
         the cadence's period has passed). ``id`` defaults to the next integer; ``time`` to
         the decision clock (the number of decisions made)."""
         x = check_vector("x_obs", x_obs, self.hooks.dimension, self.hooks.input_bound)
+        id = _as_id(id)
         if id is None:
             while self._next_id in self._pending or self._next_id in self._reported:
                 self._next_id += 1
@@ -372,6 +373,7 @@ class DecisionDesk:
         The log that calls this keeps ids unique, so the desk does not remember recorded ids
         (a service's log would otherwise grow the learner's state without end)."""
         x = check_vector("x_obs", x_obs, self.hooks.dimension, self.hooks.input_bound)
+        id = _as_id(id)
         if isinstance(id, bool) or not isinstance(id, int | str):
             raise ValueError(f"id must be an integer or a string, got {id!r}")
         if id in self._pending:
@@ -415,6 +417,7 @@ class DecisionDesk:
         """Feed back the outcome (the reward of the decision taken) of decision ``id``: the
         learner learns from it under the rule in force when the decision was made. Returns
         whether the point was used for learning; may publish, by the outcome cadence."""
+        id = _as_id(id)
         pending = self._pending.get(id) if isinstance(id, int | str) else None
         if pending is None:
             if isinstance(id, int | str) and id in self._reported:
@@ -462,3 +465,10 @@ def _assign(state: Any, values: dict[str, Any]) -> None:
         else:
             raise TypeError(f"published field {name!r} of {type(state).__name__} must be an "
                             f"array (updated in place), got {type(target).__name__}")
+
+
+def _as_id(id: Any) -> Any:
+    """A numpy integer id as the int it is: ``publish_every`` takes numpy integers, and so do
+    the ids of ``decide``, ``record`` and ``report`` (a decision id read back from an array
+    is one); anything else is left for the caller's check."""
+    return int(id) if isinstance(id, np.integer) else id

@@ -39,10 +39,29 @@ def all_finite(arr: np.ndarray) -> bool:
     return bool(np.isfinite(arr).all())
 
 
+#: What numpy calls the kinds of array it would turn into floats silently or in its own words.
+NOT_NUMBERS = {"b": "booleans", "c": "complex numbers", "U": "text", "S": "bytes",
+               "O": "Python objects", "M": "dates", "m": "time spans", "V": "raw records"}
+
+
+def real_array(name: str, x: Any) -> np.ndarray:
+    """``x`` as a C-contiguous float array, or ``ValueError`` in one line unless it holds
+    integers or floats: numpy would accept booleans as 0 and 1, drop a complex number's
+    imaginary part with a warning, and refuse text in its own words, naming no field."""
+    arr = x if isinstance(x, np.ndarray) else np.asarray(x)
+    if arr.dtype.kind not in "iuf":
+        what = NOT_NUMBERS.get(arr.dtype.kind, f"dtype {arr.dtype}")
+        shown = repr(arr.tolist())
+        raise ValueError(f"{name} must be numbers (integers or floats), got {what}: "
+                         f"{shown if len(shown) <= 60 else shown[:57] + '...'}")
+    return np.ascontiguousarray(arr, dtype=float)
+
+
 def check_vector(name: str, x: Any, d: int, bound: float = INPUT_BOUND) -> np.ndarray:
-    """``x`` as a float array of shape (d,), or ``ValueError`` in one line: the wrong shape, an
-    entry that is not finite, or one whose magnitude passes ``bound``."""
-    arr = np.ascontiguousarray(x, dtype=float)  # compiled kernels take C-contiguous vectors
+    """``x`` as a float array of shape (d,), or ``ValueError`` in one line: entries that are not
+    numbers, the wrong shape, an entry that is not finite, or one whose magnitude passes
+    ``bound``."""
+    arr = real_array(name, x)  # compiled kernels take C-contiguous vectors
     if arr.shape != (d,):
         raise ValueError(f"{name} must have shape ({d},), got shape {arr.shape}")
     # One pass in Python is the cheapest test of a short vector (a plain-Python learner's round

@@ -31,14 +31,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
 import numpy as np
 
-#: Largest ratio of a member's size to its compressed size that deflate can reach (1032:1),
-#: with room: a file whose learner's state is larger than its size times this cannot hold it.
-INFLATE = 1100
+#: A file whose learner's state is larger than its size times deflate's largest ratio cannot
+#: hold it.
+from .archive import INFLATE
+
 #: Largest dimension a saved learner may have. Some learners' parameters take time and memory
 #: that grow with d before any state exists (EXP3-SAE's grid size n^d, an exact integer: at
 #: d = 2^40 it took 22 GB); no learner the package runs comes near it.
@@ -619,10 +621,40 @@ def _tally(values: Iterable[int]) -> dict[int, int]:
 
 
 # -- the whole learner ---------------------------------------------------------------------------
-def read(meta: Any, arrays: dict[str, np.ndarray], format_version: int,
-         allow: dict[str, type | None], size: int) -> Any:
-    """The learner a saved document describes (formats 1 to 3: they differ in how pending
-    decisions are kept and in the digest, checked before this), or :class:`Refused`."""
+#: Bytes an ``.npy`` member may hold beyond its data: its header (numpy reads at most 10,000).
+NPY_HEADER = 1 << 14
+
+
+@dataclass
+class Prepared:
+    """What a saved document's ``learner``, ``params`` and ``d`` make: the class and the
+    template learner (reset at ``d`` on a throwaway generator), before any array is read."""
+
+    cls: type
+    learner: Any
+
+    def largest_array(self) -> int | None:
+        """Bytes of the template's largest array (state and attributes): no member a field
+        of them reads can be larger. None when the class lets a field's shape vary."""
+        if self.cls.variable_shapes:
+            return None
+        sizes = [0]
+
+        def walk(value: Any) -> None:
+            if isinstance(value, np.ndarray):
+                sizes.append(value.nbytes)
+            elif _record(value):
+                for item in value:
+                    walk(item)
+        walk(self.learner.state)
+        for value in self.learner.model_attributes().values():
+            walk(value)
+        return max(sizes)
+
+
+def prepare(meta: Any, allow: dict[str, type | None], size: int) -> Prepared:
+    """The class and template a saved document names (``size``: the file's bytes), or
+    :class:`Refused`: nothing of the file's arrays is read for this."""
     meta = _object(meta, "meta.json", META_KEYS)
     if not isinstance(meta["written_by"], str):
         raise Refused(f"written_by must be a release, got {_show(meta['written_by'])}")
@@ -635,7 +667,57 @@ def read(meta: Any, arrays: dict[str, np.ndarray], format_version: int,
     if d > most:
         raise Refused(f"d must be at most {most:,} (a file of {size:,} bytes holds fewer "
                       f"numbers; no saved learner has more than {MAX_D:,}), got {d:,}")
-    learner = template_learner(cls, params, d, size)
+    return Prepared(cls, template_learner(cls, params, d, size))
+
+
+def array_cap(prepared: Prepared, meta: dict[str, Any], name: str) -> tuple[int | None, str]:
+    """The most bytes array member ``name`` (without ``.npy``) can hold for the learner
+    ``prepared`` describes, and why: the template's largest array, or the pending decisions'
+    features (one row of d float64 a decision the document lists). None: no cap but the
+    archive's total (a class whose fields' shapes vary)."""
+    learner = prepared.learner
+    row = 8 * learner.dimension
+    if name == "pending" or (name.startswith("pending") and name[7:].isdigit()):
+        pending = meta["desk"].get("pending") if isinstance(meta["desk"], dict) else None
+        ids = pending.get("ids") if isinstance(pending, dict) else None
+        count = len(ids) if isinstance(ids, list) and name == "pending" else 1
+        return (row * count + NPY_HEADER,
+                f"{count:,} pending decision(s) of {learner.dimension} float64 features")
+    largest = prepared.largest_array()
+    if largest is None:
+        return None, ""
+    return (largest + NPY_HEADER,
+            f"the largest array of a {prepared.cls.__name__} of d = {learner.dimension} takes "
+            f"{largest:,} bytes")
+
+
+def referenced(meta: Any) -> set[str]:
+    """The array names a saved document refers to (``{"array": name}`` anywhere in it, and
+    the pending decisions' features): a member outside them is used by no field."""
+    found: set[str] = {"pending"}
+    stack = [meta]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if set(node) == {"array"} and isinstance(node["array"], str):
+                found.add(node["array"])
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    desk = meta.get("desk") if isinstance(meta, dict) else None
+    pending = desk.get("pending") if isinstance(desk, dict) else None
+    if isinstance(pending, list):  # format 1: an array a pending decision
+        found.update(f"pending{k}" for k in range(len(pending)))
+    return found
+
+
+def read(meta: Any, arrays: dict[str, np.ndarray], format_version: int,
+         prepared: Prepared, unread: Iterable[str] = ()) -> Any:
+    """The learner a saved document describes (formats 1 to 3: they differ in how pending
+    decisions are kept and in the digest, checked before this), from its class and template
+    (:func:`prepare`), or :class:`Refused`. ``unread``: the file's arrays that the document
+    names nowhere (left unread: no field can use them)."""
+    cls, learner = prepared.cls, prepared.learner
     template = learner.state
     states = States(arrays, exact=cls.kernels is not None, variable=cls.variable_shapes)
     state = states.decode(meta["state"], template, "state")
@@ -654,7 +736,7 @@ def read(meta: Any, arrays: dict[str, np.ndarray], format_version: int,
     check_state(learner, state, template, "state")
     rng = rng_from(meta["rng"])
     desk = Desk(learner, states, template, state).read(meta["desk"], format_version)
-    unused = sorted(set(arrays) - states.used)
+    unused = sorted((set(arrays) | set(unread)) - states.used)
     if unused:
         raise Refused(f"it holds arrays no field uses: {', '.join(unused[:3])}")
     learner.restore(state, rng)

@@ -15,6 +15,9 @@ checks); and every field is checked before anything uses it
 fixes every array's dtype and shape, the learner checks the values its kernels rely on
 (:meth:`~.base.Learner._check_state`), and the decision bookkeeping must be consistent. The
 digest guards against accidents only (anyone can recompute it); the checks hold without it.
+The archive is read without trusting its members' sizes (:mod:`.archive`): ``meta.json``
+first, then each array capped by what the learner's template says its field can need, and an
+array the document names nowhere is never read.
 Any refusal is one ``ValueError`` naming the file and the field.
 
 A newer release keeps a reader for each older format (:data:`READERS`); a file from a newer
@@ -43,8 +46,9 @@ from typing import Any
 
 import numpy as np
 
+from .archive import Archive
 from .encoding import jsonable
-from .loading import INFLATE, Refused, allowed, read
+from .loading import Prepared, Refused, allowed, array_cap, prepare, read, referenced
 
 #: What the ``format`` field of a saved learner's metadata says.
 FORMAT = "strategic-apple-tasting learner"
@@ -193,15 +197,22 @@ def load(path: str | os.PathLike, allow: Iterable[type | str] | None = None) -> 
 def loads(data: bytes, source: str = "the data",
           allow: Iterable[type | str] | None = None) -> Any:
     """The learner that :func:`dumps` gave ``data`` (``source`` names it in errors; ``allow``
-    as for :func:`load`)."""
+    as for :func:`load`).
+
+    Nothing is inflated beyond what its field can need: ``meta.json`` is read first (an
+    archive's members are checked as declared, :class:`~.archive.Archive`), the learner and its
+    template are made from it, and only then is each array read, capped by the template's
+    largest array (the pending decisions' features by their count); an array no field names is
+    refused without being read.
+    """
     permitted = allowed(allow)
     if not isinstance(data, bytes | bytearray | memoryview):
         raise ValueError(f"{source} must be bytes, got {type(data).__name__}")
     data = bytes(data)
-    members = _unzip(data, source)
-    raw = dict(members)
+    archive = Archive(data, source)
+    document = archive.read("meta.json")
     try:
-        meta = json.loads(raw["meta.json"])
+        meta = json.loads(document)
     except (ValueError, RecursionError) as exc:
         raise ValueError(f"{source} is not a saved learner (meta.json is not JSON: "
                          f"{_clip(str(exc))})") from None
@@ -215,47 +226,40 @@ def loads(data: bytes, source: str = "the data",
                          f"formats {', '.join(map(str, sorted(READERS)))}"
                          + (": upgrade to read it" if isinstance(version, int)
                             and version > newest else ""))
-    if version >= 3:
-        kept = [(n, b) for n, b in members if n != DIGEST]
-        if DIGEST not in raw or raw[DIGEST] != _digest(kept).encode():
-            raise ValueError(f"{source} is corrupt: its contents do not match their digest "
-                             f"({DIGEST})")
-        members = kept
-    arrays = {}
-    for name, blob in members:
-        if name == "meta.json":
-            continue
-        if not name.endswith(".npy") or len(name) == 4:
-            raise ValueError(f"{source} is not a saved learner (it holds {name!r}, which is "
-                             "neither meta.json nor an array)")
-        arrays[name[:-4]] = _array(blob, name, source)
+    if version >= 3 and DIGEST not in archive.names:
+        raise ValueError(f"{source} is corrupt: its contents do not match their digest "
+                         f"({DIGEST})")
+    if version < 3 and DIGEST in archive.names:
+        raise archive.refuse(f"it holds {DIGEST!r}, which is neither meta.json nor an array")
+    # An array the document names nowhere is never read: no field can use it, and the reader
+    # refuses it after the fields' own checks.
+    named = referenced(meta)
+    unread = [n[:-4] for n in archive.names if n.endswith(".npy") and n[:-4] not in named]
+    wanted = [n for n in archive.names if n.endswith(".npy") and n[:-4] in named]
     try:
-        return READERS[version](meta, arrays, len(data), permitted)
+        prepared = prepare(meta, permitted, len(data))
+        caps = {n: array_cap(prepared, meta, n[:-4]) for n in wanted}
     except Refused as exc:
         raise ValueError(f"{source}: {exc}") from None
     except Exception as exc:  # a check this reader lacks: still one line, never a traceback
         raise ValueError(f"{source} cannot be loaded: unexpected {type(exc).__name__} "
                          f"({_clip(str(exc))})") from None
-
-
-def _unzip(data: bytes, source: str) -> list[tuple[str, bytes]]:
-    """The archive's members in order, each no larger than deflate could make it (a member
-    claiming more is a bomb or a lie), names unique, ``meta.json`` among them."""
+    blobs = {n: archive.read(n, *caps[n]) for n in wanted}
+    if version >= 3 and not unread:  # with an unread member the reader refuses the file
+        kept = [(n, document if n == "meta.json" else blobs[n])
+                for n in archive.names if n != DIGEST]
+        if archive.read(DIGEST, 64, "a SHA-256 in hex") != _digest(kept).encode():
+            raise ValueError(f"{source} is corrupt: its contents do not match their digest "
+                             f"({DIGEST})")
+    arrays = {n[:-4]: _array(blob, n, source) for n, blob in blobs.items()}
+    del blobs
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            infos = zf.infolist()
-            names = [info.filename for info in infos]
-            if len(set(names)) != len(names):
-                raise ValueError("a member's name appears twice")
-            for info in infos:
-                if info.file_size > INFLATE * info.compress_size + 4096:
-                    raise ValueError(f"{info.filename!r} claims {info.file_size:,} bytes from "
-                                     f"{info.compress_size:,}")
-            if "meta.json" not in names:
-                raise ValueError("there is no meta.json")
-            return [(info.filename, zf.read(info)) for info in infos]
-    except Exception as exc:  # any way an archive can fail to open: not a file we wrote
-        raise ValueError(f"{source} is not a saved learner ({_clip(str(exc))})") from None
+        return READERS[version](meta, arrays, prepared, unread)
+    except Refused as exc:
+        raise ValueError(f"{source}: {exc}") from None
+    except Exception as exc:  # a check this reader lacks: still one line, never a traceback
+        raise ValueError(f"{source} cannot be loaded: unexpected {type(exc).__name__} "
+                         f"({_clip(str(exc))})") from None
 
 
 def _array(blob: bytes, name: str, source: str) -> np.ndarray:
@@ -279,22 +283,22 @@ def _array(blob: bytes, name: str, source: str) -> np.ndarray:
                          f"{_clip(str(exc))})") from None
 
 
-def _read_v1(meta: dict[str, Any], arrays: dict[str, np.ndarray], size: int,
-             allow: dict[str, type | None]) -> Any:
+def _read_v1(meta: dict[str, Any], arrays: dict[str, np.ndarray], prepared: Prepared,
+             unread: list[str]) -> Any:
     """Format 1: one array per pending decision."""
-    return read(meta, arrays, 1, allow, size)
+    return read(meta, arrays, 1, prepared, unread)
 
 
-def _read_v2(meta: dict[str, Any], arrays: dict[str, np.ndarray], size: int,
-             allow: dict[str, type | None]) -> Any:
+def _read_v2(meta: dict[str, Any], arrays: dict[str, np.ndarray], prepared: Prepared,
+             unread: list[str]) -> Any:
     """Format 2: the pending decisions' features as one array."""
-    return read(meta, arrays, 2, allow, size)
+    return read(meta, arrays, 2, prepared, unread)
 
 
-def _read_v3(meta: dict[str, Any], arrays: dict[str, np.ndarray], size: int,
-             allow: dict[str, type | None]) -> Any:
+def _read_v3(meta: dict[str, Any], arrays: dict[str, np.ndarray], prepared: Prepared,
+             unread: list[str]) -> Any:
     """Format 3: format 2 with a digest, which :func:`loads` checks before this."""
-    return read(meta, arrays, 3, allow, size)
+    return read(meta, arrays, 3, prepared, unread)
 
 
 #: Format version → reader. A new format adds a reader and keeps the old ones.

@@ -31,6 +31,9 @@ import numpy as np
 #: How a published rule is replaced: by hand (``POST /publish``), after every K outcomes
 #: learned, or once a period (seconds of wall-clock time) has passed.
 CADENCES = ("manual", "outcomes:K", "period:SECONDS")
+#: The shortest period: an idle service publishes a new version each period, and a period of
+#: 1e-9 s made 161 identical versions in 12 s.
+MIN_PERIOD = 1.0
 #: The settings a database remembers from its creation.
 FIXED = ("learner", "params", "dimension", "seed")
 #: Parameters a simulation takes from the game (``Learner.bind``): a service must be given them.
@@ -59,10 +62,10 @@ def parse_cadence(text: str) -> tuple[str, float]:
         value = math.nan
     if kind == "outcomes" and value >= 1 and value == int(value):
         return kind, value
-    if kind == "period" and 0 < value < math.inf:
+    if kind == "period" and MIN_PERIOD <= value < math.inf:
         return kind, value
     raise ValueError(f"publish must be one of {', '.join(CADENCES)} (K an integer >= 1, "
-                     f"SECONDS > 0), got {text!r}")
+                     f"SECONDS a finite number >= {MIN_PERIOD:g}), got {text!r}")
 
 
 #: The largest share of rejected applicants the service may accept at random: exploration
@@ -384,7 +387,13 @@ class ServiceConfig:
             learner = keeping_history(learner, history)
         streams = np.random.SeedSequence(self.seed).spawn(len(STREAMS) + 1)
         sequence = streams[STREAMS.index("learner") if what == "learner" else len(STREAMS)]
-        return learner.reset(self.dimension, np.random.Generator(np.random.PCG64(sequence)))
+        try:
+            return learner.reset(self.dimension, np.random.Generator(np.random.PCG64(sequence)))
+        except ValueError as exc:
+            if what == "learner":
+                raise
+            # The shadow's parameters, named as the shadow's (not mistaken for the learner's).
+            raise ValueError(f"{where} of {word} {name!r}: {exc}") from None
 
     def fixed(self) -> dict[str, Any]:
         """The settings the database remembers (the scaling and the shadow only when there

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,10 +116,18 @@ def read_rule(flag: str, path: str, config: ServiceConfig) -> LinearThreshold:
     ``features`` list, if given, must be the service's names in order."""
     if Path(path).stat().st_size > MAX_FILE:
         raise ValueError(f"{flag} is over {MAX_FILE:,} bytes: not a rule")
+    shape = '{"beta": [a weight per feature], "threshold": c}'
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{flag} is not JSON ({exc})") from None
+    except RecursionError:  # Python's parser recurses per level: 34 lines of traceback
+        raise ValueError(f"{flag} is not a rule: its JSON nests deeper than Python reads (a "
+                         f"rule is {shape})") from None
+    except ValueError:  # Python's cap on an integer's digits, in its own words
+        raise ValueError(f"{flag} is not a rule: it holds a number of more than "
+                         f"{sys.get_int_max_str_digits():,} digits (a rule is {shape}, each "
+                         "finite)") from None
     if not isinstance(doc, dict) or "beta" not in doc or "threshold" not in doc:
         raise ValueError(f"{flag} must be a JSON object with beta (a weight per feature) and "
                          "threshold")
@@ -226,6 +235,9 @@ def read_log(flag: str, path: str, config: ServiceConfig) -> list[Row]:
             frame = pd.read_csv(path, dtype=str, keep_default_na=False)
         else:
             raise ValueError(f"{flag} must end in .csv or .parquet")
+    except pd.errors.EmptyDataError:  # pandas: "No columns to parse from file", no flag
+        raise ValueError(f"{flag} is empty: it needs a header row naming a column per feature "
+                         f"({', '.join(config.names())}), accepted and outcome") from None
     except ValueError:
         raise
     except Exception as exc:  # a file pandas cannot read: one line, whatever the reader said
