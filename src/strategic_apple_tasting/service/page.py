@@ -181,15 +181,16 @@ def _delta(config: Any) -> str:
 
 
 def shadow_figures(conn: Any) -> dict[str, Any]:
-    """The shadow learner against the live rule, on the decisions it saw: how many, how many
-    each accepted, how many they agreed on; the shadow's newest rule."""
+    """The settings' shadow learner (named "shadow") against the live rule, on the decisions
+    it saw: how many, how many each accepted, how many they agreed on; its newest rule."""
     sd, d, sr = store.shadow_decisions, store.decisions, store.shadow_rules
     row = conn.execute(sa.select(
         sa.func.count(), sa.func.coalesce(sa.func.sum(sa.cast(sd.c.accepted, sa.Integer)), 0),
         sa.func.coalesce(sa.func.sum(sa.cast(d.c.accepted, sa.Integer)), 0),
         sa.func.coalesce(sa.func.sum(sa.case((sd.c.accepted == d.c.accepted, 1), else_=0)), 0)
-    ).select_from(sd.join(d, d.c.id == sd.c.decision_id))).one()
-    newest = conn.execute(sa.select(sr).order_by(sr.c.version.desc()).limit(1)).first()
+    ).select_from(sd.join(d, d.c.id == sd.c.decision_id)).where(sd.c.name == "shadow")).one()
+    newest = conn.execute(sa.select(sr).where(sr.c.name == "shadow")
+                          .order_by(sr.c.version.desc()).limit(1)).first()
     return {"decisions": int(row[0]), "shadow_accepted": int(row[1]),
             "live_accepted": int(row[2]), "agreed": int(row[3]), "rule": newest}
 
