@@ -382,7 +382,9 @@ class Writer:
             row = {"id": id_, "features": json.dumps(list(x)), "accepted": accepted,
                    "version": version, "created_at": now, "key_id": request.key_id,
                    "capped": capped, "group": group, "band": band,
-                   "propensity": propensity, "explored": explored}
+                   "propensity": propensity, "explored": explored,
+                   # every row has every key: an insert of many rows takes the first's columns
+                   "decided_by": None, "by_version": None, "rule_accepted": None}
             if canary is not None:
                 row.update(decided_by=by, by_version=by_version, rule_accepted=live)
             rows.append(row)
