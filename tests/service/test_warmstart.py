@@ -165,7 +165,7 @@ def test_a_database_of_the_first_schema_upgrades_in_place(tmp_path, serve):
     path = server.database.removeprefix("sqlite:///")
     with sqlite3.connect(path) as db:  # back to schema 0001: drop what later ones added
         for table in ("start_state", "shadow_rules", "shadow_decisions", "rule_stats",
-                      "counters", "group_counts", "access_log"):
+                      "counters", "group_counts", "access_log", "shadow_events"):
             db.execute(f"DROP TABLE {table}")
         for table, column in (("decisions", "key_id"), ("decisions", '"group"'),
                               ("decisions", "capped"), ("outcomes", "key_id"),
@@ -175,7 +175,10 @@ def test_a_database_of_the_first_schema_upgrades_in_place(tmp_path, serve):
                               ("decisions", "band"), ("decisions", "propensity"),
                               ("decisions", "explored"), ("rules", "explored"),
                               ("rules", "restores"), ("api_keys", "scopes"),
-                              ("api_keys", "expires_at"), ("api_keys", "last_used_at")):
+                              ("api_keys", "expires_at"), ("api_keys", "last_used_at"),
+                              ("decisions", "decided_by"),
+                              ("decisions", "by_version"), ("decisions", "rule_accepted"),
+                              ("rules", "promotes"), ("learner_state", "candidates")):
             db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
         db.execute("UPDATE alembic_version SET version_num = '0001'")
     server.start()

@@ -9,6 +9,8 @@ against it.
   learn the log after it (exit status 1 naming the first entry that cannot be learned);
 * ``sat serve export --out FOLDER [--since T] [--until T] [--format csv|parquet]``: the
   decisions, outcomes and rules written in a time range, one file each (it changes nothing);
+* ``sat serve rollback VERSION``, ``sat serve shadows attach NAME`` / ``detach NAME`` /
+  ``list``, ``sat serve promote NAME``: change a running service (``--url``, with an API key);
 * ``sat serve play --url URL [--key-file FILE] [game flags]``: the strategic game over the
   wire, with ``--compare`` to check it against the engine in process. The API key comes from
   the environment (``SAT_KEY``) or a file, never from the command line, where ``ps`` shows it
@@ -193,8 +195,9 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
                        "features as GET /policy shows them")
     which.add_argument("--version", type=positive_int("--version"), metavar="N",
                        help="a rule the service published (an earlier or the current one)")
-    which.add_argument("--shadow", action="store_true",
-                       help="the shadow learner's newest rule")
+    which.add_argument("--shadow", nargs="?", const="shadow", metavar="NAME",
+                       help="a shadow's newest rule (default: the settings' shadow, named "
+                       "shadow)")
     _database_flags(evaluate, sub=True)
     rollback = sub.add_parser("rollback", help="put an earlier rule back in force on a running "
                               "service (a new version naming it; the learner keeps learning)")
@@ -206,6 +209,36 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
                           help=f"a file holding the API key (else the environment's "
                           f"{KEY_VARIABLE})")
     rollback.add_argument("--key", help=argparse.SUPPRESS)  # refused: see _play_key
+    shadows = sub.add_parser("shadows", help="attach, detach or list the shadow learners of a "
+                             "running service")
+    shadows_sub = shadows.add_subparsers(dest="shadows_action", required=True,
+                                         parser_class=Parser)
+    attach = shadows_sub.add_parser("attach", help="attach a shadow learner, fed the log from "
+                                    "now on")
+    attach.add_argument("name", help="the shadow's name (letters, digits, -, _, .)")
+    attach.add_argument("--learner", "-l", required=True, type=learner_name,
+                        help="the shadow's learner")
+    attach.add_argument("--param", type=_param, action="append", metavar="NAME=VALUE",
+                        help="a parameter of the shadow's learner (repeat)")
+    attach.add_argument("--base", metavar="FILE",
+                        help="a saved learner to start from (as --start-learner reads one)")
+    attach.add_argument("--canary", type=number("--canary"), metavar="SHARE",
+                        help="the share of applicants its rule decides instead of the live "
+                        "rule (default 0: it never answers)")
+    detach = shadows_sub.add_parser("detach", help="detach a shadow learner")
+    detach.add_argument("name", help="the shadow's name")
+    listed = shadows_sub.add_parser("list", help="list the shadows attached (with their "
+                                    "agreement with the live rule)")
+    promote = sub.add_parser("promote", help="put a shadow's rule in force on a running "
+                             "service (a new version; the live learner keeps learning)")
+    promote.add_argument("name", help="the shadow's name")
+    for command in (attach, detach, listed, promote):
+        command.add_argument("--url", required=True,
+                             help="the service's learning worker, e.g. http://127.0.0.1:8000")
+        command.add_argument("--key-file", metavar="FILE",
+                             help=f"a file holding the API key (else the environment's "
+                             f"{KEY_VARIABLE})")
+        command.add_argument("--key", help=argparse.SUPPRESS)  # refused: see _play_key
     play = sub.add_parser("play", help="play the strategic game against a running service")
     play.add_argument("--url", required=True, help="the service, e.g. http://127.0.0.1:8000")
     play.add_argument("--key-file", metavar="FILE",
@@ -304,6 +337,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return _play(args)
     if action == "rollback":
         return _rollback(args)
+    if action in ("shadows", "promote"):
+        from .shadows import cmd_shadows
+
+        return cmd_shadows(args, _play_key)
     from ..service.server import serve
 
     serve(_config(args), args.host, args.port, args.role)
@@ -408,9 +445,7 @@ def _check(args: argparse.Namespace) -> int:
             from_saved = learning.restore(engine, config, upto=saved)
             replayed = learning.restore(engine, config, upto=saved, saved=False)
             differences = learning.state_differences(from_saved.learner, replayed.learner)
-            if from_saved.shadow is not None and replayed.shadow is not None:
-                differences += [f"the shadow learner's {d}" for d in
-                                learning.state_differences(from_saved.shadow, replayed.shadow)]
+            differences += _shadow_differences(from_saved, replayed)
             # The log past the saved learner (what the learner has yet to learn, or could not
             # learn) must be learnable too: a learner started on it would stop there.
             with engine.connect() as conn:
@@ -431,6 +466,24 @@ def _check(args: argparse.Namespace) -> int:
           f"for bit ({replayed.learned} outcomes learned, rule version {replayed.version}), "
           f"and the log after it, to position {max(saved, end or 0)}, can be learned")
     return 0
+
+
+def _shadow_differences(saved: Any, replayed: Any) -> list[str]:
+    """Where the shadows of two rebuilt learners differ: which are attached, and each one's
+    saved state (the settings' shadow is "the shadow learner")."""
+    from ..service import learning
+
+    mine, theirs = saved.shadows, replayed.shadows
+    if list(mine) != list(theirs):
+        return [f"the shadows attached ({', '.join(mine) or 'none'} against "
+                f"{', '.join(theirs) or 'none'})"]
+    out = []
+    for name in mine:
+        label = "the shadow learner's" if name == "shadow" and saved.shadow is not None \
+            else f"shadow {name!r}'s"
+        out += [f"{label} {d}" for d in
+                learning.state_differences(mine[name].learner, theirs[name].learner)]
+    return out
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -457,17 +510,19 @@ def _evaluate(args: argparse.Namespace) -> int:
             label = f"rule {args.rule}"
             candidate = warmstart.read_rule(f"--rule {args.rule!r}", args.rule, config)
         else:
-            table = store.shadow_rules if args.shadow else store.rules
-            query = sa.select(table.c.version, table.c.beta, table.c.threshold)
-            query = (query.order_by(table.c.version.desc()).limit(1) if args.shadow
-                     else query.where(table.c.version == args.version))
+            from ..service.candidates import newest_rule
+
+            r = store.rules
             with engine.connect() as conn:
-                row = conn.execute(query).first()
+                row = (newest_rule(conn, args.shadow) if args.shadow else conn.execute(
+                    sa.select(r).where(r.c.version == args.version)).first())
             if row is None:
-                raise ValueError("the service has no shadow rule" if args.shadow else
+                raise ValueError(f"--shadow {args.shadow}: the service has no rule of shadow "
+                                 f"{args.shadow!r}" if args.shadow else
                                  f"--version {args.version}: the service published no such "
                                  "rule")
-            label = f"{'shadow ' if args.shadow else ''}rule version {row.version}"
+            label = (f"shadow {args.shadow!r}'s rule version {row.version}" if args.shadow
+                     else f"rule version {row.version}")
             candidate = LinearThreshold(np.asarray(json.loads(row.beta), dtype=float),
                                         row.threshold)
         learner = config.make_learner()

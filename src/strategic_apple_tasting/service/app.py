@@ -8,10 +8,13 @@ applicant's features or outcome.
 
 With an API key (``Authorization: Bearer <key>``) of the route's scope (:mod:`.keys`):
 ``POST /decisions`` (one applicant or a batch; ``decide``), ``POST /outcomes`` (one or a batch;
-``report``), ``POST /publish`` and ``POST /rollback`` (``admin``; each row records the key's
-id), and ``GET /decisions/{id}`` (the decision explained: :mod:`.explain`; ``explain``, each
-read recorded in the access log). A key lacking the scope gets 403 naming it; a key over its
-rate limit (``rate_limit``, :mod:`.ratelimit`) 429 with ``Retry-After``.
+``report``), ``POST /publish``, ``POST /rollback``, ``POST /shadows`` and
+``POST /shadows/detach`` (a shadow attached to or detached from the live service:
+:mod:`.candidates`), ``POST /promote`` (a shadow's rule put in force) (``admin``; each row
+records the key's id), and ``GET /decisions/{id}`` (the decision explained: :mod:`.explain`;
+``explain``, each read recorded in the access log). A key lacking the scope gets 403 naming
+it; a key over its rate limit (``rate_limit``, :mod:`.ratelimit`) 429 with ``Retry-After``.
+``GET /shadows`` lists the shadows (public).
 
 ``GET /metrics`` is JSON, or the Prometheus text format for a scraper (``?format=prometheus``
 or an Accept header naming ``text/plain``/OpenMetrics: :mod:`.prom`, with this process's own
@@ -45,14 +48,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .._version import __version__
 from ..learners import learner_class
-from . import counts, store
+from . import candidates, counts, store
 from .budget_view import budget_metrics
 from .config import ServiceConfig
 from .deciding import ServiceError, Writer
 from .groups import group_metrics
 from .http_metrics import ProcessFigures, RequestMetrics
 from .keys import DOES, KeyCheck, record_read
-from .learning import LearnerLoop
+from .learning import LearnerLoop, ShadowAsked
 from .ratelimit import RateLimits
 from .redact import reason, shown
 from .sqlite_file import DatabaseLost
@@ -132,6 +135,30 @@ class RollbackIn(BaseModel):
     version: int = Field(ge=1)
 
 
+class AttachIn(BaseModel):
+    """A shadow to attach: its name, learner (a registered name) and parameters, optionally
+    a saved learner to start from (``base``, base64 of its saved form) and a canary share."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    learner: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    base: str | None = None
+    canary: Annotated[float, Field(ge=0.0, le=candidates.MAX_CANARY, allow_inf_nan=False)] = 0.0
+
+
+class ShadowIn(BaseModel):
+    """A shadow, by name (to detach or promote)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+
+
+#: Seconds between two off-policy estimates of a shadow on ``GET /metrics`` (each reads the
+#: whole log).
+ESTIMATE_EVERY = 60.0
+
+
 class Service:
     """A service's parts in one process: the database, the writer, the learner (role
     ``all``), the key check. :meth:`open` checks everything before any request is served."""
@@ -148,6 +175,8 @@ class Service:
         self.bandit = config.params.get("feedback") == "bandit"  # unset is apple tasting
         self._probing = threading.Lock()
         self._probed_at = -math.inf
+        #: name → (rule version, when, the estimate) of each shadow's last estimate
+        self.estimates: dict[str, tuple[int, float, dict[str, Any]]] = {}
 
     def open(self) -> Service:
         """Connect, migrate, check the database's settings and that it can be written, start
@@ -291,7 +320,8 @@ def _rule_doc(row: Any, config: ServiceConfig) -> dict[str, Any]:
                     config.scaling().identity else "accept an applicant x when sum(beta[i] * "
                     "(x[i] - mean[i]) / scale[i]) >= threshold (scaling: mean, scale)",
             "learner": config.learner, "params": config.fixed()["params"],
-            "restores": getattr(row, "restores", None)}
+            "restores": getattr(row, "restores", None),
+            "promotes": getattr(row, "promotes", None)}
 
 
 def _scaling_doc(config: ServiceConfig) -> dict[str, Any] | None:
@@ -324,10 +354,13 @@ class Gate:
     a body must be UTF-8 (400). Refusals are made here, so an anonymous client's body is
     never parsed."""
 
-    WRITES = frozenset({"/decisions", "/outcomes", "/publish", "/rollback"})
+    WRITES = frozenset({"/decisions", "/outcomes", "/publish", "/rollback", "/shadows",
+                        "/shadows/detach", "/promote"})
     PRIVATE = "/decisions/"  # GET /decisions/{id}: an applicant's features need a key
     OPERATOR = "/operator"  # the operator's page: figures by group, experiments
-    JSON = frozenset({"/decisions", "/outcomes", "/rollback"})  # the writes that take a body
+    # the writes that take a body
+    JSON = frozenset({"/decisions", "/outcomes", "/rollback", "/shadows", "/shadows/detach",
+                      "/promote"})
     #: The scope each write needs; a write not named here changes the rule: ``admin``.
     SCOPES: ClassVar[dict[str, str]] = {"/decisions": "decide", "/outcomes": "report"}
 
@@ -645,6 +678,70 @@ def create_app(service: Service) -> FastAPI:
         with service.engine.connect() as conn:
             return query(conn)
 
+    async def shadow_command(request: Request, asked: ShadowAsked) -> Any:
+        """Run a shadow's attach, detach or promotion by the learner; its answer, or one
+        line: 404 (no such shadow), 409 (a name taken, the settings' shadow, not the learner),
+        422 (what was given cannot run), 503."""
+        route = request.url.path
+        if service.learner is None or service.learner.standby:
+            raise ServiceError(409, f"this worker does not learn: send {route} to the worker "
+                               "that learns")
+        if service.learner.error is not None:
+            raise ServiceError(503, f"the learner has stopped: {service.learner.error}")
+        try:
+            candidates.check_name(asked.name)
+        except ValueError as exc:
+            raise ServiceError(422, f"name: {exc}") from None
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(
+                service.learner.shadow_command(_key(request), asked)), PUBLISH_SECONDS)
+        except KeyError as exc:
+            raise ServiceError(404, f"{exc.args[0]}: GET /shadows lists them") from None
+        except FileExistsError as exc:
+            raise ServiceError(409, str(exc)) from None
+        except ValueError as exc:
+            raise ServiceError(422, str(exc)) from None
+        except RuntimeError as exc:
+            raise ServiceError(503, str(exc)) from None
+        except TimeoutError:
+            raise ServiceError(503, f"no answer from the learner within {PUBLISH_SECONDS:g} "
+                               "s; it may still come: GET /shadows tells") from None
+
+    @app.post("/shadows", summary="Attach a shadow learner, fed the log from now on (API "
+              "key)", dependencies=key)
+    async def attach(body: AttachIn, request: Request) -> Response:
+        import base64
+        import binascii
+
+        base = None
+        if body.base is not None:
+            try:
+                base = base64.b64decode(body.base, validate=True)
+            except (binascii.Error, ValueError):
+                raise ServiceError(422, "base must be a saved learner's bytes in base64") \
+                    from None
+        return _json(await shadow_command(request, ShadowAsked(
+            "attach", body.name, body.learner, json.dumps(body.params), base,
+            body.canary or None)))
+
+    @app.post("/shadows/detach", summary="Detach a shadow learner (API key)",
+              dependencies=key)
+    async def detach(body: ShadowIn, request: Request) -> Response:
+        return _json(await shadow_command(request, ShadowAsked("detach", body.name)))
+
+    @app.get("/shadows", summary="The shadows attached now (public)")
+    async def shadows() -> Response:
+        return _json({"shadows": await asyncio.to_thread(
+            read, lambda conn: candidates.listing(conn, config))})
+
+    @app.post("/promote", summary="Put a shadow's rule in force, as a new version; the live "
+              "learner adopts it and keeps learning (API key)", dependencies=key)
+    async def promote(body: ShadowIn, request: Request) -> Response:
+        row = await shadow_command(request, ShadowAsked("promote", body.name))
+        r = store.rules
+        return _json(_rule_doc(await asyncio.to_thread(read, lambda conn: conn.execute(
+            sa.select(r).where(r.c.version == row["version"])).one()), config))
+
     @app.get("/policy", summary="The rule in force (public)")
     async def policy() -> Response:
         row = await asyncio.to_thread(read, latest_rule)
@@ -761,8 +858,12 @@ def _metrics(service: Service) -> dict[str, Any]:
         rule = conn.execute(sa.select(r.c.version, r.c.published_at)
                             .order_by(r.c.version.desc()).limit(1)).first()
         groups = group_metrics(conn)
-        shadow_version = (conn.execute(sa.select(sa.func.max(sr.c.version))).scalar()
+        shadow_version = (conn.execute(sa.select(sa.func.max(sr.c.version))
+                                       .where(sr.c.name == candidates.CONFIGURED)).scalar()
                           if service.config.shadow is not None else None)
+        shadows = candidates.figures(conn, service.config)
+    for name, figures in shadows.items():
+        figures["estimate"] = _estimate(service, name, figures["rule_version"])
     # Under bandit feedback every decision but the cap's rejections awaits its outcome.
     awaited = (counted["decisions"] - counted["capped"] if service.bandit
                else counted["accepted"])
@@ -780,6 +881,7 @@ def _metrics(service: Service) -> dict[str, Any]:
         "learner_standby": service.learner is not None and service.learner.standby,
         **budget_metrics(service),  # only when the learner estimates δ
         "groups": groups,  # per group label decisions carried ({} if none)
+        "shadows": shadows,  # per shadow attached ({} if none)
     }
     if service.config.shadow is not None:
         out["shadow"] = {"learner": service.config.shadow,
@@ -788,3 +890,24 @@ def _metrics(service: Service) -> dict[str, Any]:
                          "live_accepted": counted["shadow_live_accepted"],
                          "agreed": counted["shadow_agreed"], "rule_version": shadow_version}
     return out
+
+
+def _estimate(service: Service, name: str, version: int | None) -> dict[str, Any] | None:
+    """What ``sat serve evaluate --shadow NAME`` estimates of the shadow's newest rule
+    (profit per 1,000 applicants, inverse propensity and doubly robust, with 95% half-widths),
+    or why it is refused; made again at most every :data:`ESTIMATE_EVERY` seconds."""
+    if version is None:
+        return None
+    kept = service.estimates.get(name)
+    if kept is not None and kept[0] == version and time.monotonic() < kept[1] + ESTIMATE_EVERY:
+        return kept[2]
+    try:
+        est = candidates.estimate(service.engine, service.config, name)
+        doc = {"version": version, "ips": est.ips, "ips_half": est.ips_half, "dr": est.dr,
+               "dr_half": est.dr_half, "acceptance_rate": est.acceptance,
+               "decisions": est.decisions, "carried": est.carried}
+    except ValueError as exc:  # refused: unexplored applicants, no outcomes yet, bandit
+        doc = {"version": version, "refused": str(exc)}
+    service.estimates[name] = (version, time.monotonic(), doc)
+    return doc
+

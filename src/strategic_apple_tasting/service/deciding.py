@@ -34,6 +34,14 @@ decision: the learner files it as its rule's rejection and does not learn its ou
 learner's estimates assume the points its own rule chose); a shadow that would have accepted
 the applicant does. No exploration where the acceptance cap applies (a first guess under
 ``cap``: the cap, not chance, decides there).
+
+A canary (a shadow attached with a ``canary`` share, :mod:`.candidates`) decides that share of
+the applicants instead of the live rule, by its newest rule, drawn per decision from the id as
+exploration is (:func:`coin` on another stream): the row names it (``decided_by``, with its
+rule's version) and keeps what the live rule would have decided (``rule_accepted``), which the
+learner needs to file the decision as the live rule would have observed it. A decision's
+propensity is then the probability of the action taken under the whole mixture: each canary's
+share of its rule's decision, and the rest the live rule's (with its exploration).
 """
 
 from __future__ import annotations
@@ -53,7 +61,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from ..game.policies import LinearThreshold, score
-from . import counts, store
+from . import candidates, counts, store
 from .groups import in_band
 from .redact import reason
 from .sqlite_file import DatabaseLost
@@ -62,9 +70,11 @@ from .sqlite_file import DatabaseLost
 GROUP_ROWS = 20_000
 #: The stream of the service's seed that exploration's coins are drawn from.
 EXPLORE_STREAM = 7
+#: The stream the canaries' coins are drawn from (independent of exploration's).
+CANARY_STREAM = 8
 
 
-def coin(seed: int, id_: str) -> float:
+def coin(seed: int, id_: str, stream: int = EXPLORE_STREAM) -> float:
     """A uniform draw in [0, 1) for decision ``id_``: the id hashed under a key drawn from the
     seed's exploration stream (a counter-based draw, keyed by the id), so the same id always
     draws the same (a retry, a replay) and the draws of distinct ids are independent, at the
@@ -77,13 +87,13 @@ def coin(seed: int, id_: str) -> float:
     >>> 0.0 <= coin(0, "a") < 1.0
     True
     """
-    digest = hashlib.blake2b(id_.encode(), digest_size=8, key=_coin_key(seed)).digest()
+    digest = hashlib.blake2b(id_.encode(), digest_size=8, key=_coin_key(seed, stream)).digest()
     return float(int.from_bytes(digest, "little") >> 11) * 2.0 ** -53
 
 
 @functools.lru_cache(maxsize=8)
-def _coin_key(seed: int) -> bytes:
-    return np.random.SeedSequence(seed, spawn_key=(EXPLORE_STREAM,)).generate_state(
+def _coin_key(seed: int, stream: int) -> bytes:
+    return np.random.SeedSequence(seed, spawn_key=(stream,)).generate_state(
         4, np.uint64).tobytes()
 
 
@@ -130,6 +140,8 @@ class Writer:
         self._thread: threading.Thread | None = None
         # (version, rule, first guess, its shift for gaming)
         self._rule: tuple[int, LinearThreshold, bool, float | None] | None = None
+        # (name, share, rule version, rule) of each canary, read in each transaction
+        self._canaries: list[tuple[str, float, int, LinearThreshold]] = []
         #: Why the last write failed, the database being unavailable (None once one succeeds).
         self.failure: str | None = None
         #: Why nothing is acknowledged any more: the database's file is not the one opened.
@@ -257,7 +269,7 @@ class Writer:
             for chunk in _chunks(decided_ids):
                 for row in conn.execute(sa.select(d.c.id, d.c.features, d.c.accepted,
                                                   d.c.version, d.c.capped, d.c.group,
-                                                  d.c.explored)
+                                                  d.c.explored, d.c.decided_by)
                                         .where(d.c.id.in_(chunk))):
                     known[row.id] = row._asdict()
         reported: dict[str, float] = {}
@@ -268,9 +280,11 @@ class Writer:
                 reported[row.decision_id] = row.outcome
         version, rule, first_guess, shift = 0, None, False, None
         room = None  # acceptances the cap still allows (None: no cap applies)
+        self._canaries = []
         if any(q.kind == "decisions" for q in group):
             store.lock_log(conn)  # before reading the rule: see store.lock_log
             version, rule, first_guess, shift = self._latest_rule(conn)
+            self._canaries = candidates.canaries(conn)
             if self.cap is not None and first_guess:
                 taken = conn.execute(sa.select(store.log_counter.c.warm_accepted).where(
                     store.log_counter.c.id == 1)).scalar_one() or 0
@@ -350,6 +364,8 @@ class Writer:
                     out[-1]["capped"] = True
                 if row.get("explored"):
                     out[-1]["explored"] = True
+                if row.get("decided_by"):
+                    out[-1]["canary"] = row["decided_by"]
                 continue
             id_ = given if given is not None else uuid.uuid4().hex
             z = self.scale(x)
@@ -359,7 +375,13 @@ class Writer:
                                        np.asarray(z, dtype=float))),
                            float(rule.threshold), shift, accepted)
             capped, explored, propensity = None, None, 1.0
-            if accepted and room is not None:
+            canary = None
+            if room is None and self._canaries:
+                canary = self._canary(id_, z, accepted)
+            if canary is not None:
+                by, by_version, live, accepted, propensity = canary
+                band = False  # the live rule's band: not what decided
+            elif accepted and room is not None:
                 if room[0] <= 0:
                     accepted, capped = False, True
                 else:
@@ -369,10 +391,16 @@ class Writer:
                     accepted, explored, band, propensity = True, True, False, self.explore
                 else:
                     propensity = 1.0 - self.explore
+            if canary is None and room is None and self._canaries:
+                propensity = self._mixed(z, accepted, explored)
             row = {"id": id_, "features": json.dumps(list(x)), "accepted": accepted,
                    "version": version, "created_at": now, "key_id": request.key_id,
                    "capped": capped, "group": group, "band": band,
-                   "propensity": propensity, "explored": explored}
+                   "propensity": propensity, "explored": explored,
+                   # every row has every key: an insert of many rows takes the first's columns
+                   "decided_by": None, "by_version": None, "rule_accepted": None}
+            if canary is not None:
+                row.update(decided_by=by, by_version=by_version, rule_accepted=live)
             rows.append(row)
             mine[id_] = row
             out.append({"id": id_, "accepted": accepted, "version": version})
@@ -380,9 +408,38 @@ class Writer:
                 out[-1]["capped"] = True
             if explored:
                 out[-1]["explored"] = True
+            if canary is not None:
+                out[-1]["canary"] = by
         request.rows = rows
         known.update(mine)
         return out
+
+    def _canary(self, id_: str, z: Any, live: bool
+                ) -> tuple[str, int, bool, bool, float] | None:
+        """(name, its rule's version, the live rule's decision, the canary's, its propensity)
+        if a canary decides applicant ``id_``: the coin falls in its share (the shares laid
+        end to end in attach order); else None."""
+        u = coin(self.seed, id_, CANARY_STREAM)
+        for name, share, by_version, rule in self._canaries:
+            if u < share:
+                accepted = bool(rule.accepts(z))
+                return name, by_version, live, accepted, self._mixed(z, accepted, None, live)
+            u -= share
+        return None
+
+    def _mixed(self, z: Any, accepted: bool, explored: bool | None,
+               live: bool | None = None) -> float:
+        """The probability of the action taken (``accepted``) under the mixture: each canary
+        decides its share by its rule, the live rule the rest, accepting at random
+        ``explore`` of those it rejects. ``live``: the live rule's decision (else read off
+        ``accepted`` and ``explored``: the live rule decided)."""
+        if live is None:
+            live = accepted and not explored
+        rest = 1.0 - sum(share for _, share, _, _ in self._canaries)
+        p = rest * (1.0 if live else self.explore)
+        p += sum(share for _, share, _, rule in self._canaries if rule.accepts(z))
+        p = min(1.0, max(0.0, p))
+        return p if accepted else 1.0 - p
 
     def _outcomes(self, request: _Request, known: dict[str, Any], reported: dict[str, float],
                   now: float) -> list[dict[str, Any]]:

@@ -32,7 +32,8 @@ from sqlalchemy.engine import Connection, Engine
 
 from ..learners.decisions import PublishedRule
 from ..learners.persistence import dumps, loads
-from . import counts, retention, store
+from . import candidates, counts, retention, store
+from .candidates import CONFIGURED, Shadow
 from .config import ServiceConfig
 from .groups import rule_shift
 from .locking import LockLost, SingleLearner
@@ -59,12 +60,27 @@ ALIVE_EVERY = 1.0
 
 @dataclass(frozen=True)
 class Asked:
-    """A publication asked for (``POST /publish``, a rollback): by which key, restoring
-    which earlier version (None: the learner's next rule)."""
+    """A publication asked for (``POST /publish``, a rollback, a promotion) or a shadow
+    attached or detached: by which key, restoring which earlier version (None: the learner's
+    next rule); ``shadow``: what to do with which shadow (:class:`ShadowAsked`)."""
 
     key_id: str | None
     restore: int | None = None
     force: bool = False  # publish even with nothing read since the last publication
+    shadow: ShadowAsked | None = None
+
+
+@dataclass(frozen=True)
+class ShadowAsked:
+    """``attach`` a shadow (its learner, params, base, canary share), ``detach`` one, or
+    ``promote`` one's rule."""
+
+    action: str
+    name: str
+    learner: str | None = None
+    params: str | None = None  # JSON
+    base: bytes | None = None
+    canary: float | None = None
 
 
 @dataclass(frozen=True)
@@ -79,6 +95,14 @@ class Entry:
     outcome: float | None = None  # an outcome's value
     capped: bool = False  # a rejection by the acceptance cap, not by the rule
     explored: bool = False  # an acceptance at random of an applicant the rule rejected
+    by: str | None = None  # a canary's decision: the shadow that made it
+    live: bool | None = None  # then: what the live rule would have decided
+
+    @property
+    def observed(self) -> bool:
+        """Whether the live rule's own decision is the one logged (its outcome, if any, is
+        the live learner's to learn)."""
+        return not self.explored and (self.by is None or self.live == self.accepted)
 
 
 def read_log(conn: Connection, after: int, limit: int = CHUNK, upto: int | None = None
@@ -89,12 +113,14 @@ def read_log(conn: Connection, after: int, limit: int = CHUNK, upto: int | None 
     d, o = store.decisions, store.outcomes
     decisions = sa.select(d.c.seq, d.c.id.label("id"), d.c.features, d.c.accepted,
                           d.c.version, sa.cast(sa.null(), sa.Double).label("outcome"),
-                          d.c.capped, d.c.explored).where(d.c.seq > after)
+                          d.c.capped, d.c.explored, d.c.decided_by, d.c.rule_accepted
+                          ).where(d.c.seq > after)
+    # An outcome carries its decision's: whether the live learner observed it is read there.
     outcomes = sa.select(o.c.seq, o.c.decision_id.label("id"),
                          sa.cast(sa.null(), sa.Text).label("features"),
-                         sa.cast(sa.null(), sa.Boolean).label("accepted"),
-                         d.c.version, o.c.outcome,
-                         sa.cast(sa.null(), sa.Boolean).label("capped"), d.c.explored
+                         d.c.accepted, d.c.version, o.c.outcome,
+                         sa.cast(sa.null(), sa.Boolean).label("capped"), d.c.explored,
+                         d.c.decided_by, d.c.rule_accepted
                          ).select_from(o.join(d, d.c.id == o.c.decision_id)
                                        ).where(o.c.seq > after)
     if upto is not None:
@@ -102,9 +128,12 @@ def read_log(conn: Connection, after: int, limit: int = CHUNK, upto: int | None 
     log = sa.union_all(decisions, outcomes).subquery()
     rows = conn.execute(sa.select(log).order_by(log.c.seq).limit(limit)).all()
     return [Entry(r.seq, r.id, json.loads(r.features), bool(r.accepted), r.version,
-                  capped=bool(r.capped), explored=bool(r.explored))
-            if r.features is not None else Entry(r.seq, r.id, version=r.version,
-                                                 outcome=r.outcome, explored=bool(r.explored))
+                  capped=bool(r.capped), explored=bool(r.explored), by=r.decided_by,
+                  live=None if r.rule_accepted is None else bool(r.rule_accepted))
+            if r.features is not None else Entry(
+                r.seq, r.id, accepted=bool(r.accepted), version=r.version, outcome=r.outcome,
+                explored=bool(r.explored), by=r.decided_by,
+                live=None if r.rule_accepted is None else bool(r.rule_accepted))
             for r in rows]
 
 
@@ -123,19 +152,23 @@ def rule_row(rule: PublishedRule, after_seq: int, log_at: int, published_at: flo
 
 class LogLearner:
     """The learner and where it is in the log (position, rule in force, counts), with the
-    shadow learner beside it (see :meth:`apply`).
+    shadows beside it (see :meth:`apply`; :mod:`.candidates`).
 
     ``prior``: what the warm start taught it (rows of a historical log; 1 for a saved
     learner), so that the acceptance cap knows a learned rule from a first guess. With
     ``collect`` (the running learner, not a replay) it gathers what the database does not yet
-    have: figures per rule version, the shadow's would-be decisions and rules."""
+    have: figures per rule version, the shadows' would-be decisions and rules.
+
+    ``shadow``: the settings' shadow (named :data:`~.candidates.CONFIGURED`); ``attached``:
+    the shadows attached on the live service, and ``event`` the last attach or detach event
+    they include."""
 
     def __init__(self, config: ServiceConfig, learner: Any = None, seq: int = 0,
                  learned: int = 0, clean: int = 0, since: int = 0, shadow: Any = None,
-                 prior: int = 0, origins: tuple[float, float] | None = None) -> None:
+                 prior: int = 0, origins: tuple[float, float] | None = None,
+                 attached: list[Shadow] = (), event: int = 0) -> None:
         self.config = config
         self.learner = config.make_learner() if learner is None else learner
-        self.shadow = shadow
         self.scale = config.scaling()
         self.bandit = self.learner.get_params().get("feedback") == "bandit"
         self.seq = seq
@@ -145,19 +178,30 @@ class LogLearner:
         self.prior = prior
         # The learners' clocks at the log's start (a warm start's learner has its own time):
         # an entry's time is its position after them.
-        self.origin, self.shadow_origin = origins if origins is not None else (
+        self.origin, shadow_origin = origins if origins is not None else (
             self.learner.clock, 0.0 if shadow is None else shadow.clock)
+        self.shadow_origin = shadow_origin
+        self.shadows: dict[str, Shadow] = {}
+        if shadow is not None:
+            self.shadows[CONFIGURED] = Shadow(CONFIGURED, shadow, shadow_origin)
+        self.shadows.update((s.name, s) for s in attached)
+        self.event = event
         # (version, position): a superseded rule is kept until the learner has read the log
         # as far as it reached when the next rule was published (store.lock_log).
         self.releases: list[tuple[int, int]] = []
         self.held: int | None = None  # the version the last publication held
         self.explored_share: float | None = None  # the last publication's, if it explored
-        self.waiting: set[str] = set() if shadow is None else set(shadow.pending())
         self.collect = False
         self.tally: dict[int, list[float]] = {}  # version → decisions, accepted, outcomes, sum,
-        self.shadow_rows: list[dict[str, Any]] = []  # repaid; the shadow's decisions
-        self.shadow_rules: list[PublishedRule] = []
-        self.shadow_counts = dict.fromkeys(counts.SHADOW, 0)  # (counts.SHADOW)
+        self.shadow_rows: list[dict[str, Any]] = []  # repaid; the shadows' decisions
+        self.shadow_rules: list[tuple[str, PublishedRule, int]] = []  # with the position
+        self.shadow_counts = dict.fromkeys(counts.SHADOW, 0)  # the settings' shadow's
+
+    @property
+    def shadow(self) -> Any:
+        """The settings' shadow learner (None without one)."""
+        configured = self.shadows.get(CONFIGURED) if self.config.shadow is not None else None
+        return None if configured is None else configured.learner
 
     @property
     def version(self) -> int:
@@ -167,25 +211,27 @@ class LogLearner:
     def apply(self, entry: Entry) -> None:
         """Learn one log entry; ``ValueError`` naming it if the learner refuses it (an entry
         written past the service's checks, or by a release that checked less). A decision the
-        acceptance cap rejected is not the rule's decision: the learner does not see it."""
+        acceptance cap rejected is not the rule's decision: the learner does not see it.
+
+        The live learner learns what its own rule observed (:meth:`_file`); each shadow
+        learns what it would have observed (:meth:`_shadow_decides`)."""
         try:
             if entry.outcome is None:
                 if not entry.capped:
                     z = self.scale(entry.x)
-                    # An explored acceptance is filed as its rule's rejection (the module).
-                    self.learner.record(z, entry.id, entry.accepted and not entry.explored,
-                                        entry.version, time=self.origin + entry.seq)
-                    if self.shadow is not None:
-                        self._shadow_decides(entry, z)
+                    self._file(entry, z)
+                    for shadow in self.shadows.values():
+                        self._shadow_decides(shadow, entry, z)
             else:
-                if not entry.explored:
+                if entry.observed:
                     used = self.learner.report(entry.id, entry.outcome)
                     self.learned += 1
                     self.clean += bool(used)
                     self.since += 1
-                if entry.id in self.waiting:
-                    self.waiting.discard(entry.id)
-                    self.shadow.report(entry.id, entry.outcome)
+                for shadow in self.shadows.values():
+                    if entry.id in shadow.waiting:
+                        shadow.waiting.discard(entry.id)
+                        shadow.learner.report(entry.id, entry.outcome)
         except ValueError as exc:
             what = "decision" if entry.outcome is None else "outcome of decision"
             raise ValueError(f"log entry {entry.seq} ({what} {entry.id!r}) cannot be learned: "
@@ -202,31 +248,66 @@ class LogLearner:
         self.seq = entry.seq
         self._release_due()
 
-    def _shadow_decides(self, entry: Entry, z: np.ndarray) -> None:
-        """The shadow's rule decides the applicant (recorded, never answered). It learns only
-        what was observed: a rejection of its own under apple tasting at once (nothing is
-        observed), else only a decision equal to the live one, whose outcome will come."""
-        published = self.shadow.rule_in_force()
+    def _file(self, entry: Entry, z: np.ndarray) -> None:
+        """File a decision with the live learner as its rule would have observed it. An
+        explored acceptance, and a canary's acceptance of an applicant the rule rejects, are
+        filed as the rule's rejections (the rule would have seen nothing; their outcomes are
+        not learned: a learner's estimates assume the points its own rule chose). A canary's
+        rejection of an applicant the rule accepts is not filed at all, like a capped one: the
+        rule would have awaited an outcome that will never come. Under bandit feedback a
+        canary's decision that differs is not filed either: its outcome is another action's."""
+        accepted = entry.accepted
+        if entry.by is None:
+            accepted = accepted and not entry.explored
+        elif entry.live != entry.accepted:
+            if entry.live or self.bandit:
+                return
+            accepted = False
+        self.learner.record(z, entry.id, accepted, entry.version, time=self.origin + entry.seq)
+
+    def _shadow_decides(self, shadow: Shadow, entry: Entry, z: np.ndarray) -> None:
+        """A shadow's rule decides the applicant (recorded, never answered unless it is the
+        canary that did). It learns only what was observed: a rejection of its own under
+        apple tasting at once (nothing is observed), else only a decision equal to the one
+        logged, whose outcome will come."""
+        published = shadow.learner.rule_in_force()
         would = published.rule.accepts(z)
         if self.collect:
-            self.shadow_rows.append({"decision_id": entry.id, "seq": entry.seq,
-                                     "version": published.version, "accepted": would})
-            tally = self.shadow_counts
-            tally["shadow_decisions"] += 1
-            tally["shadow_accepted"] += bool(would)
-            tally["shadow_live_accepted"] += bool(entry.accepted)
-            tally["shadow_agreed"] += bool(would) == bool(entry.accepted)
+            self.shadow_rows.append({"name": shadow.name, "decision_id": entry.id,
+                                     "seq": entry.seq, "version": published.version,
+                                     "accepted": would})
+            if shadow.name == CONFIGURED:  # the running counts are the settings' shadow's
+                tally = self.shadow_counts
+                tally["shadow_decisions"] += 1
+                tally["shadow_accepted"] += bool(would)
+                tally["shadow_live_accepted"] += bool(entry.accepted)
+                tally["shadow_agreed"] += bool(would) == bool(entry.accepted)
         if would != entry.accepted and (would or self.bandit):
             return  # the outcome of the shadow's decision is never observed
-        self.shadow.record(z, entry.id, would, published.version,
-                           time=self.shadow_origin + entry.seq)
+        shadow.learner.record(z, entry.id, would, published.version,
+                              time=shadow.origin + entry.seq)
         if would or self.bandit:
-            self.waiting.add(entry.id)
+            shadow.waiting.add(entry.id)
+
+    def attach(self, shadow: Shadow, event: int) -> PublishedRule:
+        """Attach ``shadow`` here (attach event ``event``): it publishes its first rule now
+        and decides every applicant after this position."""
+        rule = shadow.learner.publish(time=shadow.origin + self.seq)
+        self.shadows[shadow.name] = shadow
+        self.event = event
+        if self.collect:
+            self.shadow_rules.append((shadow.name, rule, self.seq))
+        return rule
+
+    def detach(self, name: str, event: int) -> None:
+        """Detach the shadow ``name`` here (event ``event``): it sees nothing more."""
+        self.shadows.pop(name)
+        self.event = event
 
     def publish(self, log_at: int, given: Any = None) -> PublishedRule:
         """Publish the next rule (``given``: adopt that linear rule instead) at the current
         log position, the log then reaching ``log_at``: the rule before it is kept until the
-        learner has read that far (decisions under it may lie up to there). The shadow
+        learner has read that far (decisions under it may lie up to there). Every shadow
         publishes its next rule at the same moment."""
         time = self.origin + self.seq
         before = self._explored()
@@ -242,10 +323,10 @@ class LogLearner:
         self.held = rule.version
         self.since = 0
         self._release_due()
-        if self.shadow is not None:
-            shadow_rule = self.shadow.publish(time=self.shadow_origin + self.seq)
+        for shadow in self.shadows.values():
+            shadow_rule = shadow.learner.publish(time=shadow.origin + self.seq)
             if self.collect:
-                self.shadow_rules.append(shadow_rule)
+                self.shadow_rules.append((shadow.name, shadow_rule, self.seq))
         return rule
 
     def _explored(self) -> int | None:
@@ -257,13 +338,16 @@ class LogLearner:
             self.learner.release(self.releases.pop(0)[0])
 
     def saved_row(self) -> dict[str, Any]:
+        attached = [s for n, s in self.shadows.items()
+                    if not (n == CONFIGURED and self.config.shadow is not None)]
         return {"seq": self.seq, "version": self.version, "state": dumps(self.learner),
                 "learned": self.learned, "clean": self.clean, "since": self.since,
                 "created_at": store.now(),
-                "shadow": None if self.shadow is None else dumps(self.shadow)}
+                "shadow": None if self.shadow is None else dumps(self.shadow),
+                "candidates": candidates.pack(attached, self.event)}
 
     def taken(self) -> tuple[dict[int, list[float]], list[dict[str, Any]],
-                             list[PublishedRule], dict[str, int]]:
+                             list[tuple[str, PublishedRule, int]], dict[str, int]]:
         """What was gathered for the database since the last call (and forget it)."""
         out = (self.tally, self.shadow_rows, self.shadow_rules, self.shadow_counts)
         self.tally, self.shadow_rows, self.shadow_rules = {}, [], []
@@ -324,9 +408,11 @@ def restore(engine: Engine, config: ServiceConfig, *, upto: int | None = None,
                 shadow = (_saved_learner(row.shadow, config, f"{source} (shadow)", True)
                           if row.shadow is not None else None)
             start = initial(conn, config)
+            attached, event = candidates.unpack(row.candidates, conn, source)
             current = LogLearner(config, learner, row.seq, row.learned, row.clean, row.since,
                                  shadow=shadow, prior=start.prior,
-                                 origins=(start.origin, start.shadow_origin))
+                                 origins=(start.origin, start.shadow_origin),
+                                 attached=attached, event=event)
             r = store.rules
             current.held = current.version if conn.execute(sa.select(r.c.version).where(
                 r.c.version == current.version)).first() is not None else None
@@ -336,21 +422,45 @@ def restore(engine: Engine, config: ServiceConfig, *, upto: int | None = None,
                         r.c.version <= current.version,
                         r.c.version > _first_version(conn),
                         r.c.log_at > current.seq).order_by(r.c.version))]
-        rules = [r for r in _rules_after(conn, current.version) if r.after_seq <= upto]
+        # Publications and shadows' attach and detach events, in the order the learner did
+        # them: by position, then by the live rule version in force (an event came after the
+        # publication of that version and before the next), publications first.
+        steps = sorted(
+            [((r.after_seq, r.version, 0, 0), r) for r in _rules_after(conn, current.version)
+             if r.after_seq <= upto]
+            + [((e.seq, e.version, 1, e.id), e) for e in candidates.events_after(
+                conn, current.event) if e.seq <= upto], key=lambda step: step[0])
         entries: list[Entry] = []
         while True:
             if not entries:
                 entries = read_log(conn, current.seq, upto=upto)
-            while rules and (not entries or rules[0].after_seq < entries[0].seq):
-                _republish(current, rules.pop(0))
+            while steps and (not entries or steps[0][0][0] < entries[0].seq):
+                _redo(current, steps.pop(0)[1], config)
             if not entries:
                 break
             for entry in entries:
-                while rules and rules[0].after_seq < entry.seq:
-                    _republish(current, rules.pop(0))
+                while steps and steps[0][0][0] < entry.seq:
+                    _redo(current, steps.pop(0)[1], config)
                 current.apply(entry)
             entries = []
     return current
+
+
+def _redo(current: LogLearner, row: Any, config: ServiceConfig) -> None:
+    """A replay's step: a publication (a rules row) or a shadow's attach or detach."""
+    if not hasattr(row, "kind") or row.kind not in ("attach", "detach"):
+        _republish(current, row)
+        return
+    if row.seq != current.seq:
+        raise ValueError(f"replay diverged: shadow {row.name!r} was {row.kind}ed at log "
+                         f"position {row.seq}, the replay is at {current.seq}")
+    if row.kind == "attach":
+        current.attach(candidates.from_event(config, row), row.id)
+    elif row.name in current.shadows:
+        current.detach(row.name, row.id)
+    else:
+        raise ValueError(f"replay diverged: shadow {row.name!r} is detached (event {row.id}) "
+                         "but is not attached")
 
 
 def _first_version(conn: Connection) -> int:
@@ -387,7 +497,7 @@ def _republish(current: LogLearner, row: Any) -> None:
         raise ValueError(f"replay diverged: rule version {row.version} follows log position "
                          f"{row.after_seq}, the replay is at {current.seq}")
     # A rule given from outside, or an earlier one again (a rollback), is adopted again.
-    given = _given_row(row) if row.source in ("given", "rollback") else None
+    given = _given_row(row) if row.source in ("given", "rollback", "promoted") else None
     rule = current.publish(row.log_at, given)
     beta = _beta(rule)
     if rule.version != row.version or beta != row.beta or \
@@ -535,6 +645,16 @@ class LearnerLoop:
         future.set_running_or_notify_cancel()
         with self._guard:
             self._commands.append((future, Asked(key_id, restore, force)))
+        self._wake.set()
+        return future
+
+    def shadow_command(self, key_id: str | None, asked: ShadowAsked) -> Future:
+        """Attach, detach or promote a shadow at the learner's next step (asked by API key
+        ``key_id``); the future gives what was done (see :meth:`_shadow_step`)."""
+        future: Future = Future()
+        future.set_running_or_notify_cancel()
+        with self._guard:
+            self._commands.append((future, Asked(key_id, shadow=asked)))
         self._wake.set()
         return future
 
@@ -716,6 +836,9 @@ class LearnerLoop:
             if due:
                 self._publish(conn)
             for future, asked in commands:
+                if asked.shadow is not None:
+                    self._shadow_step(conn, future, asked, done)
+                    continue
                 if asked.restore is None:
                     done.append((future, self._publish(conn, key_id=asked.key_id)
                                  if asked.force or current.seq != self._published_seq
@@ -747,6 +870,74 @@ class LearnerLoop:
         self._progress_at, self._progress_by = current.seq, time.monotonic() + PROGRESS_EVERY
         return done
 
+    def _shadow_step(self, conn: Connection, future: Future, asked: Asked,
+                     done: list[tuple[Future, Any]]) -> None:
+        """Attach, detach or promote a shadow inside the step's transaction (an event row
+        with the position and the rule in force; a promotion's rules row), or fail ``future``
+        with why, writing nothing for it: ``KeyError`` (no such shadow), ``FileExistsError``
+        (the name is taken, or the settings' shadow is asked to go), ``ValueError`` (what
+        was given cannot run)."""
+        current, what = self.current, asked.shadow
+        e = store.shadow_events
+        name = what.name
+        settings = name == CONFIGURED and self.config.shadow is not None
+        if what.action == "attach":
+            if settings or candidates.used(conn, name):
+                future.set_exception(FileExistsError(
+                    f"shadow {name!r} " + ("is the settings' shadow (--shadow)" if settings
+                                           else "was attached before (a name is used once: "
+                                           "its rows keep it)") + ": give another name"))
+                return
+            try:
+                learner = candidates.make(self.config, name, what.learner,
+                                          json.loads(what.params), what.base)
+                canary = float(what.canary or 0.0)
+                taken = sum(s.canary for s in current.shadows.values())
+                if canary and taken + canary > candidates.MAX_CANARY:
+                    raise ValueError(f"canary {canary:g} with the canaries attached "
+                                     f"({taken:g}) would decide over "
+                                     f"{candidates.MAX_CANARY:g} of the applicants")
+            except (ValueError, TypeError) as exc:
+                future.set_exception(ValueError(str(exc)))
+                return
+            event = self._next_event(conn)
+            conn.execute(sa.insert(e).values(
+                id=event, name=name, kind="attach", seq=current.seq, version=current.version,
+                learner=what.learner, params=what.params, base=what.base,
+                canary=canary or None, key_id=asked.key_id, created_at=store.now()))
+            rule = current.attach(Shadow(name, learner, float(learner.clock), canary), event)
+            done.append((future, {"name": name, "attached_at": current.seq,
+                                  "rule_version": rule.version}))
+            return
+        shadow = current.shadows.get(name)
+        if shadow is None:
+            future.set_exception(KeyError(f"no shadow is attached as {name!r}"))
+            return
+        if what.action == "detach":
+            if settings:
+                future.set_exception(FileExistsError(
+                    f"shadow {name!r} is the settings' shadow (--shadow): it goes with the "
+                    "settings, not on a live service"))
+                return
+            event = self._next_event(conn)
+            conn.execute(sa.insert(e).values(
+                id=event, name=name, kind="detach", seq=current.seq, version=current.version,
+                key_id=asked.key_id, created_at=store.now()))
+            current.detach(name, event)
+            done.append((future, {"name": name, "detached_at": current.seq}))
+            return
+        rule = shadow.learner.rule_in_force().rule
+        try:
+            done.append((future, self._publish(conn, rule, asked.key_id, promotes=(
+                name, rule_shift(shadow.learner, np.asarray(rule.beta))))))
+        except ValueError as exc:  # the live learner cannot adopt it: nothing changed
+            future.set_exception(exc)
+
+    @staticmethod
+    def _next_event(conn: Connection) -> int:
+        last = conn.execute(sa.select(sa.func.max(store.shadow_events.c.id))).scalar()
+        return 1 if last is None else int(last) + 1
+
     def _write_gathered(self, conn: Connection, current: LogLearner) -> None:
         """Figures per rule version, the shadow's decisions and rules (see LogLearner)."""
         tally, shadow_rows, shadow_rules, shadow_counts = current.taken()
@@ -763,11 +954,11 @@ class LearnerLoop:
                                                   outcome_sum=total, repaid=repaid))
         if shadow_rows:
             conn.execute(sa.insert(store.shadow_decisions), shadow_rows)
-        for rule in shadow_rules:
+        for name, rule, seq in shadow_rules:
             conn.execute(sa.insert(store.shadow_rules).values(
-                version=rule.version, beta=_beta(rule), threshold=float(rule.rule.threshold),
-                probability=float(rule.rule.probability), after_seq=int(rule.effective),
-                published_at=store.now()))
+                name=name, version=rule.version, beta=_beta(rule),
+                threshold=float(rule.rule.threshold), probability=float(rule.rule.probability),
+                after_seq=seq, published_at=store.now()))
 
     def _horizon_due(self) -> bool:
         return self._horizon is not None and self._horizon > 0
@@ -779,9 +970,11 @@ class LearnerLoop:
                 self._horizon = 0  # nothing more to delete until the base moves
 
     def _publish(self, conn: Connection, given: Any = None,
-                 key_id: str | None = None, restores: Any = None) -> dict[str, Any]:
+                 key_id: str | None = None, restores: Any = None,
+                 promotes: tuple[str, float] | None = None) -> dict[str, Any]:
         """Publish the learner's next rule, or ``given`` (adopted), or an earlier rule again
-        (``restores``: its rules row; a rollback, carrying that rule's shift)."""
+        (``restores``: its rules row; a rollback, carrying that rule's shift), or a shadow's
+        rule (``promotes``: its name and the shift its learner gives the rule)."""
         log_at = store.lock_log(conn)
         rule = self.current.publish(log_at, given)
         self._published_at = store.now()
@@ -793,7 +986,11 @@ class LearnerLoop:
         if restores is not None:
             shift = restores.shift
             row.update(restores=restores.version)
+        if promotes is not None:
+            shift = promotes[1]
+            row.update(promotes=promotes[0])
         row.update(key_id=key_id, source=None if given is None else
+                   "promoted" if promotes is not None else
                    "given" if restores is None else "rollback",
                    learned=self.current.learned + self.current.prior, shift=shift,
                    explored=self.current.explored_share)

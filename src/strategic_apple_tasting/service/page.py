@@ -219,12 +219,13 @@ def applicant_page(service: Any) -> str:
 
 
 def shadow_figures(conn: Any) -> dict[str, Any]:
-    """The shadow learner against the live rule, on the decisions it saw (running counts,
-    :mod:`.counts`): how many, how many each accepted, how many they agreed on; the shadow's
-    newest rule."""
+    """The settings' shadow learner (named "shadow") against the live rule, on the decisions
+    it saw (running counts, :mod:`.counts`): how many, how many each accepted, how many they
+    agreed on; its newest rule."""
     sr = store.shadow_rules
     counted = counts.read(conn)
-    newest = conn.execute(sa.select(sr).order_by(sr.c.version.desc()).limit(1)).first()
+    newest = conn.execute(sa.select(sr).where(sr.c.name == "shadow")
+                          .order_by(sr.c.version.desc()).limit(1)).first()
     return {"decisions": counted["shadow_decisions"],
             "shadow_accepted": counted["shadow_accepted"],
             "live_accepted": counted["shadow_live_accepted"],
@@ -282,7 +283,8 @@ def evaluation_section(service: Any, rules: list[Any], explored: dict[str, int])
     if config.shadow is not None:
         with service.engine.connect() as conn:
             sr = store.shadow_rules
-            newest = conn.execute(sa.select(sr).order_by(sr.c.version.desc()).limit(1)).first()
+            newest = conn.execute(sa.select(sr).where(sr.c.name == "shadow")
+                                  .order_by(sr.c.version.desc()).limit(1)).first()
         if newest is not None:
             candidates.append((f"the shadow's rule version {newest.version}", newest))
     rows = []

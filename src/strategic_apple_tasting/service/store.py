@@ -45,7 +45,7 @@ MAX_ID = 128
 #: The longest group name a decision may carry.
 MAX_GROUP = 64
 #: The newest migration (what every start brings a database to).
-HEAD = "0006"
+HEAD = "0007"
 #: Seconds to wait for a PostgreSQL server to answer a connection (libpq waits for ever).
 CONNECT_TIMEOUT = 10
 
@@ -77,7 +77,8 @@ rules = sa.Table(
     sa.Column("shift", sa.Double, nullable=True),  # its shift for gaming
     # the learner's exploring share, when it published this rule as one (else NULL)
     sa.Column("explored", sa.Double, nullable=True),
-    sa.Column("restores", sa.Integer, nullable=True))  # a rollback: the version it restores
+    sa.Column("restores", sa.Integer, nullable=True),  # a rollback: the version it restores
+    sa.Column("promotes", sa.String(64), nullable=True))  # a promotion: the shadow's name
 
 decisions = sa.Table(
     "decisions", METADATA,
@@ -94,7 +95,12 @@ decisions = sa.Table(
     sa.Column("band", sa.Boolean, nullable=True),
     # the probability of the action logged (1: the rule's own; NULL: from before exploration)
     sa.Column("propensity", sa.Double, nullable=True),
-    sa.Column("explored", sa.Boolean, nullable=True))  # accepted at random below the cutoff
+    sa.Column("explored", sa.Boolean, nullable=True),  # accepted at random below the cutoff
+    # a canary's decision: the shadow whose rule decided (NULL: the live rule), its rule's
+    # version, and what the live rule would have decided
+    sa.Column("decided_by", sa.String(64), nullable=True),
+    sa.Column("by_version", sa.Integer, nullable=True),
+    sa.Column("rule_accepted", sa.Boolean, nullable=True))
 
 outcomes = sa.Table(
     "outcomes", METADATA,
@@ -115,7 +121,9 @@ learner_state = sa.Table(
     sa.Column("since", sa.BigInteger, nullable=False),  # outcomes since the last publication
     sa.Column("created_at", sa.Double, nullable=False),
     sa.Column("shadow", sa.LargeBinary, nullable=True),  # the shadow learner, same position
-    sa.Column("pinned", sa.Boolean, nullable=True))  # kept as a base of retention
+    sa.Column("pinned", sa.Boolean, nullable=True),  # kept as a base of retention
+    # the shadows attached on the live service, same position (:mod:`.candidates`)
+    sa.Column("candidates", sa.LargeBinary, nullable=True))
 
 learner_progress = sa.Table(
     "learner_progress", METADATA,
@@ -164,23 +172,46 @@ start_state = sa.Table(
     sa.Column("rows", sa.BigInteger, nullable=False),  # a log's rows replayed
     sa.Column("created_at", sa.Double, nullable=False))
 
-#: The shadow learner's rules (never in force: compared on the page).
+#: The shadows' rules (never in force: compared on the page), by shadow name ("shadow": the
+#: one the settings give).
 shadow_rules = sa.Table(
     "shadow_rules", METADATA,
-    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("name", sa.String(64), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
     sa.Column("beta", sa.Text, nullable=False),
     sa.Column("threshold", sa.Double, nullable=False),
     sa.Column("probability", sa.Double, nullable=False),
     sa.Column("after_seq", sa.BigInteger, nullable=False),
-    sa.Column("published_at", sa.Double, nullable=False))
+    sa.Column("published_at", sa.Double, nullable=False),
+    sa.PrimaryKeyConstraint("name", "version", name="pk_shadow_rules"))
 
-#: What the shadow learner's rule would have decided, one row a decision of the log.
+#: What each shadow's rule would have decided, one row a shadow and a decision of the log.
 shadow_decisions = sa.Table(
     "shadow_decisions", METADATA,
-    sa.Column("decision_id", sa.String(MAX_ID), primary_key=True),
-    sa.Column("seq", sa.BigInteger, nullable=False, unique=True),
+    sa.Column("name", sa.String(64), nullable=False),
+    sa.Column("decision_id", sa.String(MAX_ID), nullable=False),
+    sa.Column("seq", sa.BigInteger, nullable=False),
     sa.Column("version", sa.Integer, nullable=False),
-    sa.Column("accepted", sa.Boolean, nullable=False))
+    sa.Column("accepted", sa.Boolean, nullable=False),
+    sa.PrimaryKeyConstraint("name", "decision_id", name="pk_shadow_decisions"))
+
+#: Shadows attached to and detached from the live service, in the order the learner did it:
+#: each at its log position (``seq``) with the live rule version then in force, so a replay
+#: puts it in the same place among the log's entries and publications. An attach names the
+#: learner, its parameters, its saved base (NULL: fresh) and its canary share.
+shadow_events = sa.Table(
+    "shadow_events", METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("name", sa.String(64), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),  # "attach" or "detach"
+    sa.Column("seq", sa.BigInteger, nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("learner", sa.String(64), nullable=True),
+    sa.Column("params", sa.Text, nullable=True),  # JSON
+    sa.Column("base", sa.LargeBinary, nullable=True),  # a saved learner's bytes
+    sa.Column("canary", sa.Double, nullable=True),  # the share it decides (NULL: none)
+    sa.Column("key_id", sa.String(32), nullable=True),
+    sa.Column("created_at", sa.Double, nullable=False))
 
 #: Figures per rule version, counted by the learner as it reads the log (they outlive
 #: retention): decisions, acceptances, outcomes, their sum, and outcomes > 0 (repaid).
@@ -317,8 +348,9 @@ def lost(engine: Engine) -> str | None:
     return None if guard is None else guard.check()
 
 
-def migrate(engine: Engine) -> None:
-    """Bring the database's schema to the newest migration (creating it if empty)."""
+def migrate(engine: Engine, target: str = "head") -> None:
+    """Bring the database's schema to the newest migration (creating it if empty); ``target``:
+    to that revision only (a test makes a database as an earlier release did)."""
     from alembic import command
     from alembic.config import Config
 
@@ -326,7 +358,7 @@ def migrate(engine: Engine) -> None:
     config.set_main_option("script_location", str(Path(__file__).with_name("migrations")))
     with transaction(engine) as conn:
         config.attributes["connection"] = conn
-        command.upgrade(config, "head")
+        command.upgrade(config, target)
 
 
 def require_head(engine: Engine, url: str) -> None:
