@@ -159,13 +159,15 @@ def as_text(value: Any) -> Any:
 def for_csv(frame: Any) -> Any:
     """``frame`` as its CSV shows it: times in ISO 8601, text cells that a spreadsheet would
     read as formulas quoted (:func:`as_text`); numbers as they are."""
+    import pandas as pd
+
     frame = frame.copy()
     for column in frame.columns:
         series = frame[column]
-        if str(series.dtype).startswith("datetime64"):
+        if pd.api.types.is_datetime64_any_dtype(series):
             frame[column] = series.map(lambda t: t.isoformat())
-        elif series.dtype == object:
-            frame[column] = series.map(as_text)
+        elif not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)):
+            frame[column] = series.map(as_text, na_action="ignore")
     return frame
 
 
