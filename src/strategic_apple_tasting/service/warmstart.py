@@ -232,24 +232,24 @@ def read_log(flag: str, path: str, config: ServiceConfig) -> list[Row]:
     import pandas as pd
 
     suffix = Path(path).suffix.lower()
+    if suffix not in (".csv", ".parquet"):
+        raise ValueError(f"{flag} must end in .csv or .parquet")
+    # The header first: a reader renames a repeated column (pandas' CSV: "x1.1") or refuses
+    # it in many lines (pyarrow), and neither names it.
+    twice = _twice(header(path, suffix) or [])
+    if twice is not None:
+        raise ValueError(f"{flag} names column {twice!r} twice; give every column its own "
+                         "name")
     try:
         if suffix == ".parquet":
             frame = pd.read_parquet(path)
-        elif suffix == ".csv":
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
         else:
-            raise ValueError(f"{flag} must end in .csv or .parquet")
-    except ValueError:
-        raise
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except Exception as exc:  # a file pandas cannot read: one line, whatever the reader said
         first = (str(exc).strip().splitlines() or [""])[0]
         raise ValueError(f"{flag} cannot be read ({type(exc).__name__}: {first})") from None
     names = config.names()
     columns = [str(c) for c in frame.columns]
-    twice = _twice(header(path, suffix) or columns)
-    if twice is not None:
-        raise ValueError(f"{flag} names column {twice!r} twice; give every column its own "
-                         "name")
     missing = [c for c in [*names, "accepted"] if c not in columns]
     if missing:
         raise ValueError(f"{flag} has no column {missing[0]!r} (it needs one per feature: "
@@ -295,15 +295,14 @@ def read_log(flag: str, path: str, config: ServiceConfig) -> list[Row]:
 
 
 def header(path: str, suffix: str) -> list[str] | None:
-    """The columns a log's file names, as written (pandas renames a CSV's second ``x1`` to
-    ``x1.1`` without a word, so the frame's columns cannot show a repeated one); None if the
-    header cannot be read apart (the frame's columns then stand)."""
+    """The columns a log's file names, as written; None if the header cannot be read apart
+    (the full read then says what is wrong)."""
     if suffix == ".parquet":
         import pyarrow.parquet as pq
 
         try:
             return [str(c) for c in pq.read_schema(path).names]
-        except Exception:  # the frame was read: its columns then stand
+        except Exception:  # not Parquet: the full read says so, in one line
             return None
     import csv
 
