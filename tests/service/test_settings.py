@@ -145,7 +145,8 @@ def test_every_kept_setting_left_out_changed_or_lost_is_accepted_or_one_line(
             assert _kept(url)[key] == value
         else:
             assert status == 2 and len(err) == 1, (key, err)
-            assert err[0].startswith(f"sat: error: database {url!r} keeps {key}"), err
+            assert err[0].startswith(f"sat: error: database {url!r} was created with "
+                                     f"{key}"), err
             assert "this start gives" in err[0] and "fixed by the database's log" in err[0]
             assert _kept(url) == kept, key
     # Lost from the database (a database made before the settings were kept has the fixed
@@ -183,8 +184,8 @@ def test_the_words_of_a_feature_change_and_its_scaling_does_not(made, starts):
     assert _kept(made)["params"] == {"delta": 0.3, "r0": 0.0}
     status, err = starts("--param", 'feedback="bandit"', "--database", made)
     assert status == 2 and err == [
-        f"sat: error: database {made!r} keeps params.feedback = 'apple', this start gives "
-        "'bandit': it is fixed by the database's log (leave it out to keep it, or use "
+        f"sat: error: database {made!r} was created with params.feedback = 'apple', this start "
+        "gives 'bandit': it is fixed by the database's log (leave it out to keep it, or use "
         "another database)"]
 
 

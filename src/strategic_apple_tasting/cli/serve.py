@@ -164,12 +164,7 @@ def _config(args: argparse.Namespace) -> Any:
     the database's URL)."""
     from ..service.config import ServiceConfig
 
-    given = _given(args)
-    params, shadow_params = given.pop("params"), given.pop("shadow_params")
-    config = ServiceConfig(**given)
-    config.params.update(params)
-    config.shadow_params.update(shadow_params)
-    return config
+    return ServiceConfig(**_given(args))
 
 
 def _given(args: argparse.Namespace) -> dict[str, Any]:

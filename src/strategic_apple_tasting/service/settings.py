@@ -197,12 +197,16 @@ def compare(stored: dict[str, Any], config: ServiceConfig, where: str) -> list[s
     """What ``config`` changes of the kept settings, one line each (``publish changed from
     'manual' to 'outcomes:10'``); a ``ValueError`` in one line if it changes one that is
     fixed by the log."""
-    now = kept(config)
+    try:
+        now = kept(config)
+    except TypeError:  # a feature's table names an unknown key: the check says so, one line
+        config.check()
+        raise ValueError("the features cannot be read (see `sat serve settings`)") from None
 
     def refuse(name: str, before: Any, after: Any) -> None:
-        raise ValueError(f"{where} keeps {name} = {_shown(before)}, this start gives "
-                         f"{_shown(after)}: it is fixed by the database's log (leave it out "
-                         "to keep it, or use another database)")
+        raise ValueError(f"{where} was created with {name} = {_shown(before)}, this start "
+                         f"gives {_shown(after)}: it is fixed by the database's log (leave it "
+                         "out to keep it, or use another database)")
 
     before = merge(stored, {})
     for key in FIXED:
@@ -214,13 +218,16 @@ def compare(stored: dict[str, Any], config: ServiceConfig, where: str) -> list[s
             except TypeError as exc:
                 raise ValueError(f"{where} keeps features it cannot read: {exc}") from None
             new = config.feature_list()
-            for i, (o, n) in enumerate(zip(old, new, strict=False)):
+            if len(old) != len(new):
+                refuse("features", [f.name for f in old], [f.name for f in new])
+            for i, (o, n) in enumerate(zip(old, new, strict=True)):
                 for part in ("mean", "scale"):
                     if getattr(o, part) != getattr(n, part):
                         refuse(f"features[{i}].{part} ({n.name!r})", getattr(o, part),
                                getattr(n, part))
         elif key in TABLES:
             make = "make_learner" if key == "params" else "make_shadow"
+            getattr(config, make)()  # parameters that build no learner: one line, saying why
             if not _same(config, key, before.params if key == "params"
                          else before.shadow_params, make):
                 old, new = _params(before, make), _params(config, make)
