@@ -294,6 +294,15 @@ def test_an_export_round_trips_through_a_start_log(serve, tmp_path, capsys, monk
     assert first.version == 3
     assert (json.loads(first.beta), first.threshold) == (expected.rule.beta.tolist(),
                                                          expected.rule.threshold)
+    # The same from Parquet, whose times are UTC timestamps.
+    parquet = tmp_path / "parquet"
+    assert main(["serve", "export", "--database", server.database, "--out", str(parquet),
+                 "--format", "parquet"]) == 0
+    assert str(pd.read_parquet(parquet / "rules.parquet")["time"].dt.tz) == "UTC"
+    again = warmstart.prepare(dataclasses.replace(
+        config, start_log=str(parquet / "history.parquet"))).learner.publish()
+    assert (again.rule.beta.tolist(), again.rule.threshold) == (
+        expected.rule.beta.tolist(), expected.rule.threshold)
     # An export over an earlier one is refused (one line, nothing written) unless forced.
     before = (out / "decisions.csv").stat().st_mtime_ns
     capsys.readouterr()

@@ -124,14 +124,12 @@ def history(decisions: Any, known: dict[str, float], names: list[str], bandit: b
     still awaiting its outcome (a loan still running; under bandit feedback, ``bandit``, any
     decision awaiting one) and a rejection by the acceptance cap (the learner never learns
     it)."""
-    import pandas as pd
-
     keep = [not capped and (id_ in known or not (accepted or bandit))
             for id_, accepted, capped in zip(decisions["id"], decisions["accepted"],
                                               decisions["capped"], strict=True)]
     frame = decisions.loc[keep, [*names, "accepted"]].copy()
-    frame["outcome"] = pd.array([known.get(i) for i in decisions.loc[keep, "id"]],
-                                dtype="Float64")
+    # NaN for none: empty in a CSV, and what a Parquet reader gives back as a float
+    frame["outcome"] = [known.get(i, math.nan) for i in decisions.loc[keep, "id"]]
     return frame.reset_index(drop=True)
 
 

@@ -276,7 +276,7 @@ def read_log(flag: str, path: str, config: ServiceConfig) -> list[Row]:
                              f"the learner's input bound {bound:g} once standardized")
         outcome = outcomes[k]
         if outcome is None or (isinstance(outcome, str) and not outcome.strip()) or (
-                isinstance(outcome, float) and math.isnan(outcome)):
+                not isinstance(outcome, str) and pd.isna(outcome)):  # NaN, pandas' NA
             outcome = None
         else:
             outcome = _number(flag, k, "outcome", outcome)
