@@ -207,3 +207,17 @@ def test_a_kept_setting_that_is_not_json_is_one_line(made, starts):
     assert err[0].startswith(f"sat: error: database {made!r} keeps settings that are not "
                              "JSON"), err
     assert json.loads(json.dumps(err))  # one printable line
+
+
+def test_the_settings_shown_are_toml_whatever_they_hold():
+    doc = {"learner": "sa-ols", "seed": 3, "publish": "manual", "retain_days": None,
+           "params": {"delta": 1e-05, "r0": -0.0, "cap": float("inf"), "gone": None,
+                      "odd key": 'a"b\\c\x7f\x01é😀'},
+           "features": [{"name": "=\tx", "unit": "€", "definition": "two\nlines",
+                         "mean": -1e100, "scale": 2.5}]}
+    lines = settings.toml_lines(doc)
+    assert "# retain_days: unset" in lines and "# gone: null (TOML has none)" in lines
+    assert tomllib.loads("\n".join(lines)) == {
+        "learner": "sa-ols", "seed": 3, "publish": "manual",
+        "params": {k: v for k, v in doc["params"].items() if v is not None},
+        "features": doc["features"]}
