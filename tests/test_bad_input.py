@@ -361,6 +361,14 @@ CLI: list[tuple[list[str], str]] = [
     ([*SERVE, "--start-learner", "a-file"], "--start-learner 'a-file'"),
     ([*SERVE, "--start-log", "a-file"], "--start-log 'a-file' must end in .csv or .parquet"),
     ([*SERVE, "--start-log", "history.csv"], "has no column 'x2'"),
+    ([*SERVE, "--start-log", "history-twice.csv"],
+     "--start-log 'history-twice.csv' names column 'x1' twice"),
+    ([*SERVE, "--features", "a,outcome"], "features names 'outcome', a column of the "
+     "service's own"),
+    (["serve", "settings", "sqlite:///missing.db"], "file 'missing.db' does not exist"),
+    (["serve", "export", "--out", "earlier-export", "--database", "sqlite:///missing.db"],
+     "--out 'earlier-export' holds decisions.csv already (an earlier export's?): give "
+     "--force to overwrite it"),
     (["serve", "check", "--database", "sqlite:///missing.db"],
      "file 'missing.db' does not exist (start `sat serve` on it first)"),
     (["serve", "keys", "list", "--database", "sqlite:///missing.db"],
@@ -449,6 +457,9 @@ def fixtures(tmp_path, monkeypatch):
                                                + "}")
     (tmp_path / "empty.csv").write_text("")
     (tmp_path / "history.csv").write_text("x1,accepted,outcome\n0.1,true,1.0\n")
+    (tmp_path / "history-twice.csv").write_text("x1,x1,accepted,outcome\n0.1,0.2,true,1.0\n")
+    (tmp_path / "earlier-export").mkdir()
+    (tmp_path / "earlier-export" / "decisions.csv").write_text("id\n")
     (tmp_path / "one-class.csv").write_text("bad,income\n0,50\n0,40\n")
     (tmp_path / "twice.csv").write_text("bad,income,income\n0,50,3\n1,40,2\n")
     (tmp_path / "huge.toml").write_text(  # 2,000,000 cells

@@ -24,6 +24,7 @@ def test_a_settings_file_with_flags_over_it(tmp_path):
 @pytest.mark.parametrize(("settings", "message"), [
     ({"dimension": 0}, "dimension must be an integer from 1"),
     ({"features": ["a"]}, "features names 1 features, but dimension is 2"),
+    ({"features": ["a", "outcome"]}, "features names 'outcome', a column of the service's own"),
     ({"seed": -1}, "seed must be an integer >= 0"),
     ({"params": {"delta": 0.3}}, "params.r0 of learner 'sa-ols' must be given"),
     ({"params": {"delta": 0.3, "r0": 0, "colour": 1}}, "params of learner 'sa-ols'"),

@@ -4,6 +4,8 @@ drops old log entries while ``sat serve check`` stays exact for what is kept."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import signal
 import subprocess
@@ -183,7 +185,7 @@ def test_kill_9_during_export_leaves_no_partial_file_under_a_final_name(serve, t
     assert export(tmp_path / "whole").wait(120) == 0
     took = time.monotonic() - start
     whole = {p.name: pd.read_csv(p) for p in (tmp_path / "whole").glob("*.csv")}
-    assert set(whole) == {"decisions.csv", "outcomes.csv", "rules.csv"}
+    assert set(whole) == {"decisions.csv", "outcomes.csv", "rules.csv", "history.csv"}
     assert len(whole["decisions.csv"]) == 5000
     # Kills spread over a whole export's time (fixed moments: every run the same).
     for k, share in enumerate((0.3, 0.5, 0.65, 0.8, 0.9, 0.97)):
@@ -195,3 +197,119 @@ def test_kill_9_during_export_leaves_no_partial_file_under_a_final_name(serve, t
         for path in out.glob("*.csv") if out.exists() else []:
             assert pd.read_csv(path).equals(whole[path.name]), (share, path.name)
     assert os.stat(database).st_mtime_ns == before  # the database untouched throughout
+
+
+#: Declared features with a scaling (what the export names its columns by).
+DECLARED = """[[features]]
+name = "income"
+unit = "k$"
+mean = 50.0
+scale = 10.0
+[[features]]
+name = "ratio"
+mean = 0.3
+scale = 0.1
+[[features]]
+name = "age"
+mean = 40.0
+scale = 5.0
+"""
+#: Ids and group labels a spreadsheet would read as formulas.
+FORMULAS = ['=HYPERLINK("http://example.com","x")', "-1", "+1", "@me"]
+
+
+def test_an_export_round_trips_through_a_start_log(serve, tmp_path, capsys, monkeypatch):
+    from datetime import UTC, datetime
+
+    import numpy as np
+
+    from strategic_apple_tasting.service import warmstart
+    from strategic_apple_tasting.service.config import ServiceConfig
+
+    (tmp_path / "service.toml").write_text(DECLARED)
+    server = serve("--publish", "manual", "--config", str(tmp_path / "service.toml"))
+    xs = np.random.default_rng(7).uniform(-1, 1, (50, 3)) * [10, 0.1, 5] + [50, 0.3, 40]
+    ids = [*FORMULAS, *[f"d{k}" for k in range(len(xs) - len(FORMULAS))]]
+    sent = []  # (x, accepted, outcome) in log order, as a lender knows them
+    with server.client() as c:
+        for part in (slice(0, 30), slice(30, 50)):  # a rule learned between the two
+            done = c.post("/decisions", json={"applicants": [
+                {"id": i, "x": x.tolist(), "group": "=SUM(A1)" if k % 2 else "plain"}
+                for k, (i, x) in enumerate(zip(ids[part], xs[part], strict=True))]}).json()
+            outcomes = {d["id"]: round(float(x[0] - 50) / 10 + 0.1 * k, 6)
+                        for k, (d, x) in enumerate(zip(done["decisions"], xs[part],
+                                                       strict=True)) if d["accepted"]}
+            if part.start == 0:  # a loan still running: no outcome yet
+                running = list(outcomes)[-1]
+                del outcomes[running]
+            if outcomes:
+                c.post("/outcomes", json={"outcomes": [{"id": i, "outcome": v} for i, v in
+                                                       outcomes.items()]}).raise_for_status()
+            c.post("/publish").raise_for_status()
+            sent += [(x, d["accepted"], outcomes.get(d["id"]))
+                     for d, x in zip(done["decisions"], xs[part], strict=True)
+                     if d["id"] != running]
+    server.stop()
+    assert not all(accepted for _, accepted, _ in sent)  # rejections too
+    out = tmp_path / "export"
+    assert main(["serve", "export", "--database", server.database, "--out", str(out)]) == 0
+    decisions = pd.read_csv(out / "decisions.csv", dtype=str, keep_default_na=False)
+    rules = pd.read_csv(out / "rules.csv")
+    names = ["income", "ratio", "age"]
+    assert list(decisions.columns[-3:]) == names
+    assert list(rules.columns[-3:]) == [f"beta_{n}" for n in names]
+    # Every column of the rules table is a column of the export (beta: one a feature).
+    assert set(store.rules.c.keys()) - {"beta", "published_at"} <= set(rules.columns)
+    for time_ in [*decisions["time"], *rules["time"]]:
+        assert "T" in time_ and datetime.fromisoformat(time_).tzinfo == UTC, time_
+    assert list(decisions["id"][:4]) == [f"'{i}" for i in FORMULAS]
+    assert set(decisions["group"]) == {"plain", "'=SUM(A1)"}
+    # The history a lender would write by hand, and the export's, start the same learner.
+    by_hand = tmp_path / "by-hand.csv"
+    by_hand.write_text("income,ratio,age,accepted,outcome\n" + "".join(
+        f"{','.join(map(repr, map(float, x)))},{str(a).lower()},{'' if y is None else repr(y)}\n"
+        for x, a, y in sent))
+    config = ServiceConfig(learner="sa-ols", params={"delta": 0.3, "r0": 0,
+                                                     "feedback": "apple"},
+                           dimension=3, features=ServiceConfig.read_file(
+                               tmp_path / "service.toml")["features"])
+    expected = warmstart.prepare(
+        dataclasses.replace(config, start_log=str(by_hand))).learner.publish()
+    # `sat serve --start-log` of the export: its first rule, numbered after the log's two.
+    uvicorn = pytest.importorskip("uvicorn")
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
+    again = f"sqlite:///{tmp_path}/again.db"
+    capsys.readouterr()
+    assert main(["serve", "--learner", "sa-ols", "--param", "delta=0.3", "--param", "r0=0",
+                 "--config", str(tmp_path / "service.toml"), "--publish", "manual",
+                 "--start-log", str(out / "history.csv"), "--database", again]) == 0
+    assert (f"sat serve: started from log '{out / 'history.csv'}': its {len(sent)} rows "
+            "were replayed as decisions under the learner's rules 1 (accept all) and 2 "
+            "(reject all), so the first rule it publishes is version 3"
+            ) in capsys.readouterr().err.splitlines()
+    engine = store.connect(again)
+    with engine.connect() as conn:
+        first = conn.execute(sa.select(store.rules).order_by(store.rules.c.version)).first()
+    engine.dispose()
+    assert first.version == 3
+    assert (json.loads(first.beta), first.threshold) == (expected.rule.beta.tolist(),
+                                                         expected.rule.threshold)
+    # The same from Parquet, whose times are UTC timestamps.
+    parquet = tmp_path / "parquet"
+    assert main(["serve", "export", "--database", server.database, "--out", str(parquet),
+                 "--format", "parquet"]) == 0
+    assert str(pd.read_parquet(parquet / "rules.parquet")["time"].dt.tz) == "UTC"
+    again = warmstart.prepare(dataclasses.replace(
+        config, start_log=str(parquet / "history.parquet"))).learner.publish()
+    assert (again.rule.beta.tolist(), again.rule.threshold) == (
+        expected.rule.beta.tolist(), expected.rule.threshold)
+    # An export over an earlier one is refused (one line, nothing written) unless forced.
+    before = (out / "decisions.csv").stat().st_mtime_ns
+    capsys.readouterr()
+    assert main(["serve", "export", "--database", server.database, "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"sat: error: --out {str(out)!r} holds decisions.csv already (an earlier export's?): "
+        "give --force to overwrite it, or another folder"]
+    assert (out / "decisions.csv").stat().st_mtime_ns == before
+    assert main(["serve", "export", "--database", server.database, "--out", str(out),
+                 "--force"]) == 0

@@ -15,8 +15,7 @@ import sqlalchemy as sa
 from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.learners import learner_class, make_learner
 from strategic_apple_tasting.learners.persistence import dumps
-from strategic_apple_tasting.service import learning, store
-from strategic_apple_tasting.service.config import ServiceConfig
+from strategic_apple_tasting.service import learning, settings, store
 from strategic_apple_tasting.service.deciding import CANARY_STREAM, coin
 
 from .test_rollback import _teach
@@ -281,9 +280,8 @@ def test_a_canary_decides_its_share_and_a_promotion_puts_its_rule_in_force(
     # an applicant its rule accepts was never filed with it (filed, it would wait for ever).
     engine = store.connect(server.database)
     try:
-        with engine.connect() as conn:
-            fixed = store.read_setting(conn, "fixed")
-        restored = learning.restore(engine, ServiceConfig.from_fixed(fixed, server.database))
+        restored = learning.restore(engine, settings.merge(settings.read_at(server.database),
+                                                           {"database": server.database}))
     finally:
         engine.dispose()
     assert restored.learner.pending() == []

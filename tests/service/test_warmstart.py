@@ -210,3 +210,27 @@ def test_a_saved_learner_that_is_not_the_services_is_refused_in_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and message in err[0], err
     assert not (tmp_path / "s.db").exists()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_historical_log_naming_a_feature_column_twice_is_one_line(
+        tmp_path, capsys, monkeypatch, suffix):
+    # pandas reads a CSV's second x2 as "x2.1" without a word: the check reads the header.
+    uvicorn = pytest.importorskip("uvicorn")
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: pytest.fail("sat serve served"))
+    path = tmp_path / f"history{suffix}"
+    if suffix == ".csv":
+        path.write_text("x1,x2,x3,x2,accepted,outcome\n0.1,0.2,0.3,0.9,true,1.0\n")
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table([pa.array([v]) for v in (0.1, 0.2, 0.3, 0.9, True, 1.0)],
+                                names=["x1", "x2", "x3", "x2", "accepted", "outcome"]), path)
+    status = main(["serve", "--learner", "sa-ols",
+                   *[f"--param={k}={json.dumps(v)}" for k, v in PARAMS.items()], "-d", "3",
+                   "--start-log", str(path), "--database", f"sqlite:///{tmp_path}/s.db"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and err == [f"sat: error: --start-log {str(path)!r} names column 'x2' "
+                                   "twice; give every column its own name"], err
+    assert not (tmp_path / "s.db").exists()

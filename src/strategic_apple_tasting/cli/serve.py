@@ -7,8 +7,10 @@ against it.
 * ``sat serve backup --out FILE``: a copy of a live SQLite database (SQLite's online backup);
 * ``sat serve check``: replay the log from nothing and compare with the saved learner, and
   learn the log after it (exit status 1 naming the first entry that cannot be learned);
-* ``sat serve export --out FOLDER [--since T] [--until T] [--format csv|parquet]``: the
-  decisions, outcomes and rules written in a time range, one file each (it changes nothing);
+* ``sat serve settings [URL]``: the settings the database keeps, as a ``--config`` file;
+* ``sat serve export --out FOLDER [--since T] [--until T] [--format csv|parquet] [--force]``:
+  the decisions, outcomes and rules written in a time range, and their history as
+  ``--start-log`` reads it, one file each (it changes nothing in the database);
 * ``sat serve rollback VERSION``, ``sat serve shadows attach NAME`` / ``detach NAME`` /
   ``list``, ``sat serve promote NAME``: change a running service (``--url``, with an API key);
 * ``sat serve play --url URL [--key-file FILE] [game flags]``: the strategic game over the
@@ -177,8 +179,13 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
     check = sub.add_parser("check", help="replay the log from nothing; compare with the "
                            "saved learner; learn the rest of the log")
     _database_flags(check, sub=True)
-    export = sub.add_parser("export", help="write decisions, outcomes and rules (by time "
-                            "range) to CSV or Parquet files in a folder")
+    shown = sub.add_parser("settings", help="show the settings the database keeps (as a "
+                           "--config file)")
+    shown.add_argument("url", nargs="?", metavar="URL",
+                       help="the database (or --database URL)")
+    _database_flags(shown, sub=True)
+    export = sub.add_parser("export", help="write decisions, outcomes, rules and the history "
+                            "(by time range) to CSV or Parquet files in a folder")
     export.add_argument("--out", required=True, metavar="FOLDER",
                         help="the folder to write decisions, outcomes and rules into")
     export.add_argument("--since", metavar="TIME", help="rows written at or after TIME "
@@ -186,6 +193,8 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
     export.add_argument("--until", metavar="TIME", help="rows written before TIME")
     export.add_argument("--format", choices=("csv", "parquet"), default="csv",
                         help="csv (default) or parquet")
+    export.add_argument("--force", action="store_true",
+                        help="overwrite files an earlier export left in the folder")
     _database_flags(export, sub=True)
     evaluate = sub.add_parser("evaluate", help="estimate from the log what a candidate rule "
                               "would have earned (inverse propensity, doubly robust)")
@@ -255,6 +264,16 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
 
 
 def _config(args: argparse.Namespace) -> Any:
+    """The settings as given, over the defaults (what a command that is not a start reads:
+    the database's URL)."""
+    from ..service.config import ServiceConfig
+
+    return ServiceConfig(**_given(args))
+
+
+def _given(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings a start states: its ``--config`` file's, flags over them (None: not
+    stated; a restart takes those from its database)."""
     from ..service.config import ServiceConfig
 
     given = {"learner": getattr(args, "learner", None),
@@ -269,15 +288,15 @@ def _config(args: argparse.Namespace) -> Any:
                  "snapshot_minutes", "max_groups", "shadow", "start_rule",
                  "start_learner", "start_log", "rate_limit"):
         given[name] = getattr(args, name, None)
-    params = dict(getattr(args, "param", None) or [])
-    shadow_params = dict(getattr(args, "shadow_param", None) or [])
-    if args.config:
-        config = ServiceConfig.from_file(args.config, **given)
-        config.params.update(params)
-        config.shadow_params.update(shadow_params)
-        return config
-    return ServiceConfig(**{k: v for k, v in given.items() if v is not None}, params=params,
-                         shadow_params=shadow_params)
+    stated = ServiceConfig.read_file(args.config) if args.config else {}
+    stated.update({k: v for k, v in given.items() if v is not None})
+    for table, flag in (("params", "param"), ("shadow_params", "shadow_param")):
+        entries = stated.get(table)
+        stated[table] = {**(entries if isinstance(entries, dict) else {}),
+                         **dict(getattr(args, flag, None) or [])}
+        if entries is not None and not isinstance(entries, dict):
+            stated[table] = entries  # refused by the settings' check, in one line
+    return stated
 
 
 @contextmanager
@@ -323,16 +342,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ImportError:
         raise ValueError(EXTRA) from None
     action = args.action
+    if action == "settings" and getattr(args, "url", None) is not None:
+        if getattr(args, "database", None) not in (None, args.url):
+            raise ValueError(f"sat serve settings: give the database once, not "
+                             f"{args.url!r} and --database {args.database!r}")
+        args.database = args.url
     if action not in ("play", "rollback"):  # (they reach a service, not a database)
         from .database_url import resolve
 
         # Once, here: every later _config(args) reads the URL as resolved, and warns no more.
         args.database = resolve(args)
         args.database_file = None
-    if action in ("keys", "check", "export", "evaluate", "backup"):
+    if action in ("keys", "check", "export", "evaluate", "backup", "settings"):
         with _database_errors(_config(args).database):
             return {"keys": _keys, "check": _check, "export": _export,
-                    "evaluate": _evaluate, "backup": _backup}[action](args)
+                    "evaluate": _evaluate, "backup": _backup,
+                    "settings": _settings}[action](args)
     if action == "play":
         return _play(args)
     if action == "rollback":
@@ -341,9 +366,47 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from .shadows import cmd_shadows
 
         return cmd_shadows(args, _play_key)
+    from ..service import settings
     from ..service.server import serve
 
-    serve(_config(args), args.host, args.port, args.role)
+    serve(settings.resolve(_given(args)), args.host, args.port, args.role)
+    return 0
+
+
+def _stored(args: argparse.Namespace, engine: Any, need_saved: bool = True
+            ) -> tuple[Any, int | None]:
+    """The settings the database keeps, as a config on its URL, and the log position of the
+    newest saved learner; a ``ValueError`` in one line for a database without a service's
+    log (without a saved learner, where ``need_saved``)."""
+    import sqlalchemy as sa
+
+    from ..service import settings, store
+    from ..service.redact import shown
+
+    url = _config(args).database
+    where = f"database {shown(url)!r}"
+    with engine.connect() as conn:
+        stored = settings.read(conn, where)
+        saved = conn.execute(sa.select(sa.func.max(store.learner_state.c.seq))).scalar()
+    if stored is None or (saved is None and need_saved):
+        raise ValueError(f"{where} has no service's log (start `sat serve` on it first)")
+    return settings.merge(stored, {"database": url}), saved
+
+
+def _settings(args: argparse.Namespace) -> int:
+    from ..service import settings
+    from ..service.redact import shown
+
+    engine = _engine(args, write=False)
+    try:
+        config, _ = _stored(args, engine, need_saved=False)
+    finally:
+        engine.dispose()
+    print(f"# the settings database {shown(config.database)!r} keeps (a --config file: "
+          "a start may change the cadence, retention, the cap, the limits and the features' "
+          "words; the rest is fixed by its log)")
+    for line in settings.toml_lines(settings.kept(config)):
+        print(line)
     return 0
 
 
@@ -429,18 +492,10 @@ def _check(args: argparse.Namespace) -> int:
     import sqlalchemy as sa
 
     from ..service import learning, store
-    from ..service.config import ServiceConfig
-    from ..service.redact import shown
 
     engine = _engine(args, write=False)
     try:
-        with engine.connect() as conn:
-            fixed = store.read_setting(conn, "fixed")
-            saved = conn.execute(sa.select(sa.func.max(store.learner_state.c.seq))).scalar()
-        if fixed is None or saved is None:
-            raise ValueError(f"database {shown(_config(args).database)!r} has no service's "
-                             "log (start `sat serve` on it first)")
-        config = ServiceConfig.from_fixed(fixed, _config(args).database)
+        config, saved = _stored(args, engine)
         try:
             from_saved = learning.restore(engine, config, upto=saved)
             replayed = learning.restore(engine, config, upto=saved, saved=False)
@@ -494,18 +549,11 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     from ..game.policies import LinearThreshold
     from ..service import store, warmstart
-    from ..service.config import ServiceConfig
     from ..service.evaluation import evaluate_log, format_estimate
-    from ..service.redact import shown
 
     engine = _engine(args, write=False)
     try:
-        with engine.connect() as conn:
-            fixed = store.read_setting(conn, "fixed")
-        if fixed is None:
-            raise ValueError(f"database {shown(_config(args).database)!r} has no service's "
-                             "log (start `sat serve` on it first)")
-        config = ServiceConfig.from_fixed(fixed, _config(args).database)
+        config, _ = _stored(args, engine, need_saved=False)
         if args.rule is not None:
             label = f"rule {args.rule}"
             candidate = warmstart.read_rule(f"--rule {args.rule!r}", args.rule, config)
@@ -538,8 +586,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ..service import export, store
-    from ..service.redact import shown
+    from ..service import export
 
     since = None if args.since is None else export.parse_time("--since", args.since)
     until = None if args.until is None else export.parse_time("--until", args.until)
@@ -548,18 +595,15 @@ def _export(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {args.out!r} is a file: give a folder")
+    there = export.existing(out, args.format)
+    if there and not args.force:
+        raise ValueError(f"--out {args.out!r} holds {there[0].name} already (an earlier "
+                         "export's?): give --force to overwrite it, or another folder")
     engine = _engine(args, write=False)
     try:
-        with engine.connect() as conn:
-            fixed = store.read_setting(conn, "fixed")
-        if fixed is None:
-            raise ValueError(f"database {shown(args.database)!r} has no service's log (start "
-                             "`sat serve` on it first)")
-        given = _config(args)
-        names = (given.names() if given.features is not None
-                 and len(given.features) == fixed["dimension"]
-                 else [f"x{i + 1}" for i in range(fixed["dimension"])])
-        tables = export.frames(engine, names, since, until)
+        config, _ = _stored(args, engine, need_saved=False)
+        bandit = config.make_learner().get_params().get("feedback") == "bandit"
+        tables = export.frames(engine, config.names(), since, until, bandit)
     finally:
         engine.dispose()
     try:

@@ -177,6 +177,10 @@ class Service:
         self._probed_at = -math.inf
         #: name → (rule version, when, the estimate) of each shadow's last estimate
         self.estimates: dict[str, tuple[int, float, dict[str, Any]]] = {}
+        #: What this start changed of the kept settings, one line each (:mod:`.settings`).
+        self.changes: list[str] = []
+        #: What else a start says: how a warm start numbered the first rule.
+        self.notes: list[str] = []
 
     def open(self) -> Service:
         """Connect, migrate, check the database's settings and that it can be written, start
@@ -191,28 +195,29 @@ class Service:
                              f"{reason(exc, url)}") from None
 
     def _open(self) -> Service:
-        from . import warmstart
+        from . import settings, warmstart
 
         # A warm start's file is read and checked whole before the database is touched: a bad
         # row is one line, and nothing is written.
         start = warmstart.prepare(self.config)
         self.engine = store.connect(self.config.database)
         store.migrate(self.engine)
-        fixed = self.config.fixed()
+        where = f"database {shown(self.config.database)!r}"
         with store.transaction(self.engine) as conn:
-            warmstart.record(conn, self.config, start)
-            before = store.read_setting(conn, "fixed")
-            if before is None:
-                store.write_setting(conn, "fixed", fixed)
-            elif before != fixed:
-                diff = next(k for k in fixed if before.get(k) != fixed[k])
-                raise ValueError(
-                    f"database {shown(self.config.database)!r} was created with {diff} = "
-                    f"{before.get(diff)!r}, this start gives {fixed[diff]!r}: start with the "
-                    "same learner, params, dimension and seed, or use another database")
+            made = warmstart.record(conn, self.config, start)
+            # Compared again inside the transaction that writes them: another start may have
+            # made the database since the settings were read (settings.resolve).
+            stored = settings.read(conn, where)
+            self.changes = [] if stored is None else settings.compare(stored, self.config,
+                                                                      where)
+            if store.read_setting(conn, "fixed") is None:
+                store.write_setting(conn, "fixed", self.config.fixed())
+            store.write_setting(conn, "settings", settings.kept(self.config))
             # A start writes, so a read-only file or directory is refused here, before
             # anything listens (else every write would fail once it did).
             store.touch(conn)
+        if made and start.kind == "log":
+            self.notes.append(warmstart.log_note(start))
         self.keys = KeyCheck(self.engine)
         if self.role == "all":
             self.learner = LearnerLoop(self.engine, self.config)

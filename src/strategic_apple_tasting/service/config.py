@@ -13,9 +13,11 @@ Given as ``sat serve`` flags or a small TOML file (``sat serve --config service.
     delta = 0.3
     r0 = 0.0
 
-The learner, its parameters, the dimension and the seed are written into the database when it
-is created; a later start against it must give the same (the log means nothing to another
-learner). The cadence, the limits and the address may change between starts.
+The database keeps every setting (:mod:`.settings`): a restart needs only ``--database`` and
+takes the rest from it. The learner, its parameters, the dimension, the seed, the shadow and
+the features' means and scales are fixed by the log (it means nothing to another learner);
+the features' words, the cadence, retention, the cap and the limits may change at a start,
+which says so. The address is given at each start.
 """
 
 from __future__ import annotations
@@ -74,6 +76,10 @@ MAX_EXPLORE = 0.2
 
 #: What a feature of the settings may say (``[[features]]`` tables), besides its name.
 FEATURE_KEYS = ("name", "unit", "definition", "mean", "scale")
+#: Columns the service's files give a meaning of their own (an export's decisions, a warm
+#: start's log): a feature of that name would be read as the other column.
+RESERVED_NAMES = ("id", "seq", "time", "version", "accepted", "capped", "key_id", "group",
+                  "band", "outcome")
 
 
 @dataclass(frozen=True)
@@ -167,6 +173,15 @@ class ServiceConfig:
     @classmethod
     def from_file(cls, path: str | Path, **overrides: Any) -> ServiceConfig:
         """Read a TOML file; ``overrides`` (given flags) win over it."""
+        doc = cls.read_file(path)
+        doc.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**doc)
+
+    @classmethod
+    def read_file(cls, path: str | Path) -> dict[str, Any]:
+        """The settings a TOML file states (only those: a restart takes the rest from the
+        database); a ``ValueError`` in one line for a file that is not TOML or names an
+        unknown setting."""
         path = Path(path)
         if not path.is_file():
             raise ValueError(f"--config {str(path)!r} is not a file")
@@ -179,26 +194,7 @@ class ServiceConfig:
         if unknown:
             raise ValueError(f"--config {str(path)!r}: unknown setting {unknown[0]!r}; allowed: "
                              f"{', '.join(sorted(known))}")
-        doc.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**doc)
-
-    @classmethod
-    def from_fixed(cls, fixed: dict[str, Any], database: str) -> ServiceConfig:
-        """The settings a database remembers (:meth:`fixed`) as a config that replays its log
-        (``sat serve check``): the learner, the scaling and the shadow."""
-        from ..learners.encoding import from_jsonable
-
-        features = None
-        scaling = fixed.get("scaling")
-        if scaling is not None:
-            features = [{"name": f"x{i + 1}", "mean": m, "scale": s}
-                        for i, (m, s) in enumerate(zip(scaling["means"], scaling["scales"],
-                                                       strict=True))]
-        shadow = fixed.get("shadow") or {}
-        return cls(learner=fixed["learner"], params=from_jsonable(fixed["params"]),
-                   dimension=fixed["dimension"], seed=fixed["seed"], features=features,
-                   shadow=shadow.get("learner"),
-                   shadow_params=from_jsonable(shadow.get("params", {})), database=database)
+        return doc
 
     def cadence(self) -> tuple[str, float]:
         """The first cadence of ``publish`` (see :meth:`cadences`)."""
@@ -216,6 +212,13 @@ class ServiceConfig:
 
     def names(self) -> list[str]:
         return [f.name for f in self.feature_list()]
+
+    def feature_tables(self) -> list[dict[str, Any]] | None:
+        """Each declared feature as a whole table (every key of :data:`FEATURE_KEYS`), as a
+        database keeps them; None where none are declared."""
+        if self.features is None:
+            return None
+        return [asdict(f) for f in self.feature_list()]
 
     def scaling(self) -> Scaling:
         return Scaling(self.feature_list())
@@ -255,6 +258,11 @@ class ServiceConfig:
         if len(set(names)) != len(names):
             twice = next(n for n in names if names.count(n) > 1)
             raise ValueError(f"features names {twice!r} twice")
+        taken = [n for n in names if n in RESERVED_NAMES]
+        if taken:
+            raise ValueError(f"features names {taken[0]!r}, a column of the service's own in "
+                             f"its exports and warm-start logs; call it otherwise (reserved: "
+                             f"{', '.join(RESERVED_NAMES)})")
 
     def check(self) -> ServiceConfig:
         """``self`` if every setting is allowed and the learner can be built; else a

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import sys
 
+from . import settings
 from .app import Service, create_app
 from .config import ServiceConfig
 from .redact import shown
@@ -23,6 +24,13 @@ def serve(config: ServiceConfig, host: str = "127.0.0.1", port: int = 8000,
     gc.collect()
     gc.freeze()
     try:
+        say = sys.stderr
+        print("sat serve: the settings in force (`sat serve settings` shows them):",
+              file=say)
+        for line in settings.toml_lines(settings.kept(service.config)):
+            print(f"  {line}" if line else "", file=say)
+        for line in [*service.changes, *service.notes]:
+            print(f"sat serve: {line}", file=say)
         print(f"sat serve: {config.learner} ({role}) on http://{host}:{port}, database "
               f"{shown(config.database)}, publishing {config.publish} (Ctrl-C stops)",
               file=sys.stderr, flush=True)

@@ -182,9 +182,9 @@ def read_learner(flag: str, path: str, config: ServiceConfig) -> Any:
     return learner
 
 
-def record(conn: Any, config: ServiceConfig, start: Start | None) -> None:
-    """Keep ``start`` in the database (a new one's), or check that it is the start the
-    database was made with (a restart); a ``ValueError`` in one line otherwise."""
+def record(conn: Any, config: ServiceConfig, start: Start | None) -> bool:
+    """Keep ``start`` in the database (a new one's: True), or check that it is the start the
+    database was made with (a restart: False); a ``ValueError`` in one line otherwise."""
     import sqlalchemy as sa
 
     from ..learners.persistence import dumps
@@ -193,7 +193,7 @@ def record(conn: Any, config: ServiceConfig, start: Start | None) -> None:
 
     row = conn.execute(sa.select(store.start_state)).first()
     if start is None:
-        return  # a restart need not repeat its start: the database keeps it
+        return False  # a restart need not repeat its start: the database keeps it
     flag = f"--{next(k for k, v in KINDS.items() if v == start.kind).replace('_', '-')}"
     where = f"database {shown(config.database)!r}"
     if row is not None:
@@ -201,7 +201,7 @@ def record(conn: Any, config: ServiceConfig, start: Start | None) -> None:
             raise ValueError(f"{where} was started from {row.kind} {row.source!r} (SHA-256 "
                              f"{row.digest[:12]}…); {flag} {start.source!r} is another start: "
                              "leave the flag out, or use another database")
-        return
+        return False
     if conn.execute(sa.select(store.rules.c.version).limit(1)).first() is not None:
         raise ValueError(f"{where} already has a log: {flag} starts a new database only")
     rule = None if start.rule is None else json.dumps(
@@ -211,6 +211,20 @@ def record(conn: Any, config: ServiceConfig, start: Start | None) -> None:
         state=dumps(start.learner),
         shadow=None if start.shadow is None else dumps(start.shadow), rule=rule,
         rows=start.rows, created_at=store.now()))
+    return True
+
+
+#: The rules a log is replayed under (:func:`..learners.history.replay_history`), versions 1
+#: and 2 of the learner: the service's first rule of its own is the next.
+LOG_RULES = ("accept all", "reject all")
+
+
+def log_note(start: Start) -> str:
+    """What a start from a log says of its first rule's version (one line)."""
+    held = " and ".join(f"{k + 1} ({what})" for k, what in enumerate(LOG_RULES))
+    return (f"started from log {start.source!r}: its {start.rows:,} rows were replayed as "
+            f"decisions under the learner's rules {held}, so the first rule it publishes is "
+            f"version {len(LOG_RULES) + 1}")
 
 
 @dataclass(frozen=True)
@@ -228,25 +242,27 @@ def read_log(flag: str, path: str, config: ServiceConfig) -> list[Row]:
     import pandas as pd
 
     suffix = Path(path).suffix.lower()
+    if suffix not in (".csv", ".parquet"):
+        raise ValueError(f"{flag} must end in .csv or .parquet")
+    # The header first: a reader renames a repeated column (pandas' CSV: "x1.1") or refuses
+    # it in many lines (pyarrow), and neither names it.
+    twice = _twice(header(path, suffix) or [])
+    if twice is not None:
+        raise ValueError(f"{flag} names column {twice!r} twice; give every column its own "
+                         "name")
     try:
         if suffix == ".parquet":
             frame = pd.read_parquet(path)
-        elif suffix == ".csv":
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
         else:
-            raise ValueError(f"{flag} must end in .csv or .parquet")
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except pd.errors.EmptyDataError:  # pandas: "No columns to parse from file", no flag
         raise ValueError(f"{flag} is empty: it needs a header row naming a column per feature "
                          f"({', '.join(config.names())}), accepted and outcome") from None
-    except ValueError:
-        raise
     except Exception as exc:  # a file pandas cannot read: one line, whatever the reader said
         first = (str(exc).strip().splitlines() or [""])[0]
         raise ValueError(f"{flag} cannot be read ({type(exc).__name__}: {first})") from None
     names = config.names()
     columns = [str(c) for c in frame.columns]
-    if len(set(columns)) != len(columns):
-        raise ValueError(f"{flag} names a column twice")
     missing = [c for c in [*names, "accepted"] if c not in columns]
     if missing:
         raise ValueError(f"{flag} has no column {missing[0]!r} (it needs one per feature: "
@@ -273,7 +289,7 @@ def read_log(flag: str, path: str, config: ServiceConfig) -> list[Row]:
                              f"the learner's input bound {bound:g} once standardized")
         outcome = outcomes[k]
         if outcome is None or (isinstance(outcome, str) and not outcome.strip()) or (
-                isinstance(outcome, float) and math.isnan(outcome)):
+                not isinstance(outcome, str) and pd.isna(outcome)):  # NaN, pandas' NA
             outcome = None
         else:
             outcome = _number(flag, k, "outcome", outcome)
@@ -289,6 +305,34 @@ def read_log(flag: str, path: str, config: ServiceConfig) -> list[Row]:
                              f"is never observed), got {outcome!r}")
         rows.append(Row(z, accepted[k], outcome))
     return rows
+
+
+def header(path: str, suffix: str) -> list[str] | None:
+    """The columns a log's file names, as written; None if the header cannot be read apart
+    (the full read then says what is wrong)."""
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            return [str(c) for c in pq.read_schema(path).names]
+        except Exception:  # not Parquet: the full read says so, in one line
+            return None
+    import csv
+
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return next(csv.reader(f), None)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+
+
+def _twice(columns: list[str]) -> str | None:
+    seen: set[str] = set()
+    for column in columns:
+        if column in seen:
+            return column
+        seen.add(column)
+    return None
 
 
 def _number(flag: str, k: int, column: str, value: Any) -> float:
