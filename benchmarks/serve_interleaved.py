@@ -11,7 +11,9 @@ rounds, and its ratio to the plain service is the median of the per-round ratios
 alternate, so load from elsewhere on the machine falls on every configuration alike.
 
 Configurations: ``plain``; ``explore`` (``--explore 0.05``); ``shadow`` (a shifted-OLS shadow
-learner); ``explore+shadow``. The criterion printed: each within 30% of plain (ratio ≥ 0.7).
+learner); ``explore+shadow+canary`` (that shadow, and a second shadow attached live, after the
+first rule, deciding a tenth of the applicants as a canary). The criterion printed: each within
+30% of plain (ratio ≥ 0.7).
 
 Usage::
 
@@ -34,7 +36,10 @@ from serve import Server, make_body, run_threads, timed
 
 SHADOW = ["--shadow", "shifted-ols", "--shadow-param", "delta=0.3", "--shadow-param", "r0=0"]
 CONFIGS = {"plain": [], "explore": ["--explore", "0.05"], "shadow": SHADOW,
-           "explore+shadow": ["--explore", "0.05", *SHADOW]}
+           "explore+shadow+canary": ["--explore", "0.05", *SHADOW]}
+#: Configurations that attach a canary once their first rule is learned.
+CANARY = {"explore+shadow+canary": {"name": "canary", "learner": "sa-ols", "canary": 0.1,
+                                    "params": {"delta": 0.3, "r0": 0.0}}}
 
 
 def teach(server: Server, dimension: int) -> dict:
@@ -71,6 +76,10 @@ def main() -> int:
                                    work / f"{name}.log",
                                    ["--publish", "manual", *extra]).start()
             rule = teach(servers[name], args.dimension)
+            if name in CANARY:
+                httpx.post(f"{servers[name].url}/shadows", json=CANARY[name], timeout=60.0,
+                           headers={"Authorization": f"Bearer {servers[name].key}"}
+                           ).raise_for_status()
             print(f"{name}: started, rule version {rule['version']}", flush=True)
         rates: dict[str, list[float]] = {n: [] for n in CONFIGS}
         floors: dict[str, list[float]] = {n: [] for n in CONFIGS}

@@ -36,7 +36,8 @@ def test_the_prometheus_text_has_the_estimate_only_when_there_is_one():
 
     from strategic_apple_tasting.service import prom
 
-    base = {"decisions": 0, "accepted": 0, "outcomes": 0, "outcomes_learned": 0,
+    base = {"decisions": 0, "accepted": 0, "capped": 0, "outcomes": 0, "repaid": 0,
+            "outcomes_learned": 0,
             "clean_points": 0, "outcomes_pending": 0, "learner_lag": 0, "rule_version": None,
             "rule_age_seconds": None, "learner_error": None, "learner_standby": False,
             "database_error": None}

@@ -616,21 +616,11 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _rollback(args: argparse.Namespace) -> int:
-    import httpx
+    from .shadows import post
 
     key = _play_key(args, "sat serve rollback")
-    try:
-        answer = httpx.post(args.url.rstrip("/") + "/rollback", json={"version": args.version},
-                            headers={"Authorization": f"Bearer {key}"}, timeout=60)
-    except httpx.HTTPError as exc:
-        raise ValueError(f"--url {args.url!r}: POST /rollback failed ({exc})") from None
-    try:
-        doc = answer.json()
-    except ValueError:
-        doc = {}
-    if answer.status_code != 200:
-        print(f"sat serve rollback: the service answered {answer.status_code}: "
-              f"{doc.get('error', answer.text[:200])}", file=sys.stderr)
+    doc = post(args.url, "/rollback", {"version": args.version}, key, "sat serve rollback")
+    if doc is None:
         return 1
     print(f"rule version {doc['version']} is in force: it restores version {doc['restores']} "
           f"(beta {doc['beta']}, threshold {doc['threshold']})")

@@ -23,14 +23,14 @@ def cmd_shadows(args: argparse.Namespace, key_of: Callable[..., str]) -> int:
         return _list(args, command)
     key = key_of(args, command)
     if args.action == "promote":
-        doc = _post(args.url, "/promote", {"name": args.name}, key, command)
+        doc = post(args.url, "/promote", {"name": args.name}, key, command)
         if doc is None:
             return 1
         print(f"rule version {doc['version']} is in force: shadow {doc['promotes']!r}'s rule "
               f"(beta {doc['beta']}, threshold {doc['threshold']})")
         return 0
     if args.shadows_action == "detach":
-        doc = _post(args.url, "/shadows/detach", {"name": args.name}, key, command)
+        doc = post(args.url, "/shadows/detach", {"name": args.name}, key, command)
         if doc is None:
             return 1
         print(f"shadow {doc['name']!r} detached at log position {doc['detached_at']}")
@@ -41,7 +41,7 @@ def cmd_shadows(args: argparse.Namespace, key_of: Callable[..., str]) -> int:
         body["canary"] = args.canary
     if args.base is not None:
         body["base"] = base64.b64encode(_read_base(args.base)).decode("ascii")
-    doc = _post(args.url, "/shadows", body, key, command)
+    doc = post(args.url, "/shadows", body, key, command)
     if doc is None:
         return 1
     print(f"shadow {doc['name']!r} attached at log position {doc['attached_at']} (its rule "
@@ -58,7 +58,7 @@ def _read_base(path: str) -> bytes:
     return p.read_bytes()
 
 
-def _post(url: str, route: str, body: dict[str, Any], key: str, command: str
+def post(url: str, route: str, body: dict[str, Any], key: str, command: str
           ) -> dict[str, Any] | None:
     """The service's answer to ``POST route``, or None after printing its refusal."""
     import httpx

@@ -33,6 +33,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from . import store
 from .config import ServiceConfig
+from .store import SavedStateError
 
 #: The name of the shadow the settings give (``--shadow``).
 CONFIGURED = "shadow"
@@ -87,7 +88,7 @@ def make(config: ServiceConfig, name: str, learner: Any, params: Any, base: byte
     cls = learner_class(learner)
     settings = replace(config, shadow=learner, shadow_params=from_jsonable(params))
     fresh = settings.make_shadow()
-    settings._check_learner(learner, fresh, "shadow")
+    settings.check_learner(learner, fresh, "shadow")
     if base is None:
         return fresh
     where = f"the base of shadow {name!r}"
@@ -138,7 +139,6 @@ def unpack(data: bytes | None, conn: Connection, source: str) -> tuple[list[Shad
     is loaded as its attach event's class only (nothing else is imported)."""
     from ..learners import learner_class
     from ..learners.persistence import loads
-    from .learning import SavedStateError
 
     if data is None:
         return [], 0

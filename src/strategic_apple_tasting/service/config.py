@@ -327,7 +327,7 @@ class ServiceConfig:
         if len(starts) > 1:
             raise ValueError(f"give one warm start, not {' and '.join(starts)}")
         check_url(self.database)
-        self._check_learner(self.learner, self.make_learner(), "learner")
+        self.check_learner(self.learner, self.make_learner(), "learner")
         if self.explore and self.make_learner().get_params().get("feedback") == "bandit":
             raise ValueError("explore is for apple tasting: a learner under bandit feedback "
                              "observes every applicant's outcome, so give explore = 0")
@@ -335,13 +335,16 @@ class ServiceConfig:
             if not isinstance(self.shadow, str) or not isinstance(self.shadow_params, dict):
                 raise ValueError(f"shadow must name a learner and shadow_params be a table of "
                                  f"its parameters, got {self.shadow!r}")
-            self._check_learner(self.shadow, self.make_shadow(), "shadow")
+            self.check_learner(self.shadow, self.make_shadow(), "shadow")
         elif self.shadow_params:
             raise ValueError("shadow_params given without a shadow learner")
         return self
 
-    def _check_learner(self, name: str, learner: Any, what: str) -> None:
+    def check_learner(self, name: str, learner: Any, what: str) -> None:
+        """A ``ValueError`` in one line unless ``learner`` (named ``name``; ``what``:
+        ``learner`` or ``shadow``) can serve: it publishes a linear rule and can be saved."""
         from ..game.policies import LinearThreshold
+
         word = "learner" if what == "learner" else "shadow learner"
         try:
             rule = learner.publish().rule

@@ -187,7 +187,7 @@ def access_log(engine: Engine, decision: str | None = None, key: str | None = No
     if since is not None:
         query = query.where(a.c.read_at >= since)
     with engine.connect() as conn:
-        return [dict(r._mapping) for r in conn.execute(query)]
+        return [r._asdict() for r in conn.execute(query)]
 
 
 @dataclass(frozen=True)

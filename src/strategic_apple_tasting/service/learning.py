@@ -39,6 +39,7 @@ from .groups import rule_shift
 from .locking import LockLost, SingleLearner
 from .redact import reason, redact, shown
 from .sqlite_file import DatabaseLost
+from .store import SavedStateError  # (where the shadows' saved form is read too)
 
 log = logging.getLogger("strategic_apple_tasting.service")
 
@@ -469,9 +470,6 @@ def _first_version(conn: Connection) -> int:
     return 1 if first is None else int(first)
 
 
-class SavedStateError(ValueError):
-    """A saved learner state in the database that cannot be loaded: bad input (the start and
-    ``sat serve check`` refuse it in one line, exit status 2), not a log that fails its check."""
 
 
 def _saved_learner(state: bytes, config: ServiceConfig, source: str,

@@ -244,6 +244,11 @@ group_counts = sa.Table(
     sa.Column("band_rejected", sa.BigInteger, nullable=False))
 
 
+class SavedStateError(ValueError):
+    """A saved learner state in the database that cannot be loaded: bad input (the start and
+    ``sat serve check`` refuse it in one line, exit status 2), not a log that fails its check."""
+
+
 def check_url(url: str) -> str:
     """``url`` if it names a database this service runs on (SQLite or PostgreSQL), else a
     ``ValueError`` in one line (the URL shown with its password masked). A SQLite file's
