@@ -137,6 +137,11 @@ def test_a_service_explores_logs_propensities_replays_and_evaluates(serve, tmp_p
     assert "inverse propensity" in out and "doubly robust" in out, out
     reached = sum(xs[int(d["id"][2:])][0] >= -0.2 for d in explored)  # by the candidate
     assert f"({reached:,} accepted at random)" in out, out
+    # SA-OLS believes δ = 0.3: a second estimate, with every applicant within the candidate's
+    # reach (0.3·‖β‖ = 0.3) accepted, i.e. the threshold lowered to -0.5.
+    assert "if applicants game it within the learner's δ (everyone within 0.3 of its" in out
+    lowered = sum(x[0] >= -0.5 for x in xs) + 8
+    assert f"accepts {lowered / (len(xs) + 8):.1%} of the {len(xs) + 8:,}" in out, out
     # A candidate of another dimension: one line, exit status 2.
     rule.write_text(json.dumps({"beta": [1.0, 0.0], "threshold": -0.2}))
     assert main(["serve", "evaluate", "--database", server.database, "--rule", str(rule)]) == 2

@@ -550,6 +550,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from ..game.policies import LinearThreshold
     from ..service import store, warmstart
     from ..service.evaluation import evaluate_log, format_estimate
+    from ..service.groups import rule_shift
 
     engine = _engine(args, write=False)
     try:
@@ -577,9 +578,18 @@ def _evaluate(args: argparse.Namespace) -> int:
         bandit = learner.get_params().get("feedback") == "bandit"
         r0 = float(learner.get_params().get("r0") or 0.0)
         estimate = evaluate_log(engine, candidate, config.scaling(), r0, bandit)
+        # Under gaming: the applicants within the candidate's reach (the learner's δ at the
+        # candidate's β) would move up to its threshold, so it accepts them too.
+        reach = rule_shift(learner, np.asarray(candidate.beta, dtype=float))
+        gamed = None if reach <= 0.0 else evaluate_log(
+            engine, LinearThreshold(candidate.beta, candidate.threshold - reach),
+            config.scaling(), r0, bandit)
     finally:
         engine.dispose()
     print(format_estimate(estimate, label))
+    if gamed is not None:
+        print(format_estimate(gamed, f"{label}, if applicants game it within the learner's δ "
+                              f"(everyone within {reach:.4g} of its threshold moves up to it)"))
     return 0
 
 

@@ -23,7 +23,11 @@ log says nothing about how they turn out, and the refusal says how many there ar
 Assumptions, stated with every estimate: the applicants' features are as they showed them to
 the rules in force; a candidate that shifts its threshold less than the live rule would meet
 applicants that game differently (more of them reach it), which no log of the live rule shows.
-Decisions still awaiting their outcome are left out (counted).
+``sat serve evaluate`` therefore gives a second estimate under the learner's δ: an applicant
+within the candidate's reach (δ at the candidate's β, as the learner believes it) moves up to
+its threshold and is accepted, so the candidate is evaluated with its threshold lowered by its
+reach, on the applicants' logged features (an applicant who moved for the live rule is counted
+where it moved to). Decisions still awaiting their outcome are left out (counted).
 
 Prior art: Vowpal Wabbit's counterfactual evaluation of logged contextual-bandit data, and the
 Open Bandit Pipeline's IPS and DR estimators.
