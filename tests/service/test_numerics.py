@@ -134,3 +134,27 @@ def test_serve_check_fails_naming_an_entry_the_learner_cannot_learn(server, clie
     assert line == (f"the log cannot be replayed: log entry {seq} (outcome of decision "
                     "'waiting') cannot be learned: outcome must be at most 10 in magnitude "
                     "(the learner's input bound), got 1e+300"), line
+
+
+def test_a_raw_value_within_the_bound_but_beyond_it_standardized_is_a_422(serve, tmp_path):
+    """A feature declared with mean 0.3 and scale 0.3: 9.9e8 is within the raw bound (1e9)
+    but 3.3e9 standardized, beyond SA-OLS's bound, so it is that request's 422, and the
+    learner never meets it (it goes on learning; the log replays). The control: a value
+    within the bound standardized is decided."""
+    settings = tmp_path / "service.toml"
+    settings.write_text('[[features]]\nname = "ratio"\nmean = 0.3\nscale = 0.3\n'
+                        '[[features]]\nname = "b"\n[[features]]\nname = "c"\n')
+    server = serve("--config", str(settings), "--publish", "manual")
+    with server.client() as c:
+        refused = c.post("/decisions", json={"id": "big", "x": [9.9e8, 0.0, 0.0]})
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["error"] == (
+            "x.0: 990000000.0 is 3.3e+09 standardized (declared mean 0.3, scale 0.3), beyond "
+            "the learner's input bound 1e+09: give a value from -3e+08 to 3e+08")
+        assert c.post("/decisions", json={"id": "fine", "x": [2.0e8, 0.0, 0.0]}
+                      ).status_code == 200
+        c.post("/outcomes", json={"id": "fine", "outcome": 1.0}).raise_for_status()
+        assert c.post("/publish").status_code == 200
+        assert c.get("/health").json()["status"] == "ok"
+    server.stop()
+    assert main(["serve", "check", "--database", server.database]) == 0

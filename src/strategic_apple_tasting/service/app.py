@@ -555,6 +555,8 @@ def create_app(service: Service) -> FastAPI:
         shown = "" if isinstance(value, dict | list) or value is None else f" (got {value!r:.60})"
         return _error(422, f"{where}: {first.get('msg', 'invalid')}{shown}")
 
+    scaling = config.scaling()
+
     def features(x: list[float], where: str) -> list[float]:
         if len(x) != d:
             names = f" ({', '.join(config.names())})" if config.features else ""
@@ -562,6 +564,20 @@ def create_app(service: Service) -> FastAPI:
                                f"{d}{names}")
         for i, value in enumerate(x):
             bounded(value, f"{where}.{i}")
+        if not scaling.identity:
+            # The learner meets the standardized value: a declared scale below 1 can carry
+            # a raw value within the bound beyond it, and the learner would then refuse the
+            # log entry (and stop) instead of this request.
+            for i, value in enumerate(x):
+                z = (float(value) - scaling.means[i]) / scaling.scales[i]
+                if abs(z) > bound:
+                    low = scaling.means[i] - bound * scaling.scales[i]
+                    high = scaling.means[i] + bound * scaling.scales[i]
+                    raise ServiceError(
+                        422, f"{where}.{i}: {value!r} is {z:.6g} standardized (declared mean "
+                        f"{scaling.means[i]:g}, scale {scaling.scales[i]:g}), beyond the "
+                        f"learner's input bound {bound:g}: give a value from {low:g} to "
+                        f"{high:g}")
         return x
 
     def latest_rule(conn: Any) -> Any:
