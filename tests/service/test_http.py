@@ -163,8 +163,9 @@ def test_openapi_lists_the_write_endpoints(client):
     paths = doc["paths"]
     for path in ("/decisions", "/outcomes", "/publish"):
         assert set(paths[path]) == {"post"}, (path, paths[path])
-    for path in ("/policy", "/policy/history", "/metrics", "/health", "/", "/operator"):
+    for path in ("/policy/history", "/metrics", "/health", "/", "/operator"):
         assert set(paths[path]) == {"get"}, (path, paths[path])
+    assert set(paths["/policy"]) == {"get", "head"}  # (a monitor's HEAD is answered too)
     schemas = doc["components"]["schemas"]
     assert {"x", "id", "applicants"} <= set(schemas["DecisionsIn"]["properties"])
     assert {"id", "outcome", "outcomes"} <= set(schemas["OutcomesIn"]["properties"])
@@ -743,3 +744,14 @@ def test_publish_learns_the_outcomes_and_changes_the_rule(client):
     again = client.post("/publish").json()
     assert again["version"] == rule["version"] + 1
     assert (again["beta"], again["threshold"]) == (rule["beta"], rule["threshold"])
+
+
+def test_a_decision_id_with_a_slash_is_refused_and_head_policy_is_answered(client):
+    """An id GET /decisions/{id} could not address is refused when it is decided (the
+    control: the same id without the slash is decided); HEAD /policy answers as GET does."""
+    refused = client.post("/decisions", json={"id": "a/b", "x": [0.1, 0.2, 0.3]})
+    assert refused.status_code == 422 and "contains '/'" in refused.json()["error"]
+    assert client.post("/decisions", json={"id": "a-b", "x": [0.1, 0.2, 0.3]}
+                       ).status_code == 200
+    head = client.head("/policy")
+    assert head.status_code == 200 and head.content == b""

@@ -105,3 +105,22 @@ def test_a_group_the_database_refuses_is_written_again_request_by_request(databa
     engine.dispose()
     assert ids == {f"group-{k}" for k in range(6)}
     assert writer.failure is None  # a refused value is not a database failure
+
+
+def test_a_damaged_database_is_the_servers_fault_not_the_requests(tmp_path):
+    """SQLite's "database disk image is malformed" (a damaged file) answers 503 and sets the
+    writer's failure (so /health says so): a client told 422 would drop its request. The
+    control: a value the driver cannot encode is still that request's 422."""
+    import sqlite3
+
+    engine = store.connect(f"sqlite:///{tmp_path}/damaged.db")
+    writer = Writer(engine, bandit=False)
+    damaged = sa.exc.DatabaseError("INSERT INTO decisions ...", {},
+                                   sqlite3.DatabaseError("database disk image is malformed"))
+    answer = writer._refusal(damaged)
+    assert answer.status == 503 and "database disk image is malformed" in answer.message
+    assert writer.failure is not None
+    unencodable = sa.exc.StatementError("cannot encode", "INSERT ...", {},
+                                        UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogate"))
+    assert writer._refusal(unencodable).status == 422
+    engine.dispose()

@@ -84,6 +84,19 @@ def _storable(value: str) -> str:
 #: A client's decision id, checked before the group commit: one the database cannot store
 #: would fail the whole group's transaction.
 StoredId = Annotated[DecisionId, AfterValidator(_storable)]
+
+
+def _addressable(value: str) -> str:
+    # GET /decisions/{id} takes the id as one path segment: one with "/" would be decided
+    # and then never explainable.
+    if "/" in value:
+        raise PydanticCustomError("slash", "contains '/', which GET /decisions/{id} cannot "
+                                  "address: give an id without it")
+    return value
+
+
+#: A new decision's id: stored, and addressable by its explanation's route.
+NewId = Annotated[StoredId, AfterValidator(_addressable)]
 #: A decision's group label: stored for figures by group, never given to the
 #: learner; checked before the group commit as an id is.
 GroupLabel = Annotated[str, Field(strict=True, min_length=1, max_length=store.MAX_GROUP),
@@ -97,7 +110,7 @@ class Applicant(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     x: list[Finite]
-    id: StoredId | None = None
+    id: NewId | None = None
     group: GroupLabel | None = None
 
 
@@ -106,7 +119,7 @@ class DecisionsIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     x: list[Finite] | None = None
-    id: StoredId | None = None
+    id: NewId | None = None
     group: GroupLabel | None = None
     applicants: list[Applicant] | None = None
 
@@ -763,7 +776,7 @@ def create_app(service: Service) -> FastAPI:
         return _json(_rule_doc(await asyncio.to_thread(read, lambda conn: conn.execute(
             sa.select(r).where(r.c.version == row["version"])).one()), config))
 
-    @app.get("/policy", summary="The rule in force (public)")
+    @app.api_route("/policy", methods=["GET", "HEAD"], summary="The rule in force (public)")
     async def policy() -> Response:
         row = await asyncio.to_thread(read, latest_rule)
         if row is None:

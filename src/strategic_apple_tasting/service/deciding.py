@@ -234,7 +234,12 @@ class Writer:
         if isinstance(exc, sa.exc.IntegrityError):  # another worker wrote the same id first
             return ServiceError(503, f"the write met another worker's ({why}); nothing was "
                                 "recorded: retry")
-        if isinstance(exc, sa.exc.DataError | ValueError | sa.exc.StatementError):
+        # A value the database or its driver refuses is the request's (422); any other error
+        # of the database (a damaged file: "database disk image is malformed") is the
+        # server's, and a client told 4xx would drop the request.
+        if isinstance(exc, sa.exc.DataError | ValueError) or (
+                isinstance(exc, sa.exc.StatementError)
+                and not isinstance(exc, sa.exc.DBAPIError)):
             return ServiceError(422, f"the database cannot store a value of this request "
                                 f"({why}); nothing was recorded")
         self.failure = why
