@@ -196,3 +196,46 @@ def test_a_full_disk_is_a_prompt_503_and_health_says_so(serve, tmp_path, mounted
         while (health := c.get("/health")).status_code != 200:
             assert time.monotonic() < deadline, health.text
             time.sleep(0.2)
+
+
+def _damage(path: Path) -> None:
+    """Random bytes over three pages past the schema's: index and table pages of the log."""
+    with open(path, "r+b") as f:
+        for page in (5, 6, 7):
+            f.seek(page * 4096 + 100)
+            f.write(bytes(range(200)))
+
+
+def test_a_damaged_sqlite_file_is_refused_at_start_and_by_check(serve, tmp_path, capsys):
+    """Three damaged pages: `sat serve check` says the database is damaged (exit 1) and a
+    start refuses it in one line (exit 2), where both passed before. The control: the same
+    database before the damage passes check."""
+    server = serve("--publish", "manual")
+    with server.client() as c:
+        c.post("/decisions", json={"applicants": [
+            {"id": f"d-{k}", "x": [0.01 * k, 0.1, 0.2]} for k in range(3000)]}
+               ).raise_for_status()
+    server.stop()
+    assert main(["serve", "check", "--database", server.database]) == 0
+    capsys.readouterr()
+    _damage(Path(server.database.removeprefix("sqlite:///")))
+    assert main(["serve", "check", "--database", server.database]) == 1
+    assert capsys.readouterr().out.startswith("the database is damaged (PRAGMA quick_check: ")
+    status = main(["serve", "--database", server.database, "--port", "1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and err[-1].startswith(
+        f"sat: error: database {server.database!r} is damaged (PRAGMA quick_check: "), err
+
+
+def test_warm_cap_0_without_a_start_is_refused_before_anything_is_made(tmp_path, capsys):
+    """No outcome could ever arrive: refused in one line, no database made (a cap of 1 or
+    more starts: the acceptance cap's tests in test_lender.py)."""
+    database = f"sqlite:///{tmp_path}/locked.db"
+    status = main(["serve", "--database", database, "--dimension", "3", "--param", "delta=0.3",
+                   "--param", "r0=0", "--warm-cap", "0", "--port", "1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and err[-1] == (
+        f"sat: error: database {database!r}: warm_cap 0 with no warm start rejects every "
+        "applicant for ever (no outcome can arrive to learn a first rule from): give "
+        "--warm-cap 1 or more, or a warm start (--start-rule, --start-learner or --start-log)")
+    assert not (tmp_path / "locked.db").exists()

@@ -495,6 +495,11 @@ def _check(args: argparse.Namespace) -> int:
 
     engine = _engine(args, write=False)
     try:
+        why = store.damaged(engine)
+        if why is not None:  # (reads could pass over the damaged pages)
+            print(f"the database is damaged (PRAGMA quick_check: {why}): restore it from a "
+                  "backup (sat serve backup)")
+            return 1
         config, saved = _stored(args, engine)
         try:
             from_saved = learning.restore(engine, config, upto=saved)

@@ -172,6 +172,13 @@ class ShadowIn(BaseModel):
 ESTIMATE_EVERY = 60.0
 
 
+#: Why a service that could never learn does not start: under rules published before any
+#: outcome was learned a cap of 0 rejects everyone, so no outcome can ever arrive.
+_LOCKED = ("{where}: warm_cap 0 with no warm start rejects every applicant for ever (no "
+           "outcome can arrive to learn a first rule from): give --warm-cap 1 or more, or a "
+           "warm start (--start-rule, --start-learner or --start-log)")
+
+
 class Service:
     """A service's parts in one process: the database, the writer, the learner (role
     ``all``), the key check. :meth:`open` checks everything before any request is served."""
@@ -213,10 +220,19 @@ class Service:
         # A warm start's file is read and checked whole before the database is touched: a bad
         # row is one line, and nothing is written.
         start = warmstart.prepare(self.config)
-        self.engine = store.connect(self.config.database)
-        store.migrate(self.engine)
         where = f"database {shown(self.config.database)!r}"
+        if self.config.warm_cap == 0 and start is None \
+                and settings.read_at(self.config.database) is None:
+            raise ValueError(_LOCKED.format(where=where))
+        self.engine = store.connect(self.config.database)
+        why = store.damaged(self.engine)
+        if why is not None:
+            raise ValueError(f"{where} is damaged (PRAGMA quick_check: {why}): restore it from "
+                             "a backup (sat serve backup) before serving from it")
+        store.migrate(self.engine)
         with store.transaction(self.engine) as conn:
+            if self.config.warm_cap == 0 and not store.learned_or_started(conn):
+                raise ValueError(_LOCKED.format(where=where))
             made = warmstart.record(conn, self.config, start)
             # Compared again inside the transaction that writes them: another start may have
             # made the database since the settings were read (settings.resolve).

@@ -249,6 +249,33 @@ class SavedStateError(ValueError):
     ``sat serve check`` refuse it in one line, exit status 2), not a log that fails its check."""
 
 
+def learned_or_started(conn: Connection) -> bool:
+    """Whether the service has a warm start or has published a rule after learning an
+    outcome: a cap on first guesses (``warm_cap``) then no longer locks it."""
+    if conn.execute(sa.select(start_state.c.id).limit(1)).first() is not None:
+        return True
+    return conn.execute(sa.select(rules.c.version).where(rules.c.learned > 0).limit(1)
+                        ).first() is not None
+
+
+def damaged(engine: Engine) -> str | None:
+    """Why a SQLite database's file is damaged, by ``PRAGMA quick_check`` (its first finding),
+    or None (sound, or PostgreSQL: its server checks its own pages). Run at every start and
+    by ``sat serve check``: a damaged file otherwise passes reads and fails at a write."""
+    if engine.url.get_backend_name() != "sqlite":
+        return None
+    try:
+        with engine.connect() as conn:
+            found = [str(r[0]) for r in conn.exec_driver_sql("PRAGMA quick_check").fetchall()]
+    except sa.exc.DatabaseError as exc:  # so damaged it cannot be checked
+        return str(exc.orig if exc.orig is not None else exc).splitlines()[0]
+    if found == ["ok"]:
+        return None
+    lines = [line for text in found for line in text.splitlines()
+             if line and not line.startswith("***")]
+    return (lines or found)[0]
+
+
 def check_url(url: str) -> str:
     """``url`` if it names a database this service runs on (SQLite or PostgreSQL), else a
     ``ValueError`` in one line (the URL shown with its password masked). A SQLite file's
