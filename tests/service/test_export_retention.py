@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.service import retention, store
 
+from .conftest import free_port
 from .test_durability import BUSY, Load, _rows
 
 
@@ -215,7 +216,7 @@ mean = 40.0
 scale = 5.0
 """
 #: Ids and group labels a spreadsheet would read as formulas.
-FORMULAS = ['=HYPERLINK("http://example.com","x")', "-1", "+1", "@me"]
+FORMULAS = ['=HYPERLINK("mailto:a@example.com","x")', "-1", "+1", "@me"]
 
 
 def test_an_export_round_trips_through_a_start_log(serve, tmp_path, capsys, monkeypatch):
@@ -282,7 +283,8 @@ def test_an_export_round_trips_through_a_start_log(serve, tmp_path, capsys, monk
     capsys.readouterr()
     assert main(["serve", "--learner", "sa-ols", "--param", "delta=0.3", "--param", "r0=0",
                  "--config", str(tmp_path / "service.toml"), "--publish", "manual",
-                 "--start-log", str(out / "history.csv"), "--database", again]) == 0
+                 "--start-log", str(out / "history.csv"), "--database", again,
+                 "--port", str(free_port())]) == 0
     assert (f"sat serve: started from log '{out / 'history.csv'}': its {len(sent)} rows "
             "were replayed as decisions under the learner's rules 1 (accept all) and 2 "
             "(reject all), so the first rule it publishes is version 3"

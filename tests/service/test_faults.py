@@ -239,3 +239,23 @@ def test_warm_cap_0_without_a_start_is_refused_before_anything_is_made(tmp_path,
         "applicant for ever (no outcome can arrive to learn a first rule from): give "
         "--warm-cap 1 or more, or a warm start (--start-rule, --start-learner or --start-log)")
     assert not (tmp_path / "locked.db").exists()
+
+
+def test_a_port_another_process_holds_is_one_line_not_a_banner_and_a_traceback(tmp_path,
+                                                                               capsys):
+    """`--role decide` (or any start) on a port something listens on: one line naming the
+    port, and no banner printed first."""
+    holder = __import__("socket").socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    try:
+        status = main(["serve", "--database", f"sqlite:///{tmp_path}/held.db", "--dimension",
+                       "3", "--param", "delta=0.3", "--param", "r0=0", "--port", str(port)])
+    finally:
+        holder.close()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and err[-1] == (
+        f"sat: error: --port {port}: cannot listen on 127.0.0.1:{port} (Address already in "
+        "use): another process holds it; stop it or give another --port"), err
+    assert not any(line.startswith("sat serve: sa-ols") for line in err)  # no banner

@@ -14,6 +14,8 @@ import pytest
 from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.service import settings, store
 
+from .conftest import free_port
+
 #: A lender's settings: declared features with a scaling, a shadow, its own cadence.
 SETTINGS = """learner = "sa-ols"
 publish = "outcomes:50"
@@ -56,7 +58,8 @@ def starts(monkeypatch, tmp_path, capsys):
 
     def start(*flags: str, out: bool = False) -> tuple[int, list[str]]:
         capsys.readouterr()
-        status = main(["serve", *flags])
+        # (a free port: the start checks that it may listen; 8000 may be the README's)
+        status = main(["serve", "--port", str(free_port()), *flags])
         said = capsys.readouterr()
         return status, (said.out if out else said.err).strip().splitlines()
     return start

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import socket
 import sys
 
 from . import settings
@@ -24,6 +25,7 @@ def serve(config: ServiceConfig, host: str = "127.0.0.1", port: int = 8000,
     gc.collect()
     gc.freeze()
     try:
+        _check_port(host, port)  # one line, before the banner, not uvicorn's traceback
         say = sys.stderr
         print("sat serve: the settings in force (`sat serve settings` shows them):",
               file=say)
@@ -38,3 +40,22 @@ def serve(config: ServiceConfig, host: str = "127.0.0.1", port: int = 8000,
                     access_log=False)
     finally:
         service.close()
+
+
+def _check_port(host: str, port: int) -> None:
+    """A ``ValueError`` in one line if nothing may listen on ``host``:``port`` now (another
+    process holds it); uvicorn binds it right after."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ValueError(f"--host {host!r} is not an address to listen on ({exc.strerror})"
+                         ) from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise ValueError(f"--port {port}: cannot listen on {host}:{port} "
+                             f"({exc.strerror}): another process holds it; stop it or give "
+                             "another --port") from None
