@@ -27,6 +27,26 @@ SA_OLS = ["--learner", "sa-ols", "--param", "delta=0.3", "--param", "r0=0",
           "--param", "feedback=\"apple\""]
 
 
+@pytest.fixture
+def engine(tmp_path):
+    """A migrated SQLite database of the service's schema, its engine."""
+    from strategic_apple_tasting.service import store
+
+    engine = store.connect(f"sqlite:///{tmp_path}/keys.db")
+    store.migrate(engine)
+    yield engine
+    engine.dispose()
+
+
+def wait_learned(client, count: int, seconds: float = 60.0) -> None:
+    """Until the service behind ``client`` has learned ``count`` outcomes (it learns in its
+    own thread); fails after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while client.get("/metrics").json()["outcomes_learned"] < count:
+        assert time.monotonic() < deadline, f"{count} outcomes not learned in {seconds:g} s"
+        time.sleep(0.05)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -19,13 +19,6 @@ pytest.importorskip("sqlalchemy", reason="the 'serve' extra is not installed")
 httpx = pytest.importorskip("httpx", reason="the 'serve' extra is not installed")
 
 
-@pytest.fixture
-def engine(tmp_path):
-    engine = store.connect(f"sqlite:///{tmp_path}/keys.db")
-    store.migrate(engine)
-    yield engine
-    engine.dispose()
-
 
 def _bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}

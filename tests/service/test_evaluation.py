@@ -18,6 +18,8 @@ from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.service.deciding import coin
 from strategic_apple_tasting.service.evaluation import Unsupported, estimate
 
+from .conftest import wait_learned
+
 #: The log's rule accepts x1 >= 0.5; the candidate accepts x1 + x2 >= 0. An accepted
 #: applicant earns 1 + x1 - 0.5·x2 + N(0, 1); a rejected one r0 = 0. With x ~ N(0, I₂),
 #: s = x1 + x2 ~ N(0, 2) and E[x1 | s] = E[x2 | s] = s/2, so the candidate's true value is
@@ -94,10 +96,7 @@ def test_a_service_explores_logs_propensities_replays_and_evaluates(serve, tmp_p
         c.post("/decisions", json={"applicants": warm}).raise_for_status()
         c.post("/outcomes", json={"outcomes": [
             {"id": f"w-{k}", "outcome": 0.8 * k - 1.0} for k in range(8)]}).raise_for_status()
-        deadline = time.monotonic() + 60
-        while c.get("/metrics").json()["outcomes_learned"] < 8:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_learned(c, 8)
         c.post("/publish").raise_for_status()
         xs = rng.uniform(-1, 1, size=(400, 3)).round(6)
         done = c.post("/decisions", json={"applicants": [
@@ -120,11 +119,8 @@ def test_a_service_explores_logs_propensities_replays_and_evaluates(serve, tmp_p
         c.post("/outcomes", json={"outcomes": [
             {"id": d["id"], "outcome": float(xs[int(d["id"][2:])][0])} for d in accepted]}
                ).raise_for_status()
-        deadline = time.monotonic() + 60
         learned = 8 + len(accepted) - len(explored)  # explored outcomes are not learned
-        while c.get("/metrics").json()["outcomes_learned"] < learned:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_learned(c, learned)
         time.sleep(0.3)
         assert c.get("/metrics").json()["outcomes_learned"] == learned
     server.stop()

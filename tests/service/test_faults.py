@@ -259,3 +259,15 @@ def test_a_port_another_process_holds_is_one_line_not_a_banner_and_a_traceback(t
         f"sat: error: --port {port}: cannot listen on 127.0.0.1:{port} (Address already in "
         "use): another process holds it; stop it or give another --port"), err
     assert not any(line.startswith("sat serve: sa-ols") for line in err)  # no banner
+
+
+def test_warm_cap_0_with_a_warm_start_starts(tmp_path, monkeypatch):
+    """A start gives a first rule to learn from, so a cap of 0 on first guesses locks
+    nothing: the new database starts (the control of the refusal above)."""
+    uvicorn = pytest.importorskip("uvicorn")
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
+    rule = tmp_path / "rule.json"
+    rule.write_text('{"beta": [1.0, 0.0, 0.0], "threshold": 0.2}')
+    assert main(["serve", "--database", f"sqlite:///{tmp_path}/started.db", "--dimension", "3",
+                 "--param", "delta=0.3", "--param", "r0=0", "--warm-cap", "0",
+                 "--start-rule", str(rule), "--port", str(free_port())]) == 0

@@ -5,8 +5,6 @@ created; bad labels get a 422 for their own request."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,15 +15,10 @@ from strategic_apple_tasting.learners.persistence import loads
 from strategic_apple_tasting.service import store
 from strategic_apple_tasting.service.learning import state_differences
 
+from .conftest import wait_learned
+
 #: Applicants of the warm-up and their outcomes: a lender whose outcomes rise with x0.
 WARM = [([0.2 * k - 0.5, 0.1, -0.1], 0.8 * k - 1.0) for k in range(8)]
-
-
-def _learned(client, count):
-    deadline = time.monotonic() + 60
-    while client.get("/metrics").json()["outcomes_learned"] < count:
-        assert time.monotonic() < deadline, f"{count} outcomes not learned in 60 s"
-        time.sleep(0.05)
 
 
 def _warm_up(client, groups: bool) -> dict:
@@ -37,7 +30,7 @@ def _warm_up(client, groups: bool) -> dict:
         for k, (x, _) in enumerate(WARM)]}).raise_for_status()
     client.post("/outcomes", json={"outcomes": [
         {"id": f"w-{k}", "outcome": y} for k, (_, y) in enumerate(WARM)]}).raise_for_status()
-    _learned(client, len(WARM))
+    wait_learned(client, len(WARM))
     return client.post("/publish").json()
 
 

@@ -7,17 +7,10 @@ import time
 
 import pytest
 
-from strategic_apple_tasting.service import keys, store
+from strategic_apple_tasting.service import keys
 
 pytest.importorskip("sqlalchemy", reason="the 'serve' extra is not installed")
 
-
-@pytest.fixture
-def engine(tmp_path):
-    engine = store.connect(f"sqlite:///{tmp_path}/keys.db")
-    store.migrate(engine)
-    yield engine
-    engine.dispose()
 
 
 def test_fresh_key_ids_do_not_grow_the_cache(engine):

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from strategic_apple_tasting.game.policies import score
 from strategic_apple_tasting.service import store
 
-from .conftest import SA_OLS, httpx
+from .conftest import SA_OLS, httpx, wait_learned
 
 FEATURES = """
 [[features]]
@@ -165,10 +165,7 @@ def _burst(server) -> list:
             ).raise_for_status()
         c.post("/outcomes", json={"outcomes": [{"id": i, "outcome": 1.0} for i in ids]}
                ).raise_for_status()
-        deadline = time.monotonic() + 60
-        while c.get("/metrics").json()["outcomes_learned"] < 200:
-            assert time.monotonic() < deadline, "200 outcomes not learned in 60 s"
-            time.sleep(0.1)
+        wait_learned(c, 200)
         return c.get("/policy/history").json()["rules"]
 
 

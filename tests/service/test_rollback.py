@@ -12,12 +12,7 @@ import sqlalchemy as sa
 from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.service import store
 
-
-def _learned(client, count):
-    deadline = time.monotonic() + 60
-    while client.get("/metrics").json()["outcomes_learned"] < count:
-        assert time.monotonic() < deadline, f"{count} outcomes not learned in 60 s"
-        time.sleep(0.05)
+from .conftest import wait_learned
 
 
 def _teach(client, tag: str, slope: float, learned: int) -> dict:
@@ -28,7 +23,7 @@ def _teach(client, tag: str, slope: float, learned: int) -> dict:
     client.post("/outcomes", json={"outcomes": [
         {"id": d["id"], "outcome": slope * xs[k][0] + 0.1}
         for k, d in enumerate(done) if d["accepted"]]}).raise_for_status()
-    _learned(client, learned + sum(d["accepted"] for d in done))
+    wait_learned(client, learned + sum(d["accepted"] for d in done))
     return client.post("/publish").json()
 
 

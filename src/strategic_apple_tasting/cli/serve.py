@@ -26,14 +26,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from contextlib import contextmanager
 from typing import Any
 
 EXTRA = "the decision service needs the 'serve' extra: pip install 'strategic-apple-tasting[serve]'"
-#: The environment variable that gives ``sat serve play`` its API key.
-KEY_VARIABLE = "SAT_KEY"
 #: The environment variable that gives ``sat serve`` its database URL.
 DATABASE_VARIABLE = "SAT_DATABASE"
 
@@ -73,6 +70,7 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
         number,
         positive_int,
     )
+    from .remote import remote_flags
 
     _database_flags(p)
     p.add_argument("--learner", "-l", type=learner_name, help="learner (default sa-ols)")
@@ -212,12 +210,6 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
                               "service (a new version naming it; the learner keeps learning)")
     rollback.add_argument("version", type=positive_int("version"),
                           help="the rule version to restore (GET /policy/history lists them)")
-    rollback.add_argument("--url", required=True,
-                          help="the service's learning worker, e.g. http://127.0.0.1:8000")
-    rollback.add_argument("--key-file", metavar="FILE",
-                          help=f"a file holding the API key (else the environment's "
-                          f"{KEY_VARIABLE})")
-    rollback.add_argument("--key", help=argparse.SUPPRESS)  # refused: see _play_key
     shadows = sub.add_parser("shadows", help="attach, detach or list the shadow learners of a "
                              "running service")
     shadows_sub = shadows.add_subparsers(dest="shadows_action", required=True,
@@ -241,18 +233,10 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
     promote = sub.add_parser("promote", help="put a shadow's rule in force on a running "
                              "service (a new version; the live learner keeps learning)")
     promote.add_argument("name", help="the shadow's name")
-    for command in (attach, detach, listed, promote):
-        command.add_argument("--url", required=True,
-                             help="the service's learning worker, e.g. http://127.0.0.1:8000")
-        command.add_argument("--key-file", metavar="FILE",
-                             help=f"a file holding the API key (else the environment's "
-                             f"{KEY_VARIABLE})")
-        command.add_argument("--key", help=argparse.SUPPRESS)  # refused: see _play_key
+    for command in (rollback, attach, detach, listed, promote):
+        remote_flags(command, "the service's learning worker, e.g. http://127.0.0.1:8000")
     play = sub.add_parser("play", help="play the strategic game against a running service")
-    play.add_argument("--url", required=True, help="the service, e.g. http://127.0.0.1:8000")
-    play.add_argument("--key-file", metavar="FILE",
-                      help=f"a file holding the API key (else the environment's {KEY_VARIABLE})")
-    play.add_argument("--key", help=argparse.SUPPRESS)  # refused: see _play_key
+    remote_flags(play, "the service, e.g. http://127.0.0.1:8000")
     play.add_argument("--horizon", "-T", type=positive_int("--horizon"), default=1000,
                       help="rounds (default 1000)")
     play.add_argument("--seed", type=int_in("--seed", 0), default=0,
@@ -365,7 +349,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if action in ("shadows", "promote"):
         from .shadows import cmd_shadows
 
-        return cmd_shadows(args, _play_key)
+        return cmd_shadows(args)
     from ..service import settings
     from ..service.server import serve
 
@@ -547,14 +531,13 @@ def _shadow_differences(saved: Any, replayed: Any) -> list[str]:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    import json
-
     import numpy as np
     import sqlalchemy as sa
 
     from ..game.policies import LinearThreshold
     from ..service import store, warmstart
-    from ..service.evaluation import evaluate_log, format_estimate
+    from ..service.candidates import newest_rule
+    from ..service.evaluation import evaluate, format_estimate, read_logged
     from ..service.groups import rule_shift
 
     engine = _engine(args, write=False)
@@ -564,8 +547,6 @@ def _evaluate(args: argparse.Namespace) -> int:
             label = f"rule {args.rule}"
             candidate = warmstart.read_rule(f"--rule {args.rule!r}", args.rule, config)
         else:
-            from ..service.candidates import newest_rule
-
             r = store.rules
             with engine.connect() as conn:
                 row = (newest_rule(conn, args.shadow) if args.shadow else conn.execute(
@@ -577,20 +558,16 @@ def _evaluate(args: argparse.Namespace) -> int:
                                  "rule")
             label = (f"shadow {args.shadow!r}'s rule version {row.version}" if args.shadow
                      else f"rule version {row.version}")
-            candidate = LinearThreshold(np.asarray(json.loads(row.beta), dtype=float),
-                                        row.threshold)
-        learner = config.make_learner()
-        bandit = learner.get_params().get("feedback") == "bandit"
-        r0 = float(learner.get_params().get("r0") or 0.0)
-        estimate = evaluate_log(engine, candidate, config.scaling(), r0, bandit)
-        # Under gaming: the applicants within the candidate's reach (the learner's δ at the
-        # candidate's β) would move up to its threshold, so it accepts them too.
-        reach = rule_shift(learner, np.asarray(candidate.beta, dtype=float))
-        gamed = None if reach <= 0.0 else evaluate_log(
-            engine, LinearThreshold(candidate.beta, candidate.threshold - reach),
-            config.scaling(), r0, bandit)
+            candidate = store.rule_of(row)
+        logged = read_logged(engine, config)
     finally:
         engine.dispose()
+    estimate = evaluate(logged, candidate)
+    # Under gaming: the applicants within the candidate's reach (the learner's δ at the
+    # candidate's β) would move up to its threshold, so it accepts them too.
+    reach = rule_shift(config.make_learner(), np.asarray(candidate.beta, dtype=float))
+    gamed = None if reach <= 0.0 else evaluate(
+        logged, LinearThreshold(candidate.beta, candidate.threshold - reach))
     print(format_estimate(estimate, label))
     if gamed is not None:
         print(format_estimate(gamed, f"{label}, if applicants game it within the learner's δ "
@@ -617,8 +594,7 @@ def _export(args: argparse.Namespace) -> int:
     engine = _engine(args, write=False)
     try:
         config, _ = _stored(args, engine, need_saved=False)
-        bandit = config.make_learner().get_params().get("feedback") == "bandit"
-        tables = export.frames(engine, config.names(), since, until, bandit)
+        tables = export.frames(engine, config.names(), since, until, config.bandit())
     finally:
         engine.dispose()
     try:
@@ -631,9 +607,9 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _rollback(args: argparse.Namespace) -> int:
-    from .shadows import post
+    from .remote import api_key, post
 
-    key = _play_key(args, "sat serve rollback")
+    key = api_key(args, "sat serve rollback")
     doc = post(args.url, "/rollback", {"version": args.version}, key, "sat serve rollback")
     if doc is None:
         return 1
@@ -642,46 +618,14 @@ def _rollback(args: argparse.Namespace) -> int:
     return 0
 
 
-def _play_key(args: argparse.Namespace, command: str = "sat serve play") -> str:
-    """The API key of ``sat serve play``: from ``--key-file`` or the environment's
-    ``SAT_KEY``. A key given on the command line is refused: ``ps`` shows every process's
-    arguments to every user of the machine (and the shell keeps them in its history)."""
-    if args.key is not None:
-        raise ValueError(f"--key puts the API key where `ps` shows it to every user: give it in "
-                         f"the environment ({KEY_VARIABLE}=...) or in a file (--key-file FILE), "
-                         "and revoke this one if others share the machine")
-    if args.key_file is not None:
-        try:
-            with open(args.key_file, encoding="utf-8") as f:
-                key = f.read(4096).strip()
-        except FileNotFoundError:
-            raise ValueError(f"--key-file {args.key_file!r} does not exist") from None
-        except IsADirectoryError:
-            raise ValueError(f"--key-file {args.key_file!r} is a directory, not a file") from None
-        except UnicodeDecodeError:
-            raise ValueError(f"--key-file {args.key_file!r} does not hold a key (it is not "
-                             "text)") from None
-        where = f"--key-file {args.key_file!r}"
-    else:
-        key = os.environ.get(KEY_VARIABLE, "").strip()
-        where = KEY_VARIABLE
-        if not key:
-            raise ValueError(f"{command} needs an API key: set {KEY_VARIABLE} or give "
-                             "--key-file FILE (sat serve keys create prints one)")
-    if not key.isascii() or not key.isprintable() or not key.startswith("sat_") \
-            or len(key.split("_")) < 3:
-        raise ValueError(f"{where} does not hold an API key (one line sat_<id>_<secret>, as "
-                         "sat serve keys create prints it)")
-    return key
-
-
 def _play(args: argparse.Namespace) -> int:
     from ..learners import make_learner
     from ..learners.encoding import from_jsonable
     from ..service import wire
     from .common import game_from_args
+    from .remote import api_key
 
-    key = _play_key(args)
+    key = api_key(args, "sat serve play")
     game = game_from_args(args)
     run = wire.play_over_the_wire(args.url, key, game, args.seed, args.horizon)
     print(f"{args.horizon} rounds over the wire ({run.requests} requests): regret "

@@ -6,22 +6,22 @@ from __future__ import annotations
 
 import argparse
 import base64
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from .remote import answered, api_key, post
 
 #: The largest saved learner sent as a base (bytes): the service's own limit.
 MAX_BASE = 64 << 20
 
 
-def cmd_shadows(args: argparse.Namespace, key_of: Callable[..., str]) -> int:
+def cmd_shadows(args: argparse.Namespace) -> int:
     """Run the command; 0 on success, 1 with the service's one line when it refuses."""
     command = ("sat serve promote" if args.action == "promote"
                else f"sat serve shadows {args.shadows_action}")
     if args.action == "shadows" and args.shadows_action == "list":
         return _list(args, command)
-    key = key_of(args, command)
+    key = api_key(args, command)
     if args.action == "promote":
         doc = post(args.url, "/promote", {"name": args.name}, key, command)
         if doc is None:
@@ -58,38 +58,13 @@ def _read_base(path: str) -> bytes:
     return p.read_bytes()
 
 
-def post(url: str, route: str, body: dict[str, Any], key: str, command: str
-          ) -> dict[str, Any] | None:
-    """The service's answer to ``POST route``, or None after printing its refusal."""
-    import httpx
-
-    try:
-        answer = httpx.post(url.rstrip("/") + route, json=body,
-                            headers={"Authorization": f"Bearer {key}"}, timeout=60)
-    except httpx.HTTPError as exc:
-        raise ValueError(f"--url {url!r}: POST {route} failed ({exc})") from None
-    return _answered(answer, command)
-
-
-def _answered(answer: Any, command: str) -> dict[str, Any] | None:
-    try:
-        doc = answer.json()
-    except ValueError:
-        doc = {}
-    if answer.status_code != 200:
-        print(f"{command}: the service answered {answer.status_code}: "
-              f"{doc.get('error', answer.text[:200])}", file=sys.stderr)
-        return None
-    return doc
-
-
 def _list(args: argparse.Namespace, command: str) -> int:
     import httpx
 
     base = args.url.rstrip("/")
     try:
-        listed = _answered(httpx.get(base + "/shadows", timeout=30), command)
-        metrics = _answered(httpx.get(base + "/metrics", timeout=60), command)
+        listed = answered(httpx.get(base + "/shadows", timeout=30), command)
+        metrics = answered(httpx.get(base + "/metrics", timeout=60), command)
     except httpx.HTTPError as exc:
         raise ValueError(f"--url {args.url!r}: GET /shadows failed ({exc})") from None
     if listed is None or metrics is None:

@@ -221,6 +221,8 @@ class Service:
         # row is one line, and nothing is written.
         start = warmstart.prepare(self.config)
         where = f"database {shown(self.config.database)!r}"
+        # (checked here for a new database, so that none is made; an existing one's history
+        # is read in the transaction below)
         if self.config.warm_cap == 0 and start is None \
                 and settings.read_at(self.config.database) is None:
             raise ValueError(_LOCKED.format(where=where))
@@ -231,9 +233,9 @@ class Service:
                              "a backup (sat serve backup) before serving from it")
         store.migrate(self.engine)
         with store.transaction(self.engine) as conn:
+            made = warmstart.record(conn, self.config, start)
             if self.config.warm_cap == 0 and not store.learned_or_started(conn):
                 raise ValueError(_LOCKED.format(where=where))
-            made = warmstart.record(conn, self.config, start)
             # Compared again inside the transaction that writes them: another start may have
             # made the database since the settings were read (settings.resolve).
             stored = settings.read(conn, where)
@@ -593,20 +595,18 @@ def create_app(service: Service) -> FastAPI:
                                f"{d}{names}")
         for i, value in enumerate(x):
             bounded(value, f"{where}.{i}")
-        if not scaling.identity:
+            if scaling.identity:
+                continue
             # The learner meets the standardized value: a declared scale below 1 can carry
             # a raw value within the bound beyond it, and the learner would then refuse the
             # log entry (and stop) instead of this request.
-            for i, value in enumerate(x):
-                z = (float(value) - scaling.means[i]) / scaling.scales[i]
-                if abs(z) > bound:
-                    low = scaling.means[i] - bound * scaling.scales[i]
-                    high = scaling.means[i] + bound * scaling.scales[i]
-                    raise ServiceError(
-                        422, f"{where}.{i}: {value!r} is {z:.6g} standardized (declared mean "
-                        f"{scaling.means[i]:g}, scale {scaling.scales[i]:g}), beyond the "
-                        f"learner's input bound {bound:g}: give a value from {low:g} to "
-                        f"{high:g}")
+            mean, scale = scaling.means[i], scaling.scales[i]
+            z = (value - mean) / scale
+            if abs(z) > bound:
+                raise ServiceError(
+                    422, f"{where}.{i}: {value!r} is {z:.6g} standardized (declared mean "
+                    f"{mean:g}, scale {scale:g}), beyond the learner's input bound {bound:g}: "
+                    f"give a value from {mean - bound * scale:g} to {mean + bound * scale:g}")
         return x
 
     def latest_rule(conn: Any) -> Any:

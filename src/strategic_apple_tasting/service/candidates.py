@@ -34,6 +34,7 @@ from sqlalchemy.engine import Connection, Engine
 from . import store
 from .config import ServiceConfig
 from .store import SavedStateError
+from .warmstart import differing_param
 
 #: The name of the shadow the settings give (``--shadow``).
 CONFIGURED = "shadow"
@@ -77,7 +78,7 @@ def make(config: ServiceConfig, name: str, learner: Any, params: Any, base: byte
     learner of that class, parameters and dimension, nothing pending). A ``ValueError`` in
     one line if it cannot run as a shadow."""
     from ..learners import learner_class
-    from ..learners.encoding import from_jsonable, jsonable
+    from ..learners.encoding import from_jsonable
     from ..learners.persistence import loads
 
     if not isinstance(learner, str) or ":" in learner:
@@ -97,12 +98,10 @@ def make(config: ServiceConfig, name: str, learner: Any, params: Any, base: byte
     got = loads(bytes(base), where, allow=[cls])
     if type(got) is not cls:
         raise ValueError(f"{where} is learner {type(got).__name__}, not {learner!r}")
-    theirs, ours = got.get_params(), fresh.get_params()
-    if jsonable(theirs) != jsonable(ours):
-        key = next(k for k in sorted(set(theirs) | set(ours))
-                   if jsonable(theirs.get(k)) != jsonable(ours.get(k)))
-        raise ValueError(f"{where} has {key} = {theirs.get(key)!r}, the params given "
-                         f"{ours.get(key)!r}")
+    key = differing_param(got, fresh)
+    if key is not None:
+        raise ValueError(f"{where} has {key} = {got.get_params().get(key)!r}, the params given "
+                         f"{fresh.get_params().get(key)!r}")
     if got.dimension != config.dimension:
         raise ValueError(f"{where} has dimension {got.dimension}, the service "
                          f"{config.dimension}")
@@ -268,17 +267,12 @@ def newest_rule(conn: Connection, name: str) -> Any:
 
 def estimate(engine: Engine, config: ServiceConfig, name: str) -> Any:
     """What shadow ``name``'s newest rule would have earned on the log
-    (:func:`~.evaluation.evaluate_log`); a ``ValueError`` in one line if it has no rule or
-    the log cannot tell."""
-    from ..game.policies import LinearThreshold
-    from .evaluation import evaluate_log
+    (:func:`~.evaluation.evaluate`); a ``ValueError`` in one line if it has no rule or the
+    log cannot tell."""
+    from .evaluation import evaluate, read_logged
 
     with engine.connect() as conn:
         row = newest_rule(conn, name)
     if row is None:
         raise ValueError(f"the service has no rule of shadow {name!r}")
-    learner = config.make_learner()
-    params = learner.get_params()
-    return evaluate_log(engine, LinearThreshold(np.asarray(json.loads(row.beta), dtype=float),
-                                                row.threshold), config.scaling(),
-                        float(params.get("r0") or 0.0), params.get("feedback") == "bandit")
+    return evaluate(read_logged(engine, config), store.rule_of(row))

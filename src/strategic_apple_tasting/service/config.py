@@ -328,7 +328,7 @@ class ServiceConfig:
             raise ValueError(f"give one warm start, not {' and '.join(starts)}")
         check_url(self.database)
         self.check_learner(self.learner, self.make_learner(), "learner")
-        if self.explore and self.make_learner().get_params().get("feedback") == "bandit":
+        if self.explore and self.bandit():
             raise ValueError("explore is for apple tasting: a learner under bandit feedback "
                              "observes every applicant's outcome, so give explore = 0")
         if self.shadow is not None:
@@ -368,6 +368,11 @@ class ServiceConfig:
         rows of a history it will replay (a logistic learner then keeps them all for an exact
         refit: :func:`~..learners.history.keeping_history`)."""
         return self._make(self.learner, self.params, "learner", "params", history)
+
+    def bandit(self) -> bool:
+        """Whether the service's learner learns under bandit feedback (every applicant's
+        outcome observed), as the learner it makes says (a learner's own default counts)."""
+        return self.make_learner().get_params().get("feedback") == "bandit"
 
     def make_shadow(self, history: int | None = None) -> Any:
         """The shadow learner (None without one), reset on the next stream of the seed."""

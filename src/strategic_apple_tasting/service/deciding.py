@@ -391,12 +391,10 @@ class Writer:
                     accepted, capped = False, True
                 else:
                     room[0] -= 1
-            elif not accepted and room is None and self.explore > 0.0:
-                if coin(self.seed, id_) < self.explore:
-                    accepted, explored, band, propensity = True, True, False, self.explore
-                else:
-                    propensity = 1.0 - self.explore
-            if canary is None and room is None and self._canaries:
+            elif (not accepted and room is None and self.explore > 0.0
+                  and coin(self.seed, id_) < self.explore):
+                accepted, explored, band = True, True, False
+            if canary is None and room is None and (self._canaries or self.explore > 0.0):
                 propensity = self._mixed(z, accepted, explored)
             row = {"id": id_, "features": json.dumps(list(x)), "accepted": accepted,
                    "version": version, "created_at": now, "key_id": request.key_id,

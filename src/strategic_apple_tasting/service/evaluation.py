@@ -37,8 +37,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 import numpy as np
 import sqlalchemy as sa
@@ -47,6 +46,7 @@ from sqlalchemy.engine import Engine
 from ..game.policies import LinearThreshold
 from ..metrics import mean_ci
 from . import store
+from .config import ServiceConfig
 
 #: The ridge penalty of the doubly robust estimate's outcome model.
 RIDGE = 1.0
@@ -149,12 +149,24 @@ def _cross_fitted(features: np.ndarray | None, accepted: np.ndarray, y: np.ndarr
     return out
 
 
-def evaluate_log(engine: Engine, candidate: LinearThreshold, scale: Any, r0: float,
-                 bandit: bool = False, limit: int | None = None) -> OffPolicyEstimate:
-    """:func:`estimate` of ``candidate`` (on standardized features, as the service's rules)
-    over every decision the database holds (retention's removals are gone from it), or the
-    newest ``limit``."""
-    if bandit:
+@dataclass(frozen=True)
+class Logged:
+    """The logged decisions an estimate averages over (read once, for any number of
+    candidates): standardized features, decisions, propensities, outcomes (NaN where not
+    observed), r0, and how many accepted decisions still await their outcome (left out)."""
+
+    z: np.ndarray
+    accepted: np.ndarray
+    propensity: np.ndarray
+    outcome: np.ndarray
+    r0: float
+    waiting: int
+
+
+def read_logged(engine: Engine, config: ServiceConfig, limit: int | None = None) -> Logged:
+    """Every decision the database holds (retention's removals are gone from it), or the
+    newest ``limit``, as :class:`Logged` (r0 and the feedback from the service's learner)."""
+    if config.bandit():
         raise ValueError("evaluate is for apple tasting: under bandit feedback every outcome "
                          "is observed, so a candidate's value is read off the log directly")
     d, o = store.decisions, store.outcomes
@@ -168,13 +180,22 @@ def evaluate_log(engine: Engine, candidate: LinearThreshold, scale: Any, r0: flo
     if not kept:
         raise ValueError(f"the log holds no decision with its outcome known ({waiting:,} "
                          "still await theirs): nothing to evaluate on")
-    z = np.array([scale(json.loads(r.features)) for r in kept], dtype=float)
-    accepts = np.array([bool(candidate.accepts(row)) for row in z])
-    est = estimate(accepts, np.array([bool(r.accepted) for r in kept]),
-                   np.array([1.0 if r.propensity is None else r.propensity for r in kept]),
-                   np.array([math.nan if r.outcome is None else r.outcome for r in kept]),
-                   r0, z)
-    return OffPolicyEstimate(**{**est.__dict__, "waiting": waiting})
+    scale = config.scaling()
+    return Logged(
+        z=np.array([scale(json.loads(r.features)) for r in kept], dtype=float),
+        accepted=np.array([bool(r.accepted) for r in kept]),
+        propensity=np.array([1.0 if r.propensity is None else r.propensity for r in kept]),
+        outcome=np.array([math.nan if r.outcome is None else r.outcome for r in kept]),
+        r0=float(config.params.get("r0") or 0.0), waiting=waiting)
+
+
+def evaluate(logged: Logged, candidate: LinearThreshold) -> OffPolicyEstimate:
+    """:func:`estimate` of ``candidate`` (on standardized features, as the service's rules)
+    over ``logged``."""
+    accepts = np.array([bool(candidate.accepts(row)) for row in logged.z])
+    est = estimate(accepts, logged.accepted, logged.propensity, logged.outcome, logged.r0,
+                   logged.z)
+    return replace(est, waiting=logged.waiting)
 
 
 def format_estimate(est: OffPolicyEstimate, label: str) -> str:

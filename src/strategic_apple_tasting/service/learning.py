@@ -495,7 +495,7 @@ def _republish(current: LogLearner, row: Any) -> None:
         raise ValueError(f"replay diverged: rule version {row.version} follows log position "
                          f"{row.after_seq}, the replay is at {current.seq}")
     # A rule given from outside, or an earlier one again (a rollback), is adopted again.
-    given = _given_row(row) if row.source in ("given", "rollback", "promoted") else None
+    given = store.rule_of(row) if row.source in ("given", "rollback", "promoted") else None
     rule = current.publish(row.log_at, given)
     beta = _beta(rule)
     if rule.version != row.version or beta != row.beta or \
@@ -849,7 +849,7 @@ class LearnerLoop:
                         f"rule version {asked.restore} was never published"))
                     continue
                 try:
-                    done.append((future, self._publish(conn, _given_row(rule), asked.key_id,
+                    done.append((future, self._publish(conn, store.rule_of(rule), asked.key_id,
                                                        restores=rule)))
                 except ValueError as exc:  # the learner cannot adopt it: refused before
                     future.set_exception(exc)  # it changed anything (DecisionDesk.adopt)
@@ -1021,13 +1021,6 @@ class LearnerLoop:
             if moved is not None:
                 self._horizon = moved
         self._saved_by = time.monotonic() + 60.0 * self.config.snapshot_minutes
-
-
-def _given_row(row: Any) -> Any:
-    """A rules row's rule, to adopt (a rollback's, and its replay)."""
-    from ..game.policies import LinearThreshold
-
-    return LinearThreshold(np.asarray(json.loads(row.beta), dtype=float), row.threshold)
 
 
 def _given(text: str) -> Any:

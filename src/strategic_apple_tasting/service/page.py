@@ -22,7 +22,6 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
 import sqlalchemy as sa
 
 from ..reports.pages import escape, html_page, html_table
@@ -269,35 +268,33 @@ def exploration_figures(conn: Any) -> dict[str, int]:
 def evaluation_section(service: Any, rules: list[Any], explored: dict[str, int]) -> str:
     """Exploration, and what the shadow's newest rule and the rule before the one in force
     would have earned on the newest :data:`EVALUATED` logged decisions (or why not)."""
-    from ..game.policies import LinearThreshold
-    from .evaluation import Unsupported, evaluate_log
+    from .candidates import CONFIGURED, newest_rule
+    from .evaluation import Unsupported, evaluate, read_logged
 
     config = service.config
-    learner = config.make_learner()
-    params = learner.get_params()
-    if params.get("feedback") == "bandit":
+    if config.bandit():
         return ""
     candidates = []
     if len(rules) >= 2:
         candidates.append((f"rule version {rules[-2].version} (the one before)", rules[-2]))
     if config.shadow is not None:
         with service.engine.connect() as conn:
-            sr = store.shadow_rules
-            newest = conn.execute(sa.select(sr).where(sr.c.name == "shadow")
-                                  .order_by(sr.c.version.desc()).limit(1)).first()
+            newest = newest_rule(conn, CONFIGURED)
         if newest is not None:
             candidates.append((f"the shadow's rule version {newest.version}", newest))
+    try:
+        logged = read_logged(service.engine, config, limit=EVALUATED) if candidates else None
+    except ValueError as exc:  # no outcome known yet
+        logged, empty = None, str(exc)
     rows = []
     for label, row in candidates:
-        rule = LinearThreshold(np.asarray(json.loads(row.beta), dtype=float), row.threshold)
+        if logged is None:
+            rows.append([escape(label), "—", "—", escape(empty)])
+            continue
         try:
-            est = evaluate_log(service.engine, rule, config.scaling(),
-                               float(params.get("r0") or 0.0), limit=EVALUATED)
+            est = evaluate(logged, store.rule_of(row))
         except Unsupported as exc:
             rows.append([escape(label), "—", "—", escape(str(exc).split(":")[0])])
-            continue
-        except ValueError as exc:
-            rows.append([escape(label), "—", "—", escape(str(exc))])
             continue
         rows.append([escape(label), f"{plain(est.ips)} ± {plain(est.ips_half, 2)}",
                      f"{plain(est.dr)} ± {plain(est.dr_half, 2)}",

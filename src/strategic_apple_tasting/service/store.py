@@ -244,6 +244,15 @@ group_counts = sa.Table(
     sa.Column("band_rejected", sa.BigInteger, nullable=False))
 
 
+def rule_of(row: Any) -> Any:
+    """A ``rules`` (or ``shadow_rules``) row's rule: β (kept as JSON) and its threshold."""
+    import numpy as np
+
+    from ..game.policies import LinearThreshold
+
+    return LinearThreshold(np.asarray(json.loads(row.beta), dtype=float), row.threshold)
+
+
 class SavedStateError(ValueError):
     """A saved learner state in the database that cannot be loaded: bad input (the start and
     ``sat serve check`` refuse it in one line, exit status 2), not a log that fails its check."""

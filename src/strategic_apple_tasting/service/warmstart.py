@@ -155,7 +155,7 @@ def read_learner(flag: str, path: str, config: ServiceConfig) -> Any:
     """The saved learner: the configured learner only (nothing else is imported), with the
     service's parameters and dimension, and no decision awaiting an outcome."""
     from ..learners import learner_class
-    from ..learners.persistence import jsonable, loads
+    from ..learners.persistence import loads
 
     if Path(path).stat().st_size > MAX_FILE:
         raise ValueError(f"{flag} is over {MAX_FILE:,} bytes")
@@ -165,12 +165,11 @@ def read_learner(flag: str, path: str, config: ServiceConfig) -> Any:
         raise ValueError(f"{flag} is learner {type(learner).__name__}, but the service runs "
                          f"{config.learner!r}")
     mine = config.make_learner()
-    if jsonable(learner.get_params()) != jsonable(mine.get_params()):
-        theirs, ours = learner.get_params(), mine.get_params()
-        key = next(k for k in sorted(set(theirs) | set(ours))
-                   if jsonable(theirs.get(k)) != jsonable(ours.get(k)))
-        raise ValueError(f"{flag} has {key} = {theirs.get(key)!r}, the service's params give "
-                         f"{ours.get(key)!r}: start with the learner's parameters")
+    key = differing_param(learner, mine)
+    if key is not None:
+        raise ValueError(f"{flag} has {key} = {learner.get_params().get(key)!r}, the service's "
+                         f"params give {mine.get_params().get(key)!r}: start with the "
+                         "learner's parameters")
     if learner.dimension != config.dimension:
         raise ValueError(f"{flag} has dimension {learner.dimension}, the service "
                          f"{config.dimension}")
@@ -180,6 +179,16 @@ def read_learner(flag: str, path: str, config: ServiceConfig) -> Any:
                          f"{waiting[0]!r}): report them before starting a service from it (the "
                          "service's log does not hold them)")
     return learner
+
+
+def differing_param(learner: Any, mine: Any) -> str | None:
+    """The first parameter (by name) on which a loaded learner differs from the one the
+    service makes (compared as saved), or None."""
+    from ..learners.encoding import jsonable
+
+    theirs, ours = learner.get_params(), mine.get_params()
+    return next((k for k in sorted(set(theirs) | set(ours))
+                 if jsonable(theirs.get(k)) != jsonable(ours.get(k))), None)
 
 
 def record(conn: Any, config: ServiceConfig, start: Start | None) -> bool:
@@ -271,7 +280,7 @@ def read_log(flag: str, path: str, config: ServiceConfig) -> list[Row]:
         raise ValueError(f"{flag} has no rows")
     if len(frame) > MAX_ROWS:
         raise ValueError(f"{flag} has {len(frame):,} rows; at most {MAX_ROWS:,}")
-    bandit = config.make_learner().get_params().get("feedback") == "bandit"
+    bandit = config.bandit()
     scale = config.scaling()
     bound = config.make_learner().input_bound
     raw = np.empty((len(frame), len(names)))
