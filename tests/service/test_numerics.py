@@ -1,7 +1,7 @@
 """Numbers the service takes and learns: a request beyond the learner's input bound
 is a 422 for that request alone, the probe's applicant (x = [0, 0, 1e-300] in the warm-up) no
-longer stops the learner, and ``sat serve check`` fails, naming it, on a log entry the learner
-cannot learn (one written past the service).
+longer stops the learner, and a log entry the learner cannot learn (one written past the
+service) is skipped with a logged refusal, reported by ``sat serve check``.
 
 The server's learner is SA-OLS with an input bound of 10, a learner written elsewhere (by
 import path): the service must refuse what this learner would refuse, not a bound of its own.
@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import textwrap
+import time
 
 import pytest
 import sqlalchemy as sa
@@ -115,25 +116,55 @@ def test_the_probes_applicant_is_learned_and_the_learner_keeps_publishing(client
     assert health.status_code == 200 and health.json()["learner_error"] is None
 
 
-def test_serve_check_fails_naming_an_entry_the_learner_cannot_learn(server, client, capsys):
+def test_an_entry_the_learner_cannot_learn_is_skipped_logged_and_checked(server, capsys):
     """An outcome of 1e300 written into the log past the service (as a release that checked
-    less could have): the learner cannot learn it, and ``sat serve check``, which replays the
-    whole log, fails (status 1) naming the entry. It passed before: it replayed the log only
-    up to the saved learner."""
+    less could have): the learner cannot learn it. ``check`` names it as an entry to skip;
+    a restarted learner skips it with a logged refusal (a ``skipped_entries`` row, counted
+    on ``/metrics``) and goes on learning and publishing, where it used to stop for good and
+    stop again at every restart. The control: with that row deleted, the replay skips an
+    entry the log says was learned, and ``check`` fails naming it."""
     server.stop()  # the learner saves itself at the stop
     assert main(["serve", "check", "--database", server.database]) == 0
-    assert "can be learned" in capsys.readouterr().out
+    assert capsys.readouterr().out.strip().endswith("can be learned")
     engine = store.connect(server.database)
     with store.transaction(engine) as conn:
         seq = store.take_positions(conn, 1)
         conn.execute(sa.insert(store.outcomes).values(
             decision_id="waiting", seq=seq, outcome=1e300, created_at=store.now()))
+    why = "outcome must be at most 10 in magnitude (the learner's input bound), got 1e+300"
+    assert main(["serve", "check", "--database", server.database]) == 0
+    assert capsys.readouterr().out.strip().endswith(
+        f"can be learned; 1 entry to skip (not learned yet), the first at position {seq} "
+        f"(decision 'waiting': {why})")
+    server.start()
+    with server.client() as c:
+        deadline = time.monotonic() + 30
+        while (doc := c.get("/metrics").json())["learner_lag"]:
+            assert time.monotonic() < deadline, doc
+            time.sleep(0.05)
+        assert doc["skipped_entries"] == 1 and doc["learner_error"] is None, doc
+        assert c.get("/health").json()["status"] == "ok"
+        r = c.post("/decisions", json={"id": "after-skip", "x": [0.3, 0.1, 0.2]})
+        assert r.status_code == 200, r.text
+        if r.json()["accepted"]:
+            c.post("/outcomes", json={"id": "after-skip", "outcome": 0.4}).raise_for_status()
+        assert c.post("/publish").status_code == 200  # it learns and publishes on
+        prom = c.get("/metrics", params={"format": "prometheus"}).text
+        assert "sat_skipped_entries_total 1.0" in prom
+    server.stop()
+    assert f"log entry {seq} (outcome of decision 'waiting') skipped by the learner: {why}" \
+        in server.log.read_text()
+    assert main(["serve", "check", "--database", server.database]) == 0
+    assert capsys.readouterr().out.strip().endswith(
+        f"can be learned; 1 entry skipped, the first at position {seq} "
+        f"(decision 'waiting': {why})")
+    with store.transaction(engine) as conn:  # the control
+        conn.execute(sa.delete(store.skipped_entries))
     engine.dispose()
     assert main(["serve", "check", "--database", server.database]) == 1
-    line = capsys.readouterr().out.strip()
-    assert line == (f"the log cannot be replayed: log entry {seq} (outcome of decision "
-                    "'waiting') cannot be learned: outcome must be at most 10 in magnitude "
-                    "(the learner's input bound), got 1e+300"), line
+    assert capsys.readouterr().out.strip() == (
+        f"the log cannot be replayed: replay diverged: the learner cannot learn log entry "
+        f"{seq} ({why}), which it learned when it ran")
 
 
 def test_a_raw_value_within_the_bound_but_beyond_it_standardized_is_a_422(serve, tmp_path):

@@ -24,7 +24,7 @@ def test_migrations_make_the_schema_the_code_describes(database):
     try:
         store.migrate(engine)
         store.migrate(engine)  # a second start changes nothing
-        assert store.schema_revision(engine) == store.HEAD == "0007"
+        assert store.schema_revision(engine) == store.HEAD == "0008"
         with engine.connect() as conn:
             assert compare_metadata(MigrationContext.configure(conn), store.METADATA) == []
         # The log's positions are consecutive within and across transactions.

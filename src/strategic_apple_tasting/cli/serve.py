@@ -6,7 +6,8 @@ against it.
   ``keys revoke ID`` / ``keys list`` / ``keys access-log``;
 * ``sat serve backup --out FILE``: a copy of a live SQLite database (SQLite's online backup);
 * ``sat serve check``: replay the log from nothing and compare with the saved learner, and
-  learn the log after it (exit status 1 naming the first entry that cannot be learned);
+  learn the log after it, reporting the entries a learner skipped (or would skip); exit
+  status 1 naming where a replay diverges;
 * ``sat serve settings [URL]``: the settings the database keeps, as a ``--config`` file;
 * ``sat serve export --out FOLDER [--since T] [--until T] [--format csv|parquet] [--force]``:
   the decisions, outcomes and rules written in a time range, and their history as
@@ -494,7 +495,9 @@ def _check(args: argparse.Namespace) -> int:
             # learn) must be learnable too: a learner started on it would stop there.
             with engine.connect() as conn:
                 end = conn.execute(sa.select(sa.func.max(store.log_counter.c.seq))).scalar()
-            learning.restore(engine, config, upto=max(saved, end or 0))
+                k = store.skipped_entries
+                skipped = conn.execute(sa.select(k).order_by(k.c.seq, k.c.id)).all()
+            ahead = learning.restore(engine, config, upto=max(saved, end or 0)).skipped
         except learning.SavedStateError:
             raise  # bad input: one line, exit status 2
         except ValueError as exc:  # an entry the learner refuses, or a replay that diverged
@@ -508,8 +511,19 @@ def _check(args: argparse.Namespace) -> int:
         return 1
     print(f"the log replayed from nothing gives the saved learner at position {saved}, bit "
           f"for bit ({replayed.learned} outcomes learned, rule version {replayed.version}), "
-          f"and the log after it, to position {max(saved, end or 0)}, can be learned")
+          f"and the log after it, to position {max(saved, end or 0)}, can be learned"
+          + "".join(f"; {_skips(rows, what)}" for rows, what in (
+              (skipped, "skipped"), (ahead, "to skip (not learned yet)")) if rows))
     return 0
+
+
+def _skips(rows: list[Any], what: str) -> str:
+    """``N entries skipped ..., the first at position S (decision ID: reason)``."""
+    first = rows[0]
+    get = first.get if isinstance(first, dict) else first._asdict().get
+    who = "" if get("shadow") is None else f" by shadow {get('shadow')!r}"
+    return (f"{len(rows)} {'entry' if len(rows) == 1 else 'entries'} {what}, the first at "
+            f"position {get('seq')}{who} (decision {get('decision_id')!r}: {get('reason')})")
 
 
 def _shadow_differences(saved: Any, replayed: Any) -> list[str]:

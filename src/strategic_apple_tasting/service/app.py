@@ -912,6 +912,8 @@ def _metrics(service: Service) -> dict[str, Any]:
                                        .where(sr.c.name == candidates.CONFIGURED)).scalar()
                           if service.config.shadow is not None else None)
         shadows = candidates.figures(conn, service.config)
+        skipped = conn.execute(sa.select(sa.func.count()).select_from(
+            store.skipped_entries)).scalar_one()
     for name, figures in shadows.items():
         figures["estimate"] = _estimate(service, name, figures["rule_version"])
     # Under bandit feedback every decision but the cap's rejections awaits its outcome.
@@ -922,6 +924,7 @@ def _metrics(service: Service) -> dict[str, Any]:
         "capped": counted["capped"], "outcomes": counted["outcomes"],
         "repaid": counted["repaid"], "outcomes_pending": awaited - counted["outcomes"],
         "outcomes_learned": progress.learned, "clean_points": progress.clean,
+        "skipped_entries": skipped,
         "learner_lag": int(last) - progress.seq,
         "rule_version": None if rule is None else rule.version,
         "rule_age_seconds": None if rule is None else max(0.0, store.now() - rule.published_at),

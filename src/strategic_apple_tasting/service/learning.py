@@ -49,6 +49,10 @@ GATHER = 0.02
 PROGRESS_EVERY = 0.25
 #: Log entries read per transaction.
 CHUNK = 5_000
+#: The live learner in ``skipped_entries.shadow`` (a shadow is there by its name).
+LIVE = None
+#: A skipped entry's reason is kept to this many characters.
+MAX_REASON = 500
 #: Saved states kept in the database (the newest ones).
 KEEP_STATES = 2
 #: Seconds between two tries of a learner whose database refused its transaction.
@@ -197,6 +201,9 @@ class LogLearner:
         self.shadow_rows: list[dict[str, Any]] = []  # repaid; the shadows' decisions
         self.shadow_rules: list[tuple[str, PublishedRule, int]] = []  # with the position
         self.shadow_counts = dict.fromkeys(counts.SHADOW, 0)  # the settings' shadow's
+        # Entries a learner refused: kept until written (running) or compared with those
+        # written (a replay).
+        self.skipped: list[dict[str, Any]] = []
 
     @property
     def shadow(self) -> Any:
@@ -210,33 +217,29 @@ class LogLearner:
         return 0 if rule is None else rule.version
 
     def apply(self, entry: Entry) -> None:
-        """Learn one log entry; ``ValueError`` naming it if the learner refuses it (an entry
-        written past the service's checks, or by a release that checked less). A decision the
-        acceptance cap rejected is not the rule's decision: the learner does not see it.
+        """Learn one log entry. A learner (the live one or a shadow) that refuses it (an
+        entry written past the service's checks, or by a release that checked less) skips
+        it: the refusal is logged and kept (:attr:`skipped`, written to ``skipped_entries``
+        by the running learner), and learning goes on; a learner is never stopped by one
+        entry. A decision the acceptance cap rejected is not the rule's decision: the learner
+        does not see it.
 
         The live learner learns what its own rule observed (:meth:`_file`); each shadow
         learns what it would have observed (:meth:`_shadow_decides`)."""
-        try:
-            if entry.outcome is None:
-                if not entry.capped:
-                    z = self.scale(entry.x)
-                    self._file(entry, z)
-                    for shadow in self.shadows.values():
-                        self._shadow_decides(shadow, entry, z)
-            else:
-                if entry.observed:
-                    used = self.learner.report(entry.id, entry.outcome)
-                    self.learned += 1
-                    self.clean += bool(used)
-                    self.since += 1
-                for shadow in self.shadows.values():
-                    if entry.id in shadow.waiting:
-                        shadow.waiting.discard(entry.id)
-                        shadow.learner.report(entry.id, entry.outcome)
-        except ValueError as exc:
-            what = "decision" if entry.outcome is None else "outcome of decision"
-            raise ValueError(f"log entry {entry.seq} ({what} {entry.id!r}) cannot be learned: "
-                             f"{exc}") from None
+        if entry.outcome is None:
+            if not entry.capped:
+                z = self.scale(entry.x)
+                self._learn(entry, LIVE, self._file, entry, z)
+                for shadow in list(self.shadows.values()):
+                    self._learn(entry, shadow.name, self._shadow_decides, shadow, entry, z)
+        else:
+            if entry.observed:
+                self._learn(entry, LIVE, self._report, entry)
+            for shadow in list(self.shadows.values()):
+                if entry.id in shadow.waiting:
+                    shadow.waiting.discard(entry.id)
+                    self._learn(entry, shadow.name, shadow.learner.report, entry.id,
+                                entry.outcome)
         if self.collect:
             counts = self.tally.setdefault(entry.version, [0, 0, 0, 0.0, 0])
             if entry.outcome is None:
@@ -248,6 +251,27 @@ class LogLearner:
                 counts[4] += entry.outcome > 0
         self.seq = entry.seq
         self._release_due()
+
+    def _report(self, entry: Entry) -> None:
+        used = self.learner.report(entry.id, entry.outcome)
+        self.learned += 1
+        self.clean += bool(used)
+        self.since += 1
+
+    def _learn(self, entry: Entry, who: str | None, step: Any, *args: Any) -> None:
+        """``step(*args)``, or the entry skipped by the live learner (``who`` None) or shadow
+        ``who`` if it refuses it."""
+        try:
+            step(*args)
+        except ValueError as exc:
+            what = "decision" if entry.outcome is None else "outcome of decision"
+            why = str(exc)
+            self.skipped.append({"seq": entry.seq, "shadow": who, "decision_id": entry.id,
+                                 "reason": why[:MAX_REASON]})
+            if self.collect:  # (a replay's skips were logged when they happened)
+                log.warning("log entry %d (%s %r) skipped by %s: %s", entry.seq, what,
+                            entry.id, "the learner" if who == LIVE else f"shadow {who!r}",
+                            why)
 
     def _file(self, entry: Entry, z: np.ndarray) -> None:
         """File a decision with the live learner as its rule would have observed it. An
@@ -352,6 +376,7 @@ class LogLearner:
         """What was gathered for the database since the last call (and forget it)."""
         out = (self.tally, self.shadow_rows, self.shadow_rules, self.shadow_counts)
         self.tally, self.shadow_rows, self.shadow_rules = {}, [], []
+        self.skipped = []
         self.shadow_counts = dict.fromkeys(counts.SHADOW, 0)
         return out
 
@@ -381,12 +406,15 @@ def restore(engine: Engine, config: ServiceConfig, *, upto: int | None = None,
     """The service's learner, rebuilt: from the newest saved state (``saved``; else from the
     log's start: the warm start, or nothing, or the retention base once entries have gone),
     then the log after it replayed in order, each publication in its place and checked
-    against the rules table, up to the learner's recorded progress (or ``upto``)."""
+    against the rules table, up to the learner's recorded progress (or ``upto``). The entries
+    the replay skips must be those the running learner skipped, up to its progress; those
+    past it are left in the result's ``skipped``."""
     from .retention import base
 
     with engine.connect() as conn:
+        done = conn.execute(sa.select(store.learner_progress.c.seq)).scalar_one()
         if upto is None:
-            upto = conn.execute(sa.select(store.learner_progress.c.seq)).scalar_one()
+            upto = done
         s = store.learner_state
         row = None
         if saved:
@@ -423,6 +451,7 @@ def restore(engine: Engine, config: ServiceConfig, *, upto: int | None = None,
                         r.c.version <= current.version,
                         r.c.version > _first_version(conn),
                         r.c.log_at > current.seq).order_by(r.c.version))]
+        start_seq = current.seq
         # Publications and shadows' attach and detach events, in the order the learner did
         # them: by position, then by the live rule version in force (an event came after the
         # publication of that version and before the next), publications first.
@@ -444,7 +473,32 @@ def restore(engine: Engine, config: ServiceConfig, *, upto: int | None = None,
                     _redo(current, steps.pop(0)[1], config)
                 current.apply(entry)
             entries = []
+        _same_skips(conn, current, start_seq, min(upto, done))
     return current
+
+
+def _same_skips(conn: Connection, current: LogLearner, after: int, upto: int) -> None:
+    """A replay skips what the running learner skipped (the ``skipped_entries`` rows between
+    positions ``after`` and ``upto``), or it diverged; what it skipped past ``upto`` (not
+    learned yet) stays in ``current.skipped``."""
+    k = store.skipped_entries
+    logged = [(r.seq, r.shadow) for r in conn.execute(
+        sa.select(k.c.seq, k.c.shadow).where(k.c.seq > after, k.c.seq <= upto)
+        .order_by(k.c.seq, k.c.id))]
+    replayed = [(r["seq"], r["shadow"]) for r in current.skipped if r["seq"] <= upto]
+    if replayed != logged:
+        new = sorted(set(replayed) - set(logged))
+        gone = sorted(set(logged) - set(replayed))
+        seq, shadow = (new or gone)[0]
+        who = "the learner" if shadow is LIVE else f"shadow {shadow!r}"
+        if new:
+            why = next(r["reason"] for r in current.skipped
+                       if (r["seq"], r["shadow"]) == (seq, shadow))
+            raise ValueError(f"replay diverged: {who} cannot learn log entry {seq} ({why}), "
+                             "which it learned when it ran")
+        raise ValueError(f"replay diverged: {who} learns log entry {seq}, which it skipped "
+                         "when it ran (skipped_entries)")
+    current.skipped = [r for r in current.skipped if r["seq"] > upto]
 
 
 def _redo(current: LogLearner, row: Any, config: ServiceConfig) -> None:
@@ -937,7 +991,12 @@ class LearnerLoop:
         return 1 if last is None else int(last) + 1
 
     def _write_gathered(self, conn: Connection, current: LogLearner) -> None:
-        """Figures per rule version, the shadow's decisions and rules (see LogLearner)."""
+        """Figures per rule version, the shadow's decisions and rules, the entries skipped
+        (see LogLearner)."""
+        if current.skipped:
+            now = store.now()
+            conn.execute(sa.insert(store.skipped_entries),
+                         [{**row, "created_at": now} for row in current.skipped])
         tally, shadow_rows, shadow_rules, shadow_counts = current.taken()
         counts.add(conn, shadow_counts)
         st = store.rule_stats

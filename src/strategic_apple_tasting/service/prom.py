@@ -42,7 +42,9 @@ class _Figures:
                 ("sat_outcomes", "outcomes", "Outcomes reported"),
                 ("sat_repaid", "repaid", "Outcomes reported > 0 (repaid)"),
                 ("sat_outcomes_learned", "outcomes_learned", "Outcomes the learner learned"),
-                ("sat_clean_points", "clean_points", "Outcomes the learner used")):
+                ("sat_clean_points", "clean_points", "Outcomes the learner used"),
+                ("sat_skipped_entries", "skipped_entries", "Log entries a learner (or "
+                 "shadow) could not learn and skipped")):
             yield CounterMetricFamily(name, what, value=f[key])
         yield GaugeMetricFamily("sat_outcomes_pending", "Decisions awaiting their outcome",
                                 value=f["outcomes_pending"])

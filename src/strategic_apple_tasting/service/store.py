@@ -45,7 +45,7 @@ MAX_ID = 128
 #: The longest group name a decision may carry.
 MAX_GROUP = 64
 #: The newest migration (what every start brings a database to).
-HEAD = "0007"
+HEAD = "0008"
 #: Seconds to wait for a PostgreSQL server to answer a connection (libpq waits for ever).
 CONNECT_TIMEOUT = 10
 
@@ -211,6 +211,17 @@ shadow_events = sa.Table(
     sa.Column("base", sa.LargeBinary, nullable=True),  # a saved learner's bytes
     sa.Column("canary", sa.Double, nullable=True),  # the share it decides (NULL: none)
     sa.Column("key_id", sa.String(32), nullable=True),
+    sa.Column("created_at", sa.Double, nullable=False))
+
+#: Log entries a learner refused and skipped (the live learner: ``shadow`` NULL), written
+#: by the running learner as it meets them; a replay must skip the same (:mod:`.learning`).
+skipped_entries = sa.Table(
+    "skipped_entries", METADATA,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("seq", sa.BigInteger, nullable=False, index=True),
+    sa.Column("shadow", sa.String(64), nullable=True),
+    sa.Column("decision_id", sa.String(128), nullable=False),
+    sa.Column("reason", sa.Text, nullable=False),
     sa.Column("created_at", sa.Double, nullable=False))
 
 #: Figures per rule version, counted by the learner as it reads the log (they outlive
