@@ -14,6 +14,7 @@ import hashlib
 import math
 import os
 import re
+import socket
 import time
 from pathlib import Path
 
@@ -755,3 +756,22 @@ def test_a_decision_id_with_a_slash_is_refused_and_head_policy_is_answered(clien
                        ).status_code == 200
     head = client.head("/policy")
     assert head.status_code == 200 and head.content == b""
+
+
+def test_a_body_just_over_the_default_max_body_gets_its_413_not_a_reset(serve):
+    """A body a little over the default max_body (4 MiB), sent whole with its length: the
+    client reads the 413. Answered before the body was read, the connection closed with most
+    of it unread, and the client's send got a reset instead of the answer."""
+    server = serve()
+    key = server.key
+    limit = 4 * 1024 * 1024
+    body = b'{"id": "big", "x": [0.1, 0.2, 0.3]}'.ljust(limit + 100_000)
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(b"POST /decisions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     + f"Authorization: Bearer {key}\r\nContent-Length: {len(body)}\r\n\r\n"
+                     .encode() + body)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
+    assert b"(max_body)" in answer, answer

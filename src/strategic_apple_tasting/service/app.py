@@ -381,6 +381,11 @@ def _media(value: bytes) -> tuple[str, dict[str, str]]:
                                   for k, _, v in pairs}
 
 
+#: A body over ``max_body`` up to this many times it is read to its end (and dropped) before
+#: the 413, so the client reads the answer; a longer one is answered at once.
+DRAINED = 2
+
+
 class Gate:
     """Before a request's body is parsed: the write endpoints and explanations need a key
     (401) with the route's scope (403), within the key's rate limit (429 with
@@ -433,10 +438,13 @@ class Gate:
                 return await _error(415, why)(scope, receive, send)
         message = (f"the request body is over {self.limit:,} bytes (max_body); send a smaller "
                    "batch")
+        too_big = _error(413, message, close=True)
         length = headers.get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.limit:
-            return await _error(413, message, close=True)(scope, receive, send)
+        if length is not None and length.isdigit() and int(length) > self.limit * DRAINED:
+            return await too_big(scope, receive, send)
         # The body is read here, whole, against the limit and the deadline, then handed on.
+        # One over the limit, but not by much, is read to its end and dropped before the 413:
+        # a client still sending when the connection closes gets a reset, not the answer.
         loop = asyncio.get_running_loop()
         end = loop.time() + self.deadline
         events, seen = [], 0
@@ -448,11 +456,15 @@ class Gate:
                 return await _error(408, f"the request body did not arrive within "
                                     f"{self.deadline:g} s (body_timeout): send it whole, at "
                                     "once", close=True)(scope, receive, send)
-            events.append(event)
             seen += len(event.get("body", b""))
+            last = event["type"] != "http.request" or not event.get("more_body")
             if seen > self.limit:
-                return await _error(413, message, close=True)(scope, receive, send)
-            if event["type"] != "http.request" or not event.get("more_body"):
+                events = []  # (kept no more)
+                if last or seen > self.limit * DRAINED:
+                    return await too_big(scope, receive, send)
+                continue
+            events.append(event)
+            if last:
                 break
         if post and scope["path"] in self.JSON:
             body = b"".join(e.get("body", b"") for e in events)
