@@ -775,3 +775,22 @@ def test_a_body_just_over_the_default_max_body_gets_its_413_not_a_reset(serve):
             answer += chunk
     assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
     assert b"(max_body)" in answer, answer
+
+
+@pytest.mark.parametrize(("text", "status", "line"), [
+    ('{"id": "twice", "x": [0.1, 0.2, 0.3], "x": [9.0, 9.0, 9.0]}', 422,
+     "key 'x' is given twice in one object of the body: give each key once"),
+    ('{"applicants": [{"id": "twice-b", "x": [0.1, 0.2, 0.3], "id": "other"}]}', 422,
+     "key 'id' is given twice in one object of the body: give each key once"),
+    ('{"id": "deep", "x": ' + "[" * 3_000 + "]" * 3_000 + "}", 400,
+     "the body nests arrays or objects too deeply to read (a request needs a few levels)"),
+])
+def test_a_body_with_two_meanings_or_no_reading_is_refused_saying_why(client, text, status,
+                                                                      line):
+    """A key given twice took its last value without a word (the applicant decided on
+    features the client may not have meant); a body nested 3,000 deep got a 400 with no
+    reason. Both are refused before anything is written, saying why. (3,000 levels: past
+    the parser's depth, within this server's max_body.)"""
+    before = counts(client)
+    assert refused(raw(client, "/decisions", text), status) == line
+    assert counts(client) == before and unknown(client, "twice") and unknown(client, "deep")

@@ -471,6 +471,9 @@ class Gate:
             why = _not_utf8(body)
             if why is not None:
                 return await _error(400, why)(scope, receive, send)
+            why = _ambiguous(body)
+            if why is not None:
+                return await _error(*why)(scope, receive, send)
 
         async def replay() -> Any:
             return events.pop(0) if events else await receive()
@@ -536,6 +539,37 @@ def _not_utf8(body: bytes) -> str | None:
     if b"\x00" in body:  # never in JSON text; UTF-16 and UTF-32 are full of it
         return (f"the body holds a NUL byte at position {body.index(0)} (UTF-16 or UTF-32?): "
                 f"{EXPECTED}")
+    return None
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _Duplicate(key)
+        seen[key] = value
+    return seen
+
+
+class _Duplicate(Exception):
+    """A key given twice in one JSON object."""
+
+
+def _ambiguous(body: bytes) -> tuple[int, str] | None:
+    """Why ``body`` cannot be read as one meaning (None if it can, or is no JSON at all:
+    the parser says that). A key given twice in one object would silently take its last
+    value (422); a body nested past the parser's depth would be refused with no reason
+    (400)."""
+    try:
+        json.loads(body, object_pairs_hook=_unique)
+    except _Duplicate as exc:
+        return 422, (f"key {exc.args[0]!r} is given twice in one object of the body: give "
+                     "each key once")
+    except RecursionError:
+        return 400, ("the body nests arrays or objects too deeply to read (a request needs "
+                     "a few levels)")
+    except ValueError:  # not JSON: FastAPI's validation says where
+        return None
     return None
 
 
