@@ -207,6 +207,14 @@ def module_cache_name(py_file: str | Path) -> str:
     return _PackageCacheLocator.get_suitable_cache_subpath(str(py_file))
 
 
+def cache_files() -> list[Path]:
+    """This checkout's cache files (every entry's index and data), sorted."""
+    root = _stamped_root()
+    folders = {module_cache_name(path) for path in PACKAGE_DIR.rglob("*.py")}
+    return sorted(path for name in folders if (root / name).is_dir()
+                  for path in (root / name).iterdir() if path.is_file())
+
+
 def _install_locator() -> None:
     impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
     if impl is None:  # a numba without this hook: its per-file caching still works

@@ -154,3 +154,28 @@ def test_the_finished_stamp_is_the_checkouts_own(tmp_path, monkeypatch):
     shutil.copytree(_jit_cache.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(_jit_cache, "PACKAGE_DIR", copy)
     assert precompile.stamp_path() != here
+
+
+def test_a_cache_file_removed_since_the_last_run_is_compiled_again(tmp_path, monkeypatch):
+    """The stamp lists the cache files the finished run left; with one of them gone (a cache
+    cleaned by hand, a disk tidier) ``sat compile`` said "up to date" and the next runs
+    compiled in every worker. The control: with nothing removed it is up to date."""
+    from strategic_apple_tasting import _jit_cache
+
+    monkeypatch.setenv("SAT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(precompile, "parts", list)  # nothing to compile: the listing alone
+    folder = (tmp_path / "numba" / "by-module"
+              / _jit_cache.module_cache_name(_jit_cache.PACKAGE_DIR / "engine" / "kernel.py"))
+    folder.mkdir(parents=True)
+    for name in ("kernel.f-12.py311.nbi", "kernel.f-12.py311.1.nbc"):
+        (folder / name).write_bytes(b"entry")
+    said: list[str] = []
+    precompile.compile_all(1, say=said.append)
+    precompile.compile_all(1, say=said.append)
+    assert said[-1].startswith("sat compile: up to date")
+    (folder / "kernel.f-12.py311.1.nbc").unlink()
+    said.clear()
+    precompile.compile_all(1, say=said.append)
+    gone = (folder / "kernel.f-12.py311.1.nbc").relative_to(tmp_path)
+    assert said[0] == (f"sat compile: 1 cache file(s) of the last run are gone (the first: "
+                       f"{gone}): compiling again"), said

@@ -323,6 +323,18 @@ def stamp_path() -> Path:
     return cache_root() / "numba" / f"compiled-{digest.hexdigest()[:24]}"
 
 
+def _removed(stamp: Path) -> list[str]:
+    """The cache files a finished run listed in its stamp that are gone (every one, for a
+    stamp that lists none: it says nothing of what is there)."""
+    from .._jit_cache import cache_root
+
+    root = cache_root()
+    listed = stamp.read_text().splitlines()[1:]
+    if not listed:
+        return ["(the stamp lists no files)"]
+    return [name for name in listed if not (root / name).is_file()]
+
+
 def _format_seconds(seconds: float) -> str:
     return f"{seconds:,.0f} s" if seconds < 120 else f"{seconds / 60:,.1f} min"
 
@@ -334,13 +346,17 @@ def compile_all(workers: int | None = None, *, force: bool = False, verbose: boo
     tell (``verbose``: and each entry compiled). Returns the number of cache entries compiled.
     With the stamp of a finished run present (:func:`stamp_path`) it returns 0 at once, unless
     ``force``."""
-    from .._jit_cache import cache_root
+    from .._jit_cache import cache_files, cache_root
     from ..engine.simulate import default_threads
 
     stamp = stamp_path()
     if stamp.exists() and not force:
-        say(f"sat compile: up to date ({cache_root()})")
-        return 0
+        gone = _removed(stamp)
+        if not gone:
+            say(f"sat compile: up to date ({cache_root()})")
+            return 0
+        say(f"sat compile: {len(gone)} cache file(s) of the last run are gone (the first: "
+            f"{gone[0]}): compiling again")
     todo = parts()
     workers = max(1, min(workers or default_threads(), len(todo)))
     say(f"sat compile: {len(todo)} parts on {workers} worker process(es) into {cache_root()}")
@@ -363,7 +379,9 @@ def compile_all(workers: int | None = None, *, force: bool = False, verbose: boo
             for entry in saved if verbose else ():
                 say(f"    {entry}")
     stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(f"sat compile finished in {time.perf_counter() - start:.1f} s\n")
+    root = cache_root()
+    stamp.write_text(f"sat compile finished in {time.perf_counter() - start:.1f} s\n"
+                     + "".join(f"{path.relative_to(root)}\n" for path in cache_files()))
     for old in stamp.parent.glob("compiled-*"):  # stamps of earlier sources
         if old != stamp:
             old.unlink(missing_ok=True)
