@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -164,6 +167,25 @@ class _ClientExecutor:
         self.client.close()
 
 
+def _term_as_ctrl_c(command: Any) -> Any:
+    """Run ``command`` with SIGTERM (``kill``, a batch system's stop) taken as Ctrl-C: the
+    workers stopped, finished cells kept, one line. By default SIGTERM ended the process
+    where it stood, and Python's resource tracker then warned of the pool's "leaked
+    semaphore objects"."""
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        if threading.current_thread() is not threading.main_thread():
+            return command(args)  # (signal handlers are the main thread's)
+        old = signal.signal(signal.SIGTERM,
+                            lambda signum, frame: signal.raise_signal(signal.SIGINT))
+        try:
+            return command(args)
+        finally:
+            signal.signal(signal.SIGTERM, old)
+    return run
+
+
+@_term_as_ctrl_c
 def cmd_sweep(args: argparse.Namespace) -> int:
     from concurrent.futures import BrokenExecutor
 
@@ -257,6 +279,7 @@ def write_run_report(out: Path, name: str, size: str) -> str:
     return str(page.relative_to(out))
 
 
+@_term_as_ctrl_c
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from ..experiments.claims import (
         CHECKS,
@@ -270,7 +293,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         tally,
     )
     from ..experiments.spec import SpecError, check_spec
-    from ..experiments.sweep import default_executor, run_sweep, terminate_workers
+    from ..experiments.sweep import default_executor, drop_unfinished, run_sweep, terminate_workers
     from ..reports.html import write_claims_page
 
     size = "quick" if args.quick else "full"
@@ -314,6 +337,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                 except KeyboardInterrupt:
                     # The workers ignore Ctrl-C; leaving the block would wait for their cells.
                     terminate_workers(pool)
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    drop_unfinished(out / name)
                     print(f"sat: interrupted; finished cells are kept in {out}: rerun the "
                           "same command to resume", file=sys.stderr)
                     return 130

@@ -342,6 +342,13 @@ def default_executor(workers: int) -> Executor:
                                initializer=_worker_init, initargs=(os.getpid(),))
 
 
+def drop_unfinished(out: Path) -> None:
+    """Delete the temporary files of cells whose writing was stopped (a worker terminated
+    mid-write leaves one), in sweep directory ``out``; only while no worker writes there."""
+    for tmp in (Path(out) / CELLS).glob(".*.tmp"):
+        tmp.unlink(missing_ok=True)
+
+
 def terminate_workers(pool: Executor) -> None:
     """Stop a local process pool's workers now, mid-cell (their cells stay unfinished).
 
@@ -450,8 +457,7 @@ def run_sweep(spec: Spec, out: str | Path, *, executor: Executor | None = None,
             stack.enter_context(_locked(out))
             _serve(spec, out, extend)
             # Under the lock no one else writes here: temporary files are a dead run's.
-            for tmp in (out / CELLS).glob(".*.tmp"):
-                tmp.unlink(missing_ok=True)
+            drop_unfinished(out)
         return _run(spec, out, executor, workers, progress, warn)
 
 
@@ -504,6 +510,8 @@ def _run(spec: Spec, out: Path, executor: Executor | None, workers: int,
             if interrupted:  # workers ignore SIGINT: stop them rather than wait for their cells
                 terminate_workers(pool)
             pool.shutdown(wait=True, cancel_futures=True)
+            if interrupted:
+                drop_unfinished(out)
     return state
 
 
