@@ -381,3 +381,46 @@ def test_a_backtest_part_not_run_to_its_end_is_named_not_read(tmp_path):
     with pytest.raises(ValueError, match=r"holds no backtest at δ = 0.25, 0.5, 1: run `sat "
                                          r"reproduce --parts backtest`"):
         backtest.GERMAN.load(tmp_path)
+
+
+def test_reproduce_on_a_dask_cluster_reads_the_local_runs_claims(quick, tmp_path):
+    """The cells of two parts run on a real Dask scheduler with two worker processes, started
+    as a cluster is (on loopback): the claims that read them are the local run's, bit for bit,
+    and the run says what it cost (``timing.md``: every cell's CPU time, the projection)."""
+    distributed = pytest.importorskip("distributed")
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    cli = [sys.executable, "-m"]
+    started = [subprocess.Popen([*cli, "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                 "--port", str(port), "--no-dashboard"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        started += [subprocess.Popen([*cli, "distributed.cli.dask_worker", address, "--nthreads",
+                                      "1", "--no-dashboard"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    for _ in range(2)]
+        with distributed.Client(address, timeout="60s") as client:
+            client.wait_for_workers(2, timeout=120)
+        parts = ["periods", "warm-ups"]
+        out = tmp_path / "on-dask"
+        assert main(["reproduce", "--quick", "--parts", ",".join(parts), "--scheduler",
+                     address, "--out", str(out), "--workers", "1"]) == 0
+    finally:
+        for process in started:
+            process.terminate()
+        for process in started:
+            process.wait(30)
+    local, *_ = quick
+    assert check_claims(out, parts) == check_claims(local, parts)
+    assert check_claims(out, parts)[0]  # (the parts are read by a claim)
+    timing = (out / "timing.md").read_text()
+    for part in parts:
+        cells = len(check_spec(PARTS["quick"][part]).cells)
+        assert f"| {part} | {cells:,} | " in timing, timing
+    assert "projected wall time" in timing and "Dask scheduler tcp://127.0.0.1" in timing

@@ -55,7 +55,12 @@ def fill_reproduce(repro: argparse.ArgumentParser) -> None:
     repro.add_argument("--list", action="store_true",
                        help="list the bundled parts and the claims that read each, then exit")
     repro.add_argument("--workers", type=positive_int("--workers"), default=default_threads(),
-                       help="local worker processes (default: the CPUs available)")
+                       help="local worker processes (default: the CPUs available); the threads "
+                       "of the runs made in this process (the backtest, the budgets)")
+    repro.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run the sweeps' cells on a Dask cluster (e.g. tcp://host:8786), "
+                       "whose workers see --out at the same path; needs the 'distributed' "
+                       "extra")
 
 
 #: The quick reproduction's wall time as measured, cold (compiling everything first) on 2 cores
@@ -294,6 +299,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     )
     from ..experiments.spec import SpecError, check_spec
     from ..experiments.sweep import default_executor, drop_unfinished, run_sweep, terminate_workers
+    from ..experiments.timing import timing_markdown
     from ..reports.html import write_claims_page
 
     size = "quick" if args.quick else "full"
@@ -313,23 +319,29 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     parts = {name: check_spec(PARTS[size][name]) for name in chosen if name in PARTS[size]}
     runs = [name for name in chosen if name in RUNS]
     total = sum(p.rounds for p in parts.values())
+    where = (f"Dask scheduler {args.scheduler}" if args.scheduler
+             else f"{args.workers} worker(s)")
     print(f"reproduce ({size}): {len(parts)} sweeps, {total:,} agent-rounds"
           + (f", then {', '.join(runs)}" if runs else "")
-          + f", {args.workers} worker(s) -> {out}", flush=True)
+          + f", {where} -> {out}", flush=True)
     work = {name: part_cost(name, spec.rounds) for name, spec in parts.items()}
     work.update({name: RUNS[name].cost(size) for name in runs})
     count = len(parts) + len(runs)
     start = time.perf_counter()
     done = 0.0
-    # One pool for every part: its workers keep the compiled kernels they have loaded.
-    with default_executor(args.workers) as pool:
+    walls: dict[str, tuple[float, float | None]] = {}  # part → its wall (and CPU, in process)
+    # One pool for every part: its workers keep the compiled kernels they have loaded. On a
+    # cluster the cells run there, and the pool here writes the reports.
+    with default_executor(args.workers) as pool, _executor(args.scheduler) as dask:
+        cells = pool if dask is None else dask.executor
         for k, (name, spec) in enumerate(parts.items(), 1):
             print(overall_line(k, count, name, len(spec.cells),
                                time.perf_counter() - start, done, sum(work.values())),
                   flush=True)
+            began = time.perf_counter()
             with progress_display(len(spec.cells)) as progress:
                 try:
-                    run_sweep(spec, out / name, executor=pool, progress=progress, warn=say)
+                    run_sweep(spec, out / name, executor=cells, progress=progress, warn=say)
                 except SpecError:
                     raise ValueError(f"{out / name} holds results of other sweeps than this "
                                      f"version's bundled {name!r} part: use another --out, or "
@@ -338,20 +350,24 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                     # The workers ignore Ctrl-C; leaving the block would wait for their cells.
                     terminate_workers(pool)
                     pool.shutdown(wait=True, cancel_futures=True)
-                    drop_unfinished(out / name)
+                    if dask is None:  # (a cluster's cells may still be writing)
+                        drop_unfinished(out / name)
                     print(f"sat: interrupted; finished cells are kept in {out}: rerun the "
                           "same command to resume", file=sys.stderr)
                     return 130
+            walls[name] = (time.perf_counter() - began, None)
             done += work[name]
         for k, name in enumerate(runs, len(parts) + 1):
             print(overall_line(k, count, name, None, time.perf_counter() - start, done,
                                sum(work.values())), flush=True)
+            began, cpu = time.perf_counter(), time.process_time()
             try:
                 RUNS[name].run(out / name, size, say=print, threads=args.workers)
             except KeyboardInterrupt:
                 print(f"sat: interrupted; finished budgets are kept in {out / name}: rerun the "
                       "same command to resume", file=sys.stderr)
                 return 130
+            walls[name] = (time.perf_counter() - began, time.process_time() - cpu)
             done += work[name]
         # The parts' reports are independent and mostly drawing: the pool writes them while
         # this process measures the claims (they took 40% of the quick run one at a time).
@@ -365,11 +381,15 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         print("writing the reports ...", flush=True)
         links = {name: page.result() for name, page in pages.items()}
     index = write_claims_page(claims, consistency, links, out / "index.html")
+    (out / "timing.md").write_text(timing_markdown(
+        out, walls, time.perf_counter() - start,
+        f"Dask scheduler {args.scheduler}" if args.scheduler else
+        f"{args.workers} local worker(s)"))
     broken = sum(not k.holds for k in consistency)
     print(f"claims: {tally(claims)}; consistency checks: "
           f"{len(consistency) - broken} of {len(consistency)} hold; "
           f"{time.perf_counter() - start:,.0f} s")
-    print(f"table: {out / 'claims.md'}")
+    print(f"table: {out / 'claims.md'}; what it cost: {out / 'timing.md'}")
     print(f"report: {index}")
     return 0
 

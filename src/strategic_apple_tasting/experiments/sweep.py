@@ -60,6 +60,9 @@ LOCK = ".lock"
 #: Footer metadata of a cell's file: its key and its number of rows.
 CELL_KEY = "sat.cell"
 CELL_ROWS = "sat.rows"
+#: A cell's CPU and wall seconds in the worker that ran it (for :mod:`.timing`).
+CELL_CPU = "sat.cpu_seconds"
+CELL_WALL = "sat.wall_seconds"
 #: How often a worker checks that the sweep that started it is still alive (seconds).
 WATCH_INTERVAL = 0.2
 #: How long the sweep waits for a cell before it looks for a recorded Ctrl-C (seconds).
@@ -98,12 +101,17 @@ def _warn(message: str) -> None:
 
 
 def run_cell(cell: Cell, path: str) -> int:
-    """Simulate one cell and write its table to ``path`` (atomically); returns its rounds."""
+    """Simulate one cell and write its table to ``path`` (atomically); returns its rounds.
+    The file's metadata keeps the cell's CPU and wall seconds (its figures do not)."""
+    wall, cpu = time.perf_counter(), time.process_time()
     game, learner = cell.build()
     table = simulate(game, [learner], cell.horizon, list(cell.seeds), per_decade=cell.per_decade)
     labels = pa.array([cell.label] * table.num_rows)
     table = table.set_column(table.schema.get_field_index("learner"), "learner", labels)
-    write_table(table, path, metadata={CELL_KEY: cell.key, CELL_ROWS: str(table.num_rows)})
+    write_table(table, path, metadata={
+        CELL_KEY: cell.key, CELL_ROWS: str(table.num_rows),
+        CELL_CPU: f"{time.process_time() - cpu:.3f}",
+        CELL_WALL: f"{time.perf_counter() - wall:.3f}"})
     return len(cell.seeds) * cell.horizon
 
 
