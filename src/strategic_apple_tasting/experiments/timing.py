@@ -61,8 +61,8 @@ def timing_markdown(out: str | Path, walls: dict[str, tuple[float, float | None]
     those of an earlier, resumed invocation too) and this invocation's wall seconds; the
     runs made in this process (``walls[name][1]`` their CPU seconds); and the wall time the
     cells would take on :data:`PROJECTED` workers, from their measured CPU seconds, plus
-    the in-process runs' measured wall time (they run on this machine whatever the
-    cluster)."""
+    what runs on this machine whatever the cluster, as measured: the in-process runs, the
+    claims' checks and the reports (``wall`` less the parts' and runs' own)."""
     import datetime
     import os
     import platform
@@ -82,20 +82,23 @@ def timing_markdown(out: str | Path, walls: dict[str, tuple[float, float | None]
             rows.append(f"| {name} (in process) | – | {cpu:,.1f} | {seconds:,.1f} |")
     total = sum(every) + runs_cpu
     longest = max(every, default=0.0)
-    projected = ", ".join(f"{w} workers {projected_wall(every, w) + runs_wall:,.0f} s"
+    # The claims' checks and the reports run here, whatever the cluster: added as measured.
+    rest = max(0.0, wall - sum(seconds for seconds, _ in walls.values()))
+    projected = ", ".join(f"{w} workers {projected_wall(every, w) + runs_wall + rest:,.0f} s"
                           for w in PROJECTED)
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return "\n".join([
         f"# What this run cost ({now})",
         "",
-        f"- machine: {platform.machine()} {platform.processor() or ''}, "
+        f"- machine: {' '.join(filter(None, (platform.machine(), platform.processor())))}, "
         f"{os.cpu_count()} CPUs, {platform.system()} {platform.release()}, Python "
         f"{platform.python_version()}",
         f"- cells ran on: {where}",
         f"- wall time of this invocation: {wall:,.0f} s; CPU time of every cell and run: "
         f"{total:,.0f} s (the longest cell: {longest:,.1f} s)",
-        f"- projected wall time (cells scheduled longest first, plus the in-process runs' "
-        f"{runs_wall:,.0f} s): {projected}",
+        f"- projected wall time (the cells scheduled longest first, plus what runs here "
+        f"whatever the cluster: the in-process runs' {runs_wall:,.0f} s and the checks' and "
+        f"reports' {rest:,.0f} s): {projected}",
         "",
         "| part | cells | CPU s | wall s (this invocation) |",
         "|---|---:|---:|---:|",
