@@ -794,3 +794,11 @@ def test_a_body_with_two_meanings_or_no_reading_is_refused_saying_why(client, te
     before = counts(client)
     assert refused(raw(client, "/decisions", text), status) == line
     assert counts(client) == before and unknown(client, "twice") and unknown(client, "deep")
+
+
+def test_whoami_names_the_key_and_its_scopes_and_needs_one(server, client):
+    doc = client.get("/whoami").json()
+    assert doc == {"key": server.key.split("_")[1], "scopes": list(keys.SCOPES)}, doc
+    refused(httpx.get(f"{server.url}/whoami"), 401, "API key")  # the control: no key
+    refused(httpx.get(f"{server.url}/whoami", headers={"Authorization": "Bearer sat_x_y"}),
+            401)

@@ -398,7 +398,9 @@ class Gate:
     WRITES = frozenset({"/decisions", "/outcomes", "/publish", "/rollback", "/shadows",
                         "/shadows/detach", "/promote"})
     PRIVATE = "/decisions/"  # GET /decisions/{id}: an applicant's features need a key
-    OPERATOR = "/operator"  # the operator's page: figures by group, experiments
+    #: Reads that need a key: the operator's page (figures by group, experiments); the key's
+    #: own description (any scope: a client's check of its key, and the stack's floor).
+    KEYED: ClassVar[dict[str, str | None]] = {"/operator": "admin", "/whoami": None}
     # the writes that take a body
     JSON = frozenset({"/decisions", "/outcomes", "/rollback", "/shadows", "/shadows/detach",
                       "/promote"})
@@ -413,10 +415,13 @@ class Gate:
         self.deadline = deadline
         self.limits = limits
 
-    def scope(self, path: str) -> str:
-        """The scope a key needs for ``path`` (a write, or an explanation)."""
+    def scope(self, path: str) -> str | None:
+        """The scope a key needs for ``path`` (a write, an explanation, a keyed read; None:
+        any valid key)."""
         if path.startswith(self.PRIVATE):
             return "explain"
+        if path in self.KEYED:
+            return self.KEYED[path]
         return self.SCOPES.get(path, "admin")
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -425,13 +430,13 @@ class Gate:
         headers = dict(scope["headers"])
         post = scope["method"] == "POST"
         if ((post and scope["path"] in self.WRITES) or scope["path"].startswith(self.PRIVATE)
-                or scope["path"] == self.OPERATOR):
+                or scope["path"] in self.KEYED):
             header = headers.get(b"authorization", b"").decode("latin-1")
-            why = await self._unauthorized(header, self.scope(scope["path"]))
+            # who asked, for the row it writes (FastAPI's request.state reads scope["state"])
+            state = scope.setdefault("state", {})
+            why = await self._unauthorized(header, self.scope(scope["path"]), state)
             if why is not None:
                 return await _error(*why)(scope, receive, send)
-            # who asked, for the row it writes (FastAPI's request.state reads scope["state"])
-            scope.setdefault("state", {})["key_id"] = self.keys().parse(header)[0]
         if post and scope["path"] in self.JSON:
             why = self._unparsable(headers)
             if why is not None:
@@ -479,10 +484,11 @@ class Gate:
             return events.pop(0) if events else await receive()
         return await self.app(scope, replay, send)
 
-    async def _unauthorized(self, header: str, needed: str
+    async def _unauthorized(self, header: str, needed: str | None, state: dict[str, Any]
                             ) -> tuple[int, str] | tuple[int, str, bool, dict[str, str]] | None:
         """The refusal (status, why[, close, headers]) if the request's key may not do what
-        the route does (``needed``, a scope) now, else None; a key not read lately is looked
+        the route does (``needed``, a scope; None: any key) now, else None, with the key's
+        id and scopes in ``state`` (``key_id``, ``scopes``); a key not read lately is looked
         up in a thread (the event loop never waits for the database), and so is the write of
         its last use (once a minute)."""
         keys = self.keys()
@@ -496,7 +502,7 @@ class Gate:
             return 503, f"the API key cannot be checked: the database is unavailable ({why})"
         if why is not None:
             return 401, why
-        if needed not in scopes:
+        if needed is not None and needed not in scopes:
             return 403, (f"API key {id_} may not {DOES[needed]}: that needs scope "
                          f"{needed!r}, and it has {', '.join(scopes) or 'none'} (sat serve keys "
                          f"create --scope {needed} makes a key that may)")
@@ -509,6 +515,7 @@ class Gate:
                         f"{seconds} s", False, {"retry-after": str(seconds)})
         if keys.use_due(id_):
             await asyncio.to_thread(keys.write_use, id_)
+        state.update(key_id=id_, scopes=scopes)
         return None
 
     @staticmethod
@@ -895,6 +902,11 @@ def create_app(service: Service) -> FastAPI:
             sa.select(st).order_by(st.c.version)).all())
         return Response(prom.text(figures, versions) + process.text(),
                         media_type=prom.CONTENT_TYPE)
+
+    @app.get("/whoami", summary="The API key's id and scopes (any valid key; nothing is "
+             "read from the database once the key is known)", dependencies=key)
+    async def whoami(request: Request) -> Response:
+        return _json({"key": _key(request), "scopes": list(request.state.scopes)})
 
     @app.get("/health", summary="Whether the service decides and learns (public)")
     async def health() -> Response:
