@@ -28,6 +28,10 @@ TOLD = {"sa-ols": 1.0, "sa-ols (δ estimated)": None, "sa-ols (δ × 2)": 2.0,
         "sa-ols (δ / 2)": 0.5}
 
 
+#: "A larger burden": strictly, so groups that move equally far fail.
+LARGER = Check("> 0", low=0.0, strict=True)
+
+
 def learners(delta: float) -> list[dict]:
     """The part's learners at the game's budget ``delta``."""
     out = []
@@ -134,7 +138,7 @@ def fico(table: pa.Table) -> list[Row]:
         "(FICO tables)", "the social cost of strategic classification (Milli et al. 2019; "
         "Hu et al. 2019)",
         f"SA-OLS at δ = {gaming:g}: distance moved per applicant, black minus white, at T",
-        mean(gap(gaming)), Check("> 0", low=0.0, strict=True),
+        mean(gap(gaming)), LARGER,
         Control("the same game without gaming (δ = 0)", mean(gap(0.0))),
         detail="the burden here is the distance applicants move to be accepted (all of them "
                "can: one budget); scenarios/burden.py draws it against the lender's profit",

@@ -42,7 +42,8 @@ HOLDS = Check("≥ 1 (c2 at least the bound)", low=1.0)
 Draw = Callable[[int, int, np.random.Generator], np.ndarray]
 
 
-def _ball(d: int, n: int, rng: np.random.Generator) -> np.ndarray:
+def ball(d: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Contexts uniform in the unit ball, as the stochastic game draws them."""
     return draw_contexts(UniformBall(), d, n, rng)
 
 
@@ -56,7 +57,7 @@ def lemma_bound(d: int, delta: float) -> float:
     return main_bound(d, delta) / (3 * d)
 
 
-def measured_c2(d: int, delta: float, draw: Draw = _ball, samples: int = SAMPLES) -> Estimate:
+def measured_c2(d: int, delta: float, draw: Draw = ball, samples: int = SAMPLES) -> Estimate:
     """E[x₂² | x₁ ≥ δ] over ``samples`` contexts from ``draw`` (d, n, rng) → (n, d), with its
     Student-t interval over the contexts that pass (each an independent draw)."""
     x = draw(d, samples, np.random.default_rng(np.random.SeedSequence(SEED)))
@@ -87,7 +88,7 @@ def failing(bound: Callable[[int, float], float]) -> str:
         f"{GRID_DELTA[0]:g}…{GRID_DELTA[-1]:g}")
 
 
-def c2_rows(d: int, delta: float, draw: Draw = _ball) -> list[Row]:
+def c2_rows(d: int, delta: float, draw: Draw = ball) -> list[Row]:
     """The two stated bounds on c2 at (d, δ), each against the measured c2."""
     c2 = measured_c2(d, delta, draw)
     exact = theory.c2(d, delta)

@@ -46,6 +46,13 @@ def _extra(table: pa.Table, axis: str, learner: str, base: list[np.ndarray]) -> 
                             for v, b in zip(_axis(table, axis), base, strict=True)])
 
 
+def below(sym: str, blind: float) -> Check:
+    """Less than :data:`SHARE` of the additive term ``sym`` × ``blind``, strictly as the words
+    "less than" say."""
+    return Check(f"< {SHARE:g} (a stated share of the additive term {sym} × {blind:.3g})",
+                 high=SHARE, strict=True)
+
+
 def share_of_term(x: np.ndarray, extra: np.ndarray, blind: float) -> Estimate:
     """The largest over the values ``x`` of the mean extra regret (columns of ``extra``) over
     ``x`` × ``blind``, the additive term of delayed-feedback theory at that value (``x`` rounds
@@ -75,8 +82,7 @@ def _claim(table: pa.Table, warmups: pa.Table, axis: str, sym: str, claim: str, 
               f"regret at T = {horizon:,} over SA-OLS with the same warm-up and no {axis}, "
               f"over {sym} × accept-all's regret a round ({blind:.3g})",
               share_of_term(x.astype(float), stale, blind),
-              Check(f"< {SHARE:g} (a stated share of the additive term {sym} × {blind:.3g})",
-                    high=SHARE, strict=True),
+              below(sym, blind),
               Control(f"the whole extra regret over SA-OLS at {axis} {first}, warm-up "
                       f"included ({sym} more rounds of accept-all)",
                       share_of_term(x.astype(float), whole, blind)),

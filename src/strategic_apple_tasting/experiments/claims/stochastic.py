@@ -47,6 +47,23 @@ def count_check(want: float) -> Check:
                  width=COUNT_WIDTH * want, width_why="else it tells c1 from c1 ± 1% no better")
 
 
+def lock_check(predicted: float, se: float) -> Check:
+    """The measured lock-in rate less the ``predicted`` one covers 0, on an interval narrower
+    than the prediction: one that wide could cover the prediction and the paper's 0 alike."""
+    return Check(f"0 (predicted {predicted:.4f} ± {se:.4f}: Monte Carlo of the warm-up; "
+                 f"interval narrower than the prediction)", kind="covers", target=0.0,
+                 width=predicted,
+                 width_why="else it could cover the prediction and the paper's 0 alike")
+
+
+def unlocked_check(predicted: float) -> Check:
+    """No seed locked: the rate covers 0, on an interval narrower than the ``predicted``
+    lock-in rate (else it could cover 0 and that rate alike)."""
+    return Check("0 (interval narrower than the predicted lock-in rate)", kind="covers",
+                 target=0.0, width=predicted,
+                 width_why="else it could cover 0 and the lock-in rate alike")
+
+
 def _game(table: pa.Table) -> tuple[int, float, float, int]:
     """d, δ, σ and T of a part with one game and one horizon."""
     return (setting(table, "dimension"), setting(table, "delta"), setting(table, "sigma"),
@@ -218,9 +235,7 @@ def lock_in(table: pa.Table) -> list[Row]:
         "SA-OLS's warm-up when r0 > 0 (the paper's c1 > 0 every round assumes it away)",
         f"seeds with no clean point after the warm-up ({locked}/{n}) − predicted",
         shifted(measured, predicted),
-        Check(f"0 (predicted {predicted:.4f} ± {se:.4f}: Monte Carlo of the warm-up; interval "
-              f"narrower than the prediction)", kind="covers", target=0.0, width=predicted,
-              width_why="else it could cover the prediction and the paper's 0 alike"),
+        lock_check(predicted, se),
         Control("the paper's analysis, which predicts 0 (c1 > 0 every round)",
                 measured),
         detail=f"measured {measured.shown()}, at T = {horizon:,}, d = {d}, δ = {delta:g}, "
@@ -234,9 +249,7 @@ def lock_in(table: pa.Table) -> list[Row]:
         "SAOLS(accept_when_locked=True): accept-all while no clean point can come",
         "seeds with no clean point after the warm-up",
         proportion(still, n),
-        Check("0 (interval narrower than the predicted lock-in rate)", kind="covers",
-              target=0.0, width=predicted,
-              width_why="else it could cover 0 and the lock-in rate alike"),
+        unlocked_check(predicted),
         Control("SA-OLS without it", measured),
         detail=f"mean regret {mean(regret_plain).shown()} → {mean(regret_fixed).shown()}; on "
                f"the {int(free.sum())} seeds that never locked it changes regret by "
