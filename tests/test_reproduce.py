@@ -184,6 +184,7 @@ def test_reproduce_quick_writes_the_table_the_page_and_a_report_per_part(quick):
     assert "Consistency checks" in table
     page = (out / "index.html").read_text()
     assert page.count("<tr>") == len(claims) + 1
+    assert page.count("measured: <code>") == sum(c.label == "measured" for c in claims) > 0
     for part in part_names("quick"):
         assert (out / part / "report" / "index.html").exists(), part
         assert f'href="{part}/report/index.html"' in page
