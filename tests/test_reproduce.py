@@ -38,7 +38,9 @@ RUN_FIRST = True
 #: those rows cannot discriminate yet (the full run's can).
 QUICK_VERDICTS = {
     "SA-OLS regret grows at most like √T": YES,
-    "clean points ≈ d + c1·(T − d)": YES,
+    # The count's 99.7% interval (301 wide at T = 50,000) is not narrower than 2% of the
+    # expected count (282): at the quick size it cannot tell c1 from c1 ± 1% (the full run's can).
+    "clean points ≈ d + c1·(T − d)": NOT_DISCRIMINATING,
     "SA-OLS's estimation error falls like 1/√t": YES,
     "OLS on every accepted point is inconsistent (SA-OLS's shifted rule)": YES,
     "OLS on every accepted point is inconsistent (naive greedy, r0 = 0)": NO,
@@ -48,10 +50,16 @@ QUICK_VERDICTS = {
     "epsilon-greedy (ignores gaming) has linear regret": YES,
     "unknown-horizon is within 4× of the better of SA-OLS and ETC": NO,
     "SA-OLS regret under the explicit bound": YES,
+    # The paper's main text states c2 ≥ (3/4 − δ/2 − δ²/4)³; at d = 3, δ = 0.3 c2 is 0.167, the
+    # bound 0.193. lem:spheres's bound, with the factor 1/(3d) the main text drops, holds.
+    "c2(d, δ) ≥ (3/4 − δ/2 − δ²/4)³ (the main text's bound on c2)": NO,
+    "c2(d, δ) ≥ (3/4 − δ/2 − δ²/4)³ / (3d) (lem:spheres's bound on c2)": YES,
     "unknown-horizon regret under the explicit bound": YES,
     "SA-OLS's rate under bandit feedback": YES,
     "ETC's commit phase: regret under the proof's commit term": YES,
-    "ETC's commit-phase regret grows at most like T^⅔": YES,
+    # ETC's commit-phase regret is near zero (it commits to a near-perfect rule): the slope's
+    # interval, [−0.275, 0.548], holds a constant's 0 and T^⅔'s ⅔ alike.
+    "ETC's commit-phase regret grows at most like T^⅔": NOT_DISCRIMINATING,
     "ETC's rate under bandit feedback": YES,
     "EXP3-SAE regret grows at most like T^((d+1)/(d+2)) on an oblivious sequence (d = 1)": YES,
     "…where SA-OLS's regret is linear (d = 1)": YES,
@@ -76,9 +84,10 @@ QUICK_VERDICTS = {
     "river:LinUCBDisjoint, a peer library's own algorithm": YES,
     "vw:cb_explore_adf, a peer library's own algorithm": NOT_DISCRIMINATING,
     # Staleness apart from the warm-up a delay or a period imposes (against SA-OLS with the
-    # same warm-up): no cost ∝ D shows; the whole extra regret, the positive control, is ∝ D.
-    "learning outcomes D rounds late costs SA-OLS regret in proportion to D": NO,
-    "holding each rule for P rounds costs SA-OLS regret in proportion to P": NO,
+    # same warm-up) is below a tenth of the additive term D × accept-all's regret a round; the
+    # whole extra regret, the control, is the full term.
+    "after the same warm-up, learning outcomes D rounds late costs SA-OLS less than": YES,
+    "after the same warm-up, holding each rule for P rounds costs SA-OLS less than": YES,
     "learning from gamed points (offset-ols) reduces the cost of a small c1: ≥ 2× lower "
     "regret than SA-OLS wherever c1 < 0.05": YES,
     "…and no worse than SA-OLS where c1 ≥ 0.05 (r0 = 0.1)": YES,
@@ -106,17 +115,17 @@ QUICK_VERDICTS = {
     # German credit under the holdout protocol: the rules in force at T scored on held-out
     # applicants. At 10 seeds the differences are about ±40 per 1,000: the controls (gaming
     # switched off; the recorded outcomes) straddle 0, so no row can read "yes" or "no".
-    "the best strategy-aware learner's profit is at least naive greedy's and naive logistic's "
+    "the best strategy-aware learner earns more than naive greedy and naive logistic "
     "where gaming costs them money (German credit, δ = 0.25)": NOT_DISCRIMINATING,
-    "the best strategy-aware learner's profit is at least naive greedy's and naive logistic's "
+    "the best strategy-aware learner earns more than naive greedy and naive logistic "
     "where gaming costs them money (German credit, δ = 0.5)": INCONCLUSIVE,
-    "the best strategy-aware learner's profit is at least naive greedy's and naive logistic's "
+    "the best strategy-aware learner earns more than naive greedy and naive logistic "
     "where gaming costs them money (German credit, δ = 1)": NOT_DISCRIMINATING,
-    "where the linear model is exactly right SA-OLS earns at least naive greedy's profit, and "
+    "where the linear model is exactly right SA-OLS earns more than naive greedy, and "
     "on real outcomes it does not (German credit, δ = 0.25)": NOT_DISCRIMINATING,
-    "where the linear model is exactly right SA-OLS earns at least naive greedy's profit, and "
+    "where the linear model is exactly right SA-OLS earns more than naive greedy, and "
     "on real outcomes it does not (German credit, δ = 0.5)": NOT_DISCRIMINATING,
-    "where the linear model is exactly right SA-OLS earns at least naive greedy's profit, and "
+    "where the linear model is exactly right SA-OLS earns more than naive greedy, and "
     "on real outcomes it does not (German credit, δ = 1)": NOT_DISCRIMINATING,
     # A lender's backtest: offset-logistic against the incumbent scorecard raised by the
     # gaming allowance and refitted, on new applicants each met once; the incumbent kept as it
@@ -175,6 +184,7 @@ def test_reproduce_quick_writes_the_table_the_page_and_a_report_per_part(quick):
     assert "Consistency checks" in table
     page = (out / "index.html").read_text()
     assert page.count("<tr>") == len(claims) + 1
+    assert page.count("measured: <code>") == sum(c.label == "measured" for c in claims) > 0
     for part in part_names("quick"):
         assert (out / part / "report" / "index.html").exists(), part
         assert f'href="{part}/report/index.html"' in page
@@ -306,8 +316,8 @@ def test_sa_ols_in_place_of_sampled_sae_has_the_rate_on_stochastic_contexts(quic
                                                      ("periods", "period", "periods")])
 def test_staleness_without_the_same_warm_up_is_the_warm_up_cost(quick, part, axis, check):
     """Against SA-OLS with the paper's warm-up instead of the same longer one, the "staleness"
-    is the whole extra regret, ∝ D: the row would read "yes". With the same warm-up it reads
-    "no"."""
+    is the whole extra regret, the full additive term: the row reads "no". With the same
+    warm-up it reads "yes"."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -316,7 +326,7 @@ def test_staleness_without_the_same_warm_up_is_the_warm_up_cost(quick, part, axi
     table, warmups = _parts(quick, part, "warm-ups")
     rule = getattr(delays, check)
     (claim,) = [r for r in rule(table, warmups) if hasattr(r, "verdict")]
-    assert claim.verdict == NO
+    assert claim.verdict == YES
     paper = table.filter(pc.and_(pc.equal(table.column("learner"), "sa-ols"),
                                  pc.equal(table.column(axis), 0 if axis == "delay" else 1)))
     labels = sorted(set(warmups.column("learner").to_pylist()))
@@ -324,7 +334,7 @@ def test_staleness_without_the_same_warm_up_is_the_warm_up_cost(quick, part, axi
                                               pa.array([lb] * paper.num_rows))
                              for lb in labels])
     (swapped,) = [r for r in rule(table, fake) if hasattr(r, "verdict")]
-    assert swapped.verdict == YES
+    assert swapped.verdict == NO and swapped.measured.low > 0.5
 
 
 def test_every_part_has_a_measured_cost_for_the_time_left():
@@ -340,13 +350,19 @@ def test_the_lending_check_does_not_pass_with_naive_logistic_as_every_strategy_a
     from strategic_apple_tasting.experiments.claims import lending
 
     (table,) = _parts(quick, "lending")
-    start = ("the best strategy-aware learner's profit is at least naive greedy's and naive "
-             "logistic's where gaming costs them money (German credit, δ = 1)")
+    start = ("the best strategy-aware learner earns more than naive greedy and naive "
+             "logistic where gaming costs them money (German credit, δ = 1)")
     assert _one(lending.lending(table), start).outcome == "pass"
     swapped = table
     for aware in lending.AWARE:
         swapped = _with(swapped, aware, "naive-logistic")
     assert _one(lending.lending(swapped), start).outcome != "pass"
+    # Where naive-logistic is the better naive learner the gain is an exact tie on every seed,
+    # which "more than" fails.
+    ties = [row for row in lending.lending(swapped)
+            if hasattr(row, "verdict") and "naive-logistic's (the better" in row.about]
+    assert ties and all(row.measured.low == row.measured.high == 0.0
+                        and row.outcome == "fail" for row in ties)
 
 
 def test_the_backtest_row_reads_no_with_the_kept_incumbent_as_the_recommended_learner(quick):
@@ -381,6 +397,66 @@ def test_a_backtest_part_not_run_to_its_end_is_named_not_read(tmp_path):
     with pytest.raises(ValueError, match=r"holds no backtest at δ = 0.25, 0.5, 1: run `sat "
                                          r"reproduce --parts backtest`"):
         backtest.GERMAN.load(tmp_path)
+
+
+def test_every_row_says_what_stands_behind_it_and_names_ideas(quick):
+    """A label on every row; the baselines that ignore gaming are measured, not the paper's
+    statements; no source or claim points at a tracker ("issue ...") instead of an idea."""
+    from strategic_apple_tasting.experiments.claims import LABELS, MEASURED, NON_STRATEGIC
+
+    _, claims, consistency = quick
+    assert {c.label for c in claims} <= set(LABELS)
+    for name in NON_STRATEGIC:
+        row = _verdict_of(claims, f"{name} (ignores gaming) has linear regret")
+        assert row.label == MEASURED and "§" not in row.source
+    for text in [c.source for c in claims] + [c.claim for c in claims] + [
+            k.source for k in consistency]:
+        assert "issue" not in text.lower(), text
+
+
+def test_etc_that_never_commits_fails_the_commit_rate(quick):
+    """The commit-phase rate row: ETC's regret at T replaced by accept-all's (a rule that keeps
+    accepting everyone after T0, on the same seeds, so its exploration is ETC's) grows like T and
+    the row reads "no", where ETC's near-zero commit regret reads "not discriminating"."""
+    import pyarrow as pa
+
+    from strategic_apple_tasting.experiments.claims import horizons
+
+    (table,) = _parts(quick, "etc")
+    start = "ETC's commit-phase regret grows at most like T^⅔"
+    assert _one(horizons.etc(table), start).verdict == NOT_DISCRIMINATING
+    frame = table.to_pandas()
+    final = frame["t"] == frame["horizon"]
+    key = ["feedback", "horizon", "seed"]
+    accept = frame[final & (frame["learner"] == "accept-all")].set_index(key)["regret"]
+    etc = final & (frame["learner"] == "etc")
+    frame.loc[etc, "regret"] = accept.loc[
+        list(frame.loc[etc, key].itertuples(index=False, name=None))].to_numpy()
+    never = pa.Table.from_pandas(frame, schema=table.schema, preserve_index=False)
+    assert _one(horizons.etc(never), start).verdict == NO
+
+
+def test_c2_bounds_flip_with_the_contexts(quick):
+    """The c2 rows measure the contexts the game draws: on the sphere's surface (c2 = 0.27 at
+    d = 3, δ = 0.3) the main text's bound holds and its row reads "yes"; with x₂ squashed to a
+    tenth, lem:spheres's fails too."""
+    import numpy as np
+
+    from strategic_apple_tasting.experiments.claims import constants
+    from strategic_apple_tasting.game import UniformSphere, draw_contexts
+
+    def sphere(d, n, rng):
+        return draw_contexts(UniformSphere(), d, n, rng)
+
+    def squashed(d, n, rng):
+        return constants.ball(d, n, rng) * np.array([1.0, 0.1] + [1.0] * (d - 2))
+
+    main = "c2(d, δ) ≥ (3/4 − δ/2 − δ²/4)³ (the main text's"
+    lemma = "c2(d, δ) ≥ (3/4 − δ/2 − δ²/4)³ / (3d)"
+    real = constants.c2_rows(3, 0.3)
+    assert (_one(real, main).verdict, _one(real, lemma).verdict) == (NO, YES)
+    assert _one(constants.c2_rows(3, 0.3, sphere), main).verdict == YES
+    assert _one(constants.c2_rows(3, 0.3, squashed), lemma).verdict == NO
 
 
 def test_reproduce_on_a_dask_cluster_reads_the_local_runs_claims(quick, tmp_path):

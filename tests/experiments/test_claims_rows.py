@@ -6,8 +6,10 @@ import pytest
 
 from strategic_apple_tasting.experiments.claims import (
     INCONCLUSIVE,
+    LABELS,
     NO,
     NOT_DISCRIMINATING,
+    PAPER,
     YES,
     Check,
     Claim,
@@ -28,7 +30,7 @@ def est(value, low=math.nan, high=math.nan, seeds=8):
 
 def row(measured, control, *, must="fail", regime="", why=""):
     return Claim("rate ≤ ½", "thm:x", "slope", measured, AT_MOST_HALF,
-                 Control("baseline", control, must=must), why=why, regime=regime)
+                 Control("baseline", control, must=must), why=why, regime=regime, label=PAPER)
 
 
 @pytest.mark.parametrize(("measured", "control", "must", "regime", "verdict"), [
@@ -81,7 +83,8 @@ def test_the_table_prints_every_verdict_and_no_plus_minus_zero():
         assert text in md, text
     assert "± 0" not in md
     text = claims_text(claims, consistency)
-    assert "[no] rate ≤ ½ (thm:x)" in text and "why:      it grows faster" in text
+    assert "[no] rate ≤ ½ (paper's statement: thm:x)" in text
+    assert "why:      it grows faster" in text
     assert "[FAILS] no gamed point" in text
     assert tally(claims) == ("2 yes, 1 no, 1 not discriminating at this T, "
                              "1 inconclusive at this T")
@@ -118,3 +121,32 @@ def test_the_peers_check_is_strict():
     for claim in peers.peers(table):  # every peer exactly as good as SA-OLS on every seed
         assert claim.measured.value == 1.0 and claim.outcome == "fail", claim.measured_text
         assert np.isclose(claim.control.estimate.value, 1.0)
+
+
+def test_a_row_says_what_stands_behind_it():
+    assert LABELS == ("paper's statement", "argued", "beyond the paper", "measured")
+    with pytest.raises(ValueError, match="label must be one of paper's statement, argued, "
+                                         "beyond the paper, measured, got '§3 baselines'"):
+        Claim("x", "y", "z", est(1.0), AT_MOST_HALF, Control("c", est(2.0)),
+              label="§3 baselines")
+    assert "| rate ≤ ½ | paper's statement: `thm:x` |" in claims_markdown(
+        [row(est(0.3, 0.2, 0.4), est(1.0, 0.9, 1.1))])
+
+
+def test_an_interval_not_narrower_than_the_stated_width_is_not_discriminating():
+    """A covers check passes any interval wide enough: one as wide as the stated width (or
+    wider) says nothing, and the row reads "not discriminating"; a narrower one is judged."""
+    check = Check("= 0", kind="covers", target=0.0, width=0.2, width_why="a reason")
+
+    def claim(measured):
+        return Claim("= 0", "thm:x", "gap", measured, check,
+                     Control("baseline", est(1.0, 0.95, 1.05)), label=PAPER)
+    assert claim(est(0.0, -0.09, 0.09)).verdict == YES
+    edge = claim(est(0.0, -0.1, 0.1))  # exactly the width: not narrower
+    assert edge.verdict == NOT_DISCRIMINATING
+    assert edge.reason == ("the interval is 0.2 wide, not narrower than 0.2 (a reason): it "
+                           "passes whichever holds")
+    # A wide interval that misses the target still fails: width only withholds a pass.
+    assert claim(est(1.0, 0.5, 1.5)).verdict == NO
+    # A statistic without an interval is judged on its value.
+    assert claim(est(0.0)).verdict == YES

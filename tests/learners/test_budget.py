@@ -14,6 +14,7 @@ from strategic_apple_tasting.game.agents import EllipsoidalCost, LazyBestRespons
 from strategic_apple_tasting.learners import SAOLS, ExploreThenCommit
 from strategic_apple_tasting.learners.budget import (
     BINS_PER_UNIT,
+    LANDING,
     BudgetBelief,
     BudgetEstimate,
     estimate_budget,
@@ -49,6 +50,23 @@ def test_with_a_truthful_fraction_the_hole_is_partial():
     estimates = [estimate_budget(_probe(0.3137, s, truthful=0.3)) for s in range(10)]
     assert sum(e.low <= 0.3137 <= e.high for e in estimates) >= 8
     assert all(abs(e.truthful - 0.3) < 0.1 for e in estimates)
+
+
+def test_movers_a_rounding_error_either_side_of_the_boundary_have_landed():
+    """The landing test is two-sided, with a tolerance: movers whose distance comes out a
+    rounding error below 0 (the score computed on another float path) are on the pile, as are
+    those a few ulps above it; they once fell into the hole and the estimate lost its pile."""
+    v = np.linspace(-1, 1, 20001)
+    band = (v >= -0.3) & (v < 0)
+    exact = estimate_budget(np.where(band, 0.0, v))
+    assert exact.pile == band.sum() + 1 and exact.low <= 0.3 <= exact.high  # v = 0 lands too
+    for off in (-1e-12, -0.5 * LANDING, 1e-12, 0.5 * LANDING):
+        assert estimate_budget(np.where(band, off, v)) == exact, off
+    # Control: movers as far below as the tolerance or farther are not on the pile: read as the
+    # hole's, they leave one applicant landed and an interval that no longer pins the edge.
+    for off in (-LANDING, -10 * LANDING):
+        far = estimate_budget(np.where(band, off, v))
+        assert far.pile == 1 and far.high - far.low > 10 * (exact.high - exact.low), off
 
 
 def test_no_gaming_gives_an_estimate_near_zero():

@@ -4,10 +4,10 @@ The principal sees every applicant's reported x′, rejected ones included, and 
 (β, c) each was decided under. Write each applicant's distance to that boundary in units of
 the budget, v = (⟨β, x′⟩ − c) / reach₁(β), where reach₁(β) is the score one unit of budget
 buys (‖β‖, ‖β_G‖ under subset gaming, sqrt(βᵀA⁻¹β) under an ellipsoidal cost). Lazy movers
-land exactly on the boundary: a **pile** at v = 0 (to a few ulps), and a **hole** on [−δ, 0)
-where they would have been; with a truthful fraction τ the hole keeps a share τ of its
-applicants. This is the shape the bunching literature reads at a notch (Saez 2010; Kleven and
-Waseem 2013), and here the principal knows where the notch is.
+land exactly on the boundary: a **pile** at v = 0 (to :data:`LANDING`, either side), and a
+**hole** on [−δ, 0) where they would have been; with a truthful fraction τ the hole keeps a
+share τ of its applicants. This is the shape the bunching literature reads at a notch (Saez
+2010; Kleven and Waseem 2013), and here the principal knows where the notch is.
 
 The estimator is a profile likelihood of the band's width. For a candidate δ, let C(δ) be the
 number of applicants whose *true* v lies in [−δ, 0): the counterfactual, from a quadratic fit
@@ -85,8 +85,9 @@ from ..game.agents import (
 )
 from ..game.policies import score
 
-#: How far above the boundary (in budget units) a point still counts as having landed on it:
-#: a mover is pushed by a few ulps to be accepted (DESIGN §2, "Floating point").
+#: How far from the boundary (in budget units, either side) a point still counts as having
+#: landed on it: a mover is pushed by a few ulps to be accepted (DESIGN §2, "Floating point"),
+#: and its score recomputed on another float path may come out a rounding error below.
 LANDING = 1e-9
 #: Bins per unit of budget in the histogram of distances.
 BINS_PER_UNIT = 2000
@@ -265,7 +266,10 @@ CLEAN_MARGIN[BudgetBelief] = _margin_belief
 def _bin(model, v):
     """Add one distance to the histogram (the pile counted apart; NaN and far points skipped)."""
     model.counts[0] += 1
-    if v >= 0.0 and v < LANDING:
+    # Two-sided: a mover's distance can come out a rounding error below 0 when its score is
+    # computed on another float path than the rule's (standardized features, the service's
+    # request); read as the hole's, it would take the pile away and move the estimate.
+    if -LANDING < v < LANDING:
         model.counts[1] += 1
     elif v < 0.0:
         k = int(-v / _H)

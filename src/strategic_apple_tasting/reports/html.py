@@ -293,7 +293,8 @@ def write_claims_page(claims: list[Claim], consistency: list[Consistency],
     def verdict(c: Claim) -> str:
         text = escape(c.verdict) if c.verdict == YES else f"<strong>{escape(c.verdict)}</strong>"
         return f"{text}: {escape(c.reason)}" if c.reason else text
-    body_rows = [[escape(c.claim), f"<code>{escape(c.source)}</code>", escape(c.measured_text),
+    body_rows = [[escape(c.claim), f"{escape(c.label)}: <code>{escape(c.source)}</code>",
+                  escape(c.measured_text),
                   escape(c.control_text), escape(c.check.text), verdict(c)] for c in claims]
     checks = "".join(f"<li>{'ok' if k.holds else '<strong>FAILS</strong>'}: {escape(k.what)} "
                      f"(<code>{escape(k.source)}</code>): {escape(k.measured)}</li>"

@@ -3,7 +3,8 @@ measured, control, theory, verdict" with the consistency checks below it.
 
 :data:`PARTS` are the sweeps (:mod:`.parts`, in a full and a quick size), :data:`RUNS` the parts
 that are not sweeps (:mod:`.backtest`: a lender's backtest on three books); :data:`CHECKS` measure
-each claim from the parts' results (:mod:`.stochastic`, :mod:`.horizons`, :mod:`.agents`), and
+each claim from the parts' results (:mod:`.stochastic`, :mod:`.horizons`, :mod:`.agents`,
+:mod:`.constants`, ...), and
 :mod:`.rows` says how a row earns its verdict. ``sat reproduce`` runs both (resumably: each part
 is an ordinary sweep directory) and writes the table.
 """
@@ -20,6 +21,7 @@ from . import (
     agents,
     backtest,
     budget,
+    constants,
     delays,
     efficient,
     horizons,
@@ -30,9 +32,14 @@ from . import (
 )
 from .parts import NON_STRATEGIC, PARTS, SIZES, Size, part_cost, parts
 from .rows import (
+    ARGUED,
+    BEYOND,
     INCONCLUSIVE,
+    LABELS,
+    MEASURED,
     NO,
     NOT_DISCRIMINATING,
+    PAPER,
     VERDICTS,
     YES,
     Check,
@@ -49,6 +56,7 @@ from .rows import (
 CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("stochastic",), stochastic.stochastic),
     (("bounds",), stochastic.bounds),
+    (("stochastic",), constants.constants),
     (("bandit",), stochastic.bandit),
     (("etc",), horizons.etc),
     (("adversarial-d1",), horizons.adversarial),
@@ -117,7 +125,32 @@ def check_claims(out: str | Path, parts: Iterable[str] | None = None
     return claims, consistency
 
 
-__all__ = ["CHECKS", "INCONCLUSIVE", "NO", "NON_STRATEGIC", "NOT_DISCRIMINATING", "PARTS",
-           "RUNS", "SIZES", "VERDICTS", "YES", "Check", "Claim", "Consistency", "Control", "Size",
-           "check_claims", "claims_markdown", "claims_text", "part_cost", "part_names", "parts",
-           "tally"]
+__all__ = [
+    "ARGUED",
+    "BEYOND",
+    "CHECKS",
+    "INCONCLUSIVE",
+    "LABELS",
+    "MEASURED",
+    "NO",
+    "NON_STRATEGIC",
+    "NOT_DISCRIMINATING",
+    "PAPER",
+    "PARTS",
+    "RUNS",
+    "SIZES",
+    "VERDICTS",
+    "YES",
+    "Check",
+    "Claim",
+    "Consistency",
+    "Control",
+    "Size",
+    "check_claims",
+    "claims_markdown",
+    "claims_text",
+    "part_cost",
+    "part_names",
+    "parts",
+    "tally",
+]

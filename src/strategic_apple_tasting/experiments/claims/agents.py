@@ -10,8 +10,8 @@ import pyarrow as pa
 from ... import theory
 from ...metrics import log_slopes
 from .measures import at, exact, mean, paired, rates, setting
-from .rows import Check, Claim, Consistency, Control, Row
-from .stochastic import saols_rate
+from .rows import PAPER, Check, Claim, Consistency, Control, Row
+from .stochastic import count_check, saols_rate
 
 
 def _never_gamed(table: pa.Table, what: str, source: str) -> Consistency:
@@ -32,11 +32,10 @@ def trembling(table: pa.Table) -> list[Row]:
     return [
         Claim("trembling hand: clean points ≈ d + c1(d, δ + γ)·(T − d)", "app:trembling",
               "SA-OLS's clean points − d − c1(d, δ + γ)·(T − d)",
-              mean(clean - want, level=0.997),
-              Check(f"0 (= {want:,.0f} expected; 99.7% interval)", kind="covers", target=0.0),
+              mean(clean - want, level=0.997), count_check(want),
               Control("the same count against lazy agents' c1(d, δ)",
                       mean(clean - lazy, level=0.997)),
-              detail=f"γ = {gamma:g}, δ = {delta:g}"),
+              detail=f"γ = {gamma:g}, δ = {delta:g}", label=PAPER),
         saols_rate(table, "app:trembling",
                    "trembling hand: SA-OLS regret grows at most like √T (δ → δ + γ)",
                    delta=delta + gamma),
@@ -66,7 +65,7 @@ def mixture(table: pa.Table) -> list[Row]:
               exact(at(table, "sa-ols").max(), n),
               Check(f"≤ {bound:,.0f} = {bound / horizon:.3f}·T (with c0)", high=bound),
               Control("accept-all, its smallest over seeds",
-                      exact(at(table, "accept-all").min(), n))),
+                      exact(at(table, "accept-all").min(), n)), label=PAPER),
     ]
 
 
@@ -98,7 +97,7 @@ def overestimate(table: pa.Table) -> list[Row]:
             f"{c:.2g}" for c in exact_cost),
         why="the wrongly rejected band has width Δ and an agent in it costs up to Δ, so the "
             "cost is ∝ Δ² (exactly ∫₀^Δ s·f(s) ds), and it is paid every round: linear in T, "
-            "not a constant")]
+            "not a constant", label=PAPER)]
 
 
 def stackelberg(table: pa.Table) -> list[Row]:

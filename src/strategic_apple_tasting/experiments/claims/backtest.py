@@ -33,11 +33,13 @@ import pyarrow.parquet as pq
 
 from .measures import mean
 from .parts import LENDING_DELTAS
-from .rows import Check, Claim, Control, Row
+from .rows import MEASURED, Check, Claim, Control, Row
 
 #: The learner the README recommends on lending data, and a naive one shown beside it.
 RECOMMENDED = "offset-logistic"
 LEARNERS = (RECOMMENDED, "naive-logistic")
+#: "At least what it earns today", as a lender asks before deploying: not worse, and a tie
+#: passes (the words claim no gain).
 AT_LEAST = Check("≥ 0 (at least the other's profit)", low=0.0)
 #: What each row compares the learner with, and what the row calls it.
 ARMS = (("incumbent, cutoff raised", "its scorecard with the cutoff raised by δ·‖w_gameable‖"),
@@ -99,7 +101,7 @@ class BacktestPart:
 
     @property
     def source(self) -> str:
-        return f"beyond the paper ({self.label}, a lender's backtest; measured, no theorem)"
+        return f"a lender's backtest ({self.label}; no theorem)"
 
     def _file(self, out: Path, delta: float) -> Path:
         return out / f"delta-{delta:g}.parquet"
@@ -167,7 +169,7 @@ class BacktestPart:
                             f"less '{arm}'", mean(kept - theirs)),
                     detail=f"profit per 1,000 new applicants: {shown}",
                     why=_why(arm, delta, float((mine - theirs).mean()),
-                             float((kept - theirs).mean()))))
+                             float((kept - theirs).mean())), label=MEASURED))
         return out
 
 

@@ -23,9 +23,10 @@ import pyarrow as pa
 from ...learners.sampled_sae import SampledSAE
 from . import horizons as _horizons
 from .measures import across, bound_slope, mean, rows, setting, slope_of
-from .rows import Check, Claim, Control, Row
+from .rows import ARGUED, Check, Claim, Control, Row
 
-SOURCE = "open problem 2, still open (argued in SampledSAE, not proved)"
+SOURCE = ("open problem 2: polynomial time against adversarial contexts (argued in SampledSAE, "
+          "not proved)")
 #: The exponent to beat: EXP3-SAE's proven (d+1)/(d+2) at d = 2, the smallest of the three.
 #: sampled-sae's argued rate, against the best of its sampled experts, is √T (class docstring).
 EXPONENT = 0.75
@@ -71,7 +72,7 @@ def sampled(table: pa.Table) -> list[Row]:
                    f"{mean(accept[:, -1]).shown()}",
             why=f"a 2^−{d} share of rules is right: on average {right:.2g} of {n} sampled "
                 f"experts is (none on {math.exp(-right):.0%} of seeds); without one, the best "
-                f"expert's gap is paid every round"))
+                f"expert's gap is paid every round", label=ARGUED))
     return out
 
 
@@ -110,4 +111,4 @@ def stochastic(table: pa.Table) -> list[Row]:
                f"SA-OLS {mean(saols[:, -1]).shown()}, accept-all {mean(accept[:, -1]).shown()}",
         why=f"√T is argued against the best of its {EXPERTS} sampled experts; at d = {d} none "
             f"is near θ (the best is about 34° off, docs/claims.md), and T times that expert's "
-            f"gap is paid on top")]
+            f"gap is paid on top", label=ARGUED)]

@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 from ...metrics import exponent_along
 from .measures import at, mean, paired
 from .parts import PEERS
-from .rows import Check, Claim, Control, Row
+from .rows import MEASURED, Check, Claim, Control, Row
 
 #: No theorem: a measured comparison with libraries practitioners would otherwise run.
 SOURCE = "peer libraries (measured; no theorem)"
@@ -39,5 +39,5 @@ def peers(table: pa.Table) -> list[Row]:
             detail=f"{name} {mean(at(gaming, name)).shown()}, SA-OLS "
                    f"{mean(at(gaming, 'sa-ols')).shown()}; slope "
                    f"{exponent_along(gaming, name).shown(2)} (SA-OLS "
-                   f"{exponent_along(gaming, 'sa-ols').shown(2)})"))
+                   f"{exponent_along(gaming, 'sa-ols').shown(2)})", label=MEASURED))
     return out

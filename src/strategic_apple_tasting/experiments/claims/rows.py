@@ -12,15 +12,23 @@ A claim's verdict is earned, not asserted:
   the check works: something the same check must pass.
 
 Verdicts: "yes", "no" (with a one-line reason), "not discriminating at this T" (the control
-passes too, or the theorem's regime is not reached), "inconclusive at this T" (the interval
-straddles the check's edge). What is true by construction (the oracle's zero regret,
+passes too, the theorem's regime is not reached, or the interval is too wide to tell the claim
+from its alternative), "inconclusive at this T" (the interval straddles the check's edge).
+
+Every row carries a **label** saying what stands behind it (:data:`LABELS`): the paper's
+statement (a theorem, lemma or sentence of the paper, named in its source), argued (an argument
+in a class docstring, not a proof), beyond the paper (a question the paper does not raise, with
+the idea behind the row's hypothesis in its source) or measured (a comparison no theorem or
+argument claims: baselines, peer libraries, real loans).
+
+What is true by construction (the oracle's zero regret,
 Stackelberg ≤ strategic) is a :class:`Consistency` row, listed apart: a failure there is a bug.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from ...metrics import Estimate
@@ -32,6 +40,14 @@ NO = "no"
 NOT_DISCRIMINATING = "not discriminating at this T"
 INCONCLUSIVE = "inconclusive at this T"
 VERDICTS = (YES, NO, NOT_DISCRIMINATING, INCONCLUSIVE)
+
+PAPER = "paper's statement"
+ARGUED = "argued"
+BEYOND = "beyond the paper"
+MEASURED = "measured"
+#: What stands behind a row: the paper states it, a docstring argues it, it asks what the paper
+#: does not, or it only measures.
+LABELS = (PAPER, ARGUED, BEYOND, MEASURED)
 
 
 @dataclass(frozen=True)
@@ -45,6 +61,11 @@ class Check:
     prediction); it fails otherwise. A statistic without an interval (a count, the largest
     regret over seeds) is judged on its value.
 
+    ``width``: an interval passes only if it is narrower than this (strictly): a wider one
+    could pass whether the claim or its alternative holds (a covers check rewards wide
+    intervals; a slope of a near-zero quantity passes any rate), and the row reads "not
+    discriminating". ``width_why`` says which alternative the width separates from the claim.
+
     Examples
     --------
     >>> Check("≤ 0.5", high=0.5).judge(Estimate(0.3, 0.2, 0.4, seeds=8))
@@ -55,6 +76,8 @@ class Check:
     'fail'
     >>> Check("= 0", kind="covers", target=0.0).judge(Estimate(0.1, 0.05, 0.2, seeds=8))
     'fail'
+    >>> Check("= 0", kind="covers", width=0.2).too_wide(Estimate(0.0, -0.1, 0.1, seeds=8))
+    True
     """
 
     text: str
@@ -63,6 +86,13 @@ class Check:
     kind: Literal["within", "covers"] = "within"
     target: float = math.nan
     strict: bool = False
+    width: float = math.inf
+    width_why: str = ""
+
+    def too_wide(self, est: Estimate) -> bool:
+        """Whether ``est``'s interval is not narrower than :attr:`width` (a statistic
+        without an interval is never too wide: it is judged on its value)."""
+        return est.has_interval and not est.high - est.low < self.width
 
     def judge(self, est: Estimate) -> Outcome:
         if not math.isfinite(est.value):
@@ -97,10 +127,12 @@ class Control:
 class Claim:
     """One row of the claims table.
 
-    ``about`` says what was measured ("slope of mean regret, t ≥ T/10") and ``detail`` adds
-    figures shown beside it. ``why`` is the one-line reason shown with a "no". ``regime``, when
-    not empty, says why the theorem's regime is not reached at these T: a check that does not
-    pass then reads "not discriminating at this T", with that reason.
+    ``label`` (one of :data:`LABELS`, keyword only) says what stands behind the row; ``source``
+    names the statement or the idea. ``about`` says what was measured ("slope of mean regret,
+    t ≥ T/10") and ``detail`` adds figures shown beside it. ``why`` is the one-line reason
+    shown with a "no". ``regime``, when not empty, says why the theorem's regime is not
+    reached at these T: a check that does not pass then reads "not discriminating at this T",
+    with that reason.
     """
 
     claim: str
@@ -112,6 +144,17 @@ class Claim:
     detail: str = ""
     why: str = ""
     regime: str = ""
+    label: str = field(kw_only=True)
+
+    def __post_init__(self) -> None:
+        if self.label not in LABELS:
+            raise ValueError(f"label must be one of {', '.join(LABELS)}, got {self.label!r}")
+
+    @property
+    def wide(self) -> bool:
+        """The measurement passes, but on an interval too wide to tell the claim from its
+        alternative (:attr:`Check.width`)."""
+        return self.outcome == "pass" and self.check.too_wide(self.measured)
 
     @property
     def outcome(self) -> Outcome:
@@ -124,6 +167,8 @@ class Claim:
     @property
     def verdict(self) -> str:
         outcome, control = self.outcome, self.control_outcome
+        if self.wide:
+            return NOT_DISCRIMINATING
         if self.regime and outcome != "pass":
             return NOT_DISCRIMINATING
         if outcome == "unclear":
@@ -142,6 +187,11 @@ class Claim:
         if verdict == YES:
             return ""
         if verdict == NOT_DISCRIMINATING:
+            if self.wide:
+                est, check = self.measured, self.check
+                why = f" ({check.width_why})" if check.width_why else ""
+                return (f"the interval is {est.high - est.low:.3g} wide, not narrower than "
+                        f"{check.width:.3g}{why}: it passes whichever holds")
             if self.regime and self.outcome != "pass":
                 return self.regime
             if self.control.must == "pass":
@@ -196,7 +246,8 @@ def claims_markdown(claims: list[Claim], consistency: list[Consistency] | None =
         verdict = c.verdict if c.verdict == YES else f"**{c.verdict}**"
         if c.reason:
             verdict += f": {c.reason}"
-        lines.append(f"| {_md(c.claim)} | `{c.source}` | {_md(c.measured_text)} | "
+        lines.append(f"| {_md(c.claim)} | {c.label}: `{_md(c.source)}` | "
+                     f"{_md(c.measured_text)} | "
                      f"{_md(c.control_text)} | {_md(c.check.text)} | {_md(verdict)} |")
     if consistency:
         lines += ["", "Consistency checks (true by construction: a failure is a bug):", ""]
@@ -209,7 +260,7 @@ def claims_text(claims: list[Claim], consistency: list[Consistency] | None = Non
     """The claims for a terminal: one block per claim, then the consistency checks."""
     out = []
     for c in claims:
-        out.append(f"[{c.verdict}] {c.claim} ({c.source})")
+        out.append(f"[{c.verdict}] {c.claim} ({c.label}: {c.source})")
         out.append(f"    measured: {c.measured_text}")
         out.append(f"    theory:   {c.check.text}")
         out.append(f"    control:  {c.control_text}")

@@ -18,9 +18,9 @@ import pyarrow as pa
 
 from ... import theory
 from .measures import at, paired, rows, slope_of
-from .rows import Check, Claim, Control, Row
+from .rows import ARGUED, Check, Claim, Control, Row
 
-SOURCE = "open problem 1 (argued in OffsetOLS, not proved)"
+SOURCE = "open problem 1: learning from unclean data (argued in OffsetOLS, not proved)"
 #: Where c1 is "tiny" (the goal: at least 2× lower regret there) and where it is "large".
 TINY, LARGE = 0.05, 0.05
 #: "No worse" allows a quarter: at these horizons SA-OLS's mean regret where c1 is large is a
@@ -94,7 +94,7 @@ def unclean(table: pa.Table) -> list[Row]:
                f"SA-OLS {err_s.mean():.4f}, offset-ols {err_o.mean():.4f}; regret ∝ c1^s at "
                f"d = {tiny[-1][0]} (δ varying): SA-OLS s = {_c1_slope(table, 'sa-ols', d_top)}, "
                f"offset-ols s = {_c1_slope(table, 'offset-ols', d_top)} (the dependence on c1 "
-               f"is reduced, not removed)"))
+               f"is reduced, not removed)", label=ARGUED))
     # At r0 = 0 shifted-ols passes this check too (its bias only shrinks θ̂, and the rule
     # ignores θ̂'s length): the row is judged at r0 = 0.1, where the offset is what keeps the
     # fit unbiased, and its control is shifted-ols in the same game and cells.
@@ -113,7 +113,7 @@ def unclean(table: pa.Table) -> list[Row]:
                + _ratio(_finals(table, "offset-ols", large, 0.0), saols_0, np.max).shown()
                + " for offset-ols and "
                + _ratio(_finals(table, "shifted-ols", large, 0.0), saols_0, np.max).shown()
-               + " for shifted-ols: there the check cannot tell them apart"))
+               + " for shifted-ols: there the check cannot tell them apart", label=ARGUED))
     # With r0 > 0 the rule's scale matters, and learning gamed points as if clean biases it.
     saols_r, offset_r, shifted_r = (_finals(table, n, tiny, 0.1)
                                     for n in ("sa-ols", "offset-ols", "shifted-ols"))
@@ -124,7 +124,8 @@ def unclean(table: pa.Table) -> list[Row]:
         _ratio(saols_r, offset_r), Check("≥ 2", low=2.0),
         Control("shifted-ols (the same gamed points, no offset)", _ratio(saols_r, shifted_r)),
         detail=f"SA-OLS / offset-ols: {_ratios_text(tiny, saols_r, offset_r)}; "
-               f"SA-OLS / shifted-ols: {_ratios_text(tiny, saols_r, shifted_r)}"))
+               f"SA-OLS / shifted-ols: {_ratios_text(tiny, saols_r, shifted_r)}",
+        label=ARGUED))
     return out
 
 
@@ -148,4 +149,5 @@ def mixture(uniform: pa.Table, mixed: pa.Table) -> list[Row]:
             f"d = {d}: {s.mean() / o.mean():.2f}×"
             for d, s, o in zip(dims, saols_m, off_m, strict=True)),
         why="the offset is one number, but where the density changes across the boundary a "
-            "mover's distance depends on where it lands: the fit of θ⊥ is biased")]
+            "mover's distance depends on where it lands: the fit of θ⊥ is biased",
+        label=ARGUED)]
