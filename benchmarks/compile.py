@@ -1,4 +1,5 @@
-"""Compile time (issue 23): ``sat compile`` on an empty cache, and what a user waits for after it.
+"""Compile time (compiled once, at set-up): ``sat compile`` on an empty cache, and what a user
+waits for after it.
 
 Each repeat makes a fresh ``SAT_CACHE_DIR`` and times, as whole processes (wall seconds; CPU
 seconds of the process and its children):

@@ -1,10 +1,12 @@
-"""The lending scenario's own loop before issue 21, kept to compare with the engine.
+"""The lending scenario's own loop before lending ran on the compiled engine, kept to compare
+with the engine.
 
-This is ``strategic_apple_tasting/scenarios/run.py`` as it was at commit 2436d1d (issue 11,
-part 4), imports made absolute, nothing else changed: a Python loop through the decision API
-at about 75 µs a round. ``benchmarks/lending.py`` times it against the lending game on the
-compiled engine, and ``tests/scenarios/test_lending_game.py`` replays its applicants through
-the engine to show the two give the same numbers where their arithmetic is the same.
+This is ``strategic_apple_tasting/scenarios/run.py`` as it was at commit 2436d1d (the first
+lending scenario, part 4), imports made absolute, nothing else changed: a Python loop through
+the decision API at about 75 µs a round. ``benchmarks/lending.py`` times it against the
+lending game on the compiled engine, and ``tests/scenarios/test_lending_game.py`` replays its
+applicants through the engine to show the two give the same numbers where their arithmetic is
+the same.
 
 Original docstring:
 
@@ -57,7 +59,7 @@ from strategic_apple_tasting.learners import Learner, make_learner
 from strategic_apple_tasting.metrics import mean_ci
 from strategic_apple_tasting.scenarios.lending import LendingData
 
-#: The comparison of issue 11: SA-OLS, explore-then-commit, the oracle (θ* shifted: the
+#: The first lending scenario's comparison: SA-OLS, explore-then-commit, the oracle (θ* shifted: the
 #: Stackelberg benchmark itself, a control whose regret must be 0) and the non-strategy-aware
 #: learners of the registry that publish linear rules. LinUCB is left out: its optimistic rule
 #: is not linear, and the package's numerical best response needs a positive definite cost,
@@ -364,7 +366,7 @@ def _play(data: LendingData, learner: Learner, streams: _Streams, agents: Ellips
 
 
 def _count(totals: dict[str, int], used: bool, accepted: bool, moved: bool) -> None:
-    totals["clean"] += used and accepted and not moved  # the engine's meaning (issue 23)
+    totals["clean"] += used and accepted and not moved  # the engine's: learned and unmoved
     totals["learned"] += used
     totals["gamed_as_clean"] += used and moved
 

@@ -3,8 +3,8 @@
 Speed (the default): German credit, SA-OLS (or ``--learners``), δ = 0.25, T = 20,000, 10 seeds,
 one thread. In one run it times
 
-* ``old loop``: the scenario's own Python loop before issue 21 (``legacy_lending.py``, the
-  decision API round by round) on its seeds;
+* ``old loop``: the scenario's own Python loop before lending ran on the compiled engine
+  (``legacy_lending.py``, the decision API round by round) on its seeds;
 * ``engine, replayed``: the lending game on the compiled engine (``simulate``: the rounds, the
   per-seed benchmark replay, the table) on the *same applicants*, the old loop's rows played in
   order, one ``simulate`` call per seed, and checks that the two agree (profit and counts to the

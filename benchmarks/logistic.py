@@ -1,4 +1,4 @@
-"""The logistic learners on German credit (issue 21, part 3): results tables for
+"""The logistic learners on German credit (the logistic learners for real loans): results tables for
 ``benchmarks/RESULTS.md``.
 
 Plays German credit's data game on the compiled engine

@@ -1,4 +1,4 @@
-"""Throughput of the paths outside the compiled engine's own learners (issue 23), in one run:
+"""Throughput of the paths outside the compiled engine's own learners, in one run:
 
 * ``plain``: the guide's plain-Python ``Greedy`` (its code is read from
   ``docs/adding-a-learner.md``, so the figure is the guide's learner's) at d = 5 on the engine's

@@ -1,4 +1,5 @@
-"""The README's commands and Python examples run as pasted (shell commands at small sizes)."""
+"""The README's commands and Python examples run as pasted (shell commands at small sizes),
+and those of the pages it hands the reader on to, in the order a reader meets them."""
 
 from __future__ import annotations
 
@@ -14,7 +15,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-TEXT = README.read_text()
+#: The README, then the pages its sections moved to, in the order they were in it (a later
+#: page's commands may use an earlier one's files).
+PAGES = [README, *(ROOT / "docs" / f"{name}.md" for name in (
+    "deciding", "lending", "serving", "simulating", "sweeps", "reproducing", "learners"))]
+TEXT = "\n".join(page.read_text() for page in PAGES)
 BLOCKS = re.findall(r"```python\n(.*?)```", TEXT, flags=re.S)
 SHELL_BLOCKS = re.findall(r"```sh\n(.*?)```", TEXT, flags=re.S)
 #: The decision service's blocks start a server in the background: each runs as one script.
@@ -56,12 +61,25 @@ def _small(command: str) -> str:
 
 
 def test_readme_opens_with_make_demo_and_make_test():
-    head = "\n".join(TEXT.splitlines()[:10])
+    head = "\n".join(README.read_text().splitlines()[:10])
     assert "make demo" in head and "make test" in head
 
 
 def test_readme_says_to_activate_the_environment():
-    assert "source .venv/bin/activate" in TEXT and ".venv/bin/sat" in TEXT
+    text = README.read_text()
+    assert "source .venv/bin/activate" in text and ".venv/bin/sat" in text
+
+
+def test_readme_is_a_first_screen_and_every_page_it_names_exists():
+    """About 200 lines at most (it was 942), and each docs page it links to is there."""
+    text = README.read_text()
+    assert len(text.splitlines()) <= 200
+    linked = re.findall(r"\]\(((?:docs|benchmarks)/[^)#]+)\)", text)
+    assert len(linked) >= 10
+    for path in linked:
+        assert (ROOT / path).is_file(), path
+    for page in PAGES[1:]:
+        assert f"]({page.relative_to(ROOT)})" in text, page
 
 
 def test_every_shell_command_is_run_or_accounted_for():

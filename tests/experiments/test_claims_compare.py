@@ -24,8 +24,8 @@ def test_the_same_table_agrees_and_each_difference_is_named():
     assert differences(_table(*ROWS), _table(*ROWS[::-1])) == ["the rows are in another order"]
 
 
-def test_the_command_says_whether_the_readme_is_a_runs_table(tmp_path, capsys):
-    readme = Path(__file__).parents[2] / "README.md"
+def test_the_command_says_whether_the_documents_table_is_a_runs(tmp_path, capsys):
+    readme = Path(__file__).parents[2] / "docs" / "reproducing.md"
     same = tmp_path / "claims.md"
     same.write_text(readme.read_text())
     assert main([str(readme), str(same)]) == 0

@@ -64,7 +64,7 @@ def fill_reproduce(repro: argparse.ArgumentParser) -> None:
 
 
 #: The quick reproduction's wall time as measured, cold (compiling everything first) on 2 cores
-#: (`--help` and the README say it).
+#: (`--help` and docs/reproducing.md say it).
 QUICK_TIME = "28 min cold, 6-10 min warm, on 2 cores other work was also using"
 
 

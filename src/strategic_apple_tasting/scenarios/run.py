@@ -38,7 +38,7 @@ from .datasets import DataSet, data_game, from_lending
 from .lending import LendingData
 
 #: The lender's comparison: the logistic scorecards learned online (offset-logistic, the one
-#: the README recommends, first), SA-OLS, offset OLS, explore-then-commit, the oracle (θ*
+#: docs/lending.md recommends, first), SA-OLS, offset OLS, explore-then-commit, the oracle (θ*
 #: shifted: the Stackelberg least-squares benchmark itself, a control whose regret against it
 #: must be 0) and the learners unaware of gaming, accept-all and reject-all.
 LEARNERS = ("offset-logistic", "naive-logistic", "sa-logistic", "sa-ols", "offset-ols", "etc",

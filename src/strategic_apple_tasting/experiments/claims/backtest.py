@@ -35,7 +35,7 @@ from .measures import mean
 from .parts import LENDING_DELTAS
 from .rows import MEASURED, Check, Claim, Control, Row
 
-#: The learner the README recommends on lending data, and a naive one shown beside it.
+#: The learner docs/lending.md recommends on lending data, and a naive one shown beside it.
 RECOMMENDED = "offset-logistic"
 LEARNERS = (RECOMMENDED, "naive-logistic")
 #: "At least what it earns today", as a lender asks before deploying: not worse, and a tie

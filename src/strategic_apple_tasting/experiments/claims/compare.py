@@ -1,8 +1,9 @@
 """Whether a document's claims table is a run's, row for row.
 
-``python -m strategic_apple_tasting.experiments.claims.compare README.md reproduce/claims.md``
-prints each difference (a row only in one table, a cell that differs) and exits 1, or says
-the tables agree and exits 0. The first table headed like ``claims.md``'s is read in each.
+``python -m strategic_apple_tasting.experiments.claims.compare docs/reproducing.md
+reproduce/claims.md`` prints each difference (a row only in one table, a cell that differs)
+and exits 1, or says the tables agree and exits 0. The first table headed like
+``claims.md``'s is read in each.
 """
 
 from __future__ import annotations
