@@ -104,7 +104,7 @@ def test_the_scan_sees_a_circle(tmp_path):
 #: The package's layers, lowest first (docs/design.md, "Shape of the code"): a module imports
 #: only from its own layer or those below it, through a package's front door or not.
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in (
-    "_version _lazy _jit_cache _memo theory metrics",
+    "_version _lazy _stamps _jit_cache _memo theory metrics",
     "_jit",
     "game",
     "learners",

@@ -224,3 +224,24 @@ def test_editing_one_learner_recompiles_only_what_depends_on_it(tmp_path, compil
     assert run() == {"hits": 2, "misses": 0}
     touch("learners/baselines.py")  # accept-all's kernels: the other way round
     assert run() == {"hits": 1, "misses": 1}
+
+
+def test_the_stamps_need_no_numba():
+    """The stamps are pure Python: with numba unimportable, a module's stamp is computed, the
+    same as in this process (with numba). The control: importing the cache's own module then
+    fails on numba."""
+    import subprocess
+    import sys
+
+    from strategic_apple_tasting import _stamps
+
+    script = ("import sys; sys.modules['numba'] = None\n"
+              "from strategic_apple_tasting import _stamps\n"
+              "print(_stamps.source_stamp(_stamps.PACKAGE_DIR / 'engine' / 'kernel.py'))\n"
+              "try:\n    import strategic_apple_tasting._jit_cache\n"
+              "except ImportError:\n    print('no numba')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    stamp, control = done.stdout.splitlines()
+    assert stamp == _stamps.source_stamp(_stamps.PACKAGE_DIR / "engine" / "kernel.py")
+    assert control == "no numba"

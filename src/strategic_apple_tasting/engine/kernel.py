@@ -25,7 +25,7 @@ import numpy as np
 from numba.extending import overload
 
 from .._jit import NO_NRT, njit, state_class
-from .._jit_cache import outside_package
+from .._stamps import outside_package
 from ..game.agents import reach, respond, with_row_budget
 from ..game.best_response import respond_rule, rule_accepts, scratch_rows
 from ..game.contexts import draw_context

@@ -57,7 +57,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from .._jit import dispatch_on_class, njit
-from .._jit_cache import note_kernels
+from .._stamps import note_kernels
 from ..game.agents import LazyBestResponse, is_agent_model
 from ..game.best_response import check_supported
 from ..game.game import FEEDBACK, check_number
