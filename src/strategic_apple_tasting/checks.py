@@ -491,7 +491,7 @@ def check_stays_finite(learner: Learner, feedback: str) -> None:
 
 def _feed_extremes(learner: Learner, feedback: str) -> None:
     lr = learner.clone().bind(_game(feedback).instance(0), HORIZON)
-    bound = type(learner).input_bound
+    bound = learner.tags().input_bound
     rounds = (240 if _compiled(learner) else 80) // len(EXTREME_KINDS)
     for k, first in enumerate(EXTREME_KINDS):
         run = lr.clone().reset(3, np.random.default_rng(k))
@@ -547,7 +547,7 @@ def check_bad_input(learner: Learner, feedback: str) -> None:
         with _raises(ValueError, "reward must be None when accepted is False"):
             lr.update([0.0, 0.0, 0.0], False, 1.0)
     # Beyond the input bound: refused in one line naming the entry, the value and the bound.
-    bound = type(learner).input_bound
+    bound = learner.tags().input_bound
     big = 2.0 * bound
     with _raises(ValueError, rf"x_obs\[1\] must be at most {re.escape(f'{bound:g}')} in "
                  r"magnitude \(the learner's input bound\), got"):
@@ -586,7 +586,7 @@ def _cases(learner: Learner, feedback: Iterable[str], checks: Sequence[str] | No
     for mode in feedback:
         if mode not in FEEDBACK:
             raise ValueError(f"feedback must be among {', '.join(FEEDBACK)}, got {mode!r}")
-        if mode not in learner.tags().feedback:
+        if mode not in learner.tags().supported_feedback:
             continue  # a mode the learner does not learn under (its supported_feedback)
         for check in _selected(checks):
             if getattr(check, "compiled_only", False) and not _compiled(learner):

@@ -73,7 +73,7 @@ def _next_decision(lr):
             return copy.deepcopy(policy).pull([1, 0], ctx) == 1
         return pull
     if isinstance(lr, VWCBExploreADF):
-        draw = copy.deepcopy(lr._rng).random()  # the learner's next draw is the round's u
+        draw = copy.deepcopy(lr.generator).random()  # the learner's next draw is the round's u
         ws = box.workspace.ws
 
         def sample(z):  # VW's tutorial sampler (sample_custom_pmf), with the round's draw

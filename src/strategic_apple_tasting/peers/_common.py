@@ -1,6 +1,6 @@
 """What the peer adapters share: the optional import, the round's published rule, the feedback.
 
-An adapter keeps one *box* (its state, ``self._state``): the library's policy object plus what
+An adapter keeps one *box* (its state, ``self.state``): the library's policy object plus what
 the round froze (the library's random state, a uniform draw). The rule it publishes for a round
 is "accept iff g(x') ≥ 0" with g a :class:`RoundRule`, which evaluates the box's ``value`` (the
 library's own prediction at z) and refuses to run once the round is over: the library's model
@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..game.policies import RULES, GeneralRule
-from ..learners import Learner
+from ..learners import Learner, LearnerTags
 
 #: The extra that installs every peer library.
 EXTRA = "peers"
@@ -155,7 +155,7 @@ class RoundRule:
         return self.box.value(z)
 
 
-class PeerLearner(Learner):
+class PeerLearner(Learner, abstract=True):
     """Base of the adapters: a two-arm contextual bandit of a peer library as a Learner.
 
     Arm 1 is accept and arm 0 reject. The published rule is "accept iff g(x') ≥ 0" where g is
@@ -166,16 +166,14 @@ class PeerLearner(Learner):
     Unaware of gaming: it learns from every point it is given.
     """
 
-    strategy_aware = False
-    nonlinear = True
-    # The rule reads the library's live model; the libraries do not promise that their
-    # updates commute, so the adapters do not claim it.
-    holds_rules = False
-    outcomes_commute = False
-    # The learner's own calls take turns (its lock), but its published rule calls the
-    # library's live model outside that lock: a rule evaluated in one thread while another
-    # learns reads a model mid-update. Use an adapter from one thread at a time.
-    thread_safe = False
+    # Unaware of gaming, its rule the library's prediction. The rule reads the library's live
+    # model (it holds no rule); the libraries do not promise that their updates commute, so
+    # the adapters do not claim it. The learner's own calls take turns (its lock), but its
+    # published rule calls the library's live model outside that lock: a rule evaluated in one
+    # thread while another learns reads a model mid-update. Use an adapter from one thread at
+    # a time.
+    tags = LearnerTags(strategy_aware=False, nonlinear=True, holds_rules=False,
+                       outcomes_commute=False, thread_safe=False)
     #: The library's import name (the top-level module).
     library: ClassVar[str]
     #: Relative step of the linearization at the origin (a step of g's own scale: the
@@ -203,9 +201,9 @@ class PeerLearner(Learner):
         return self._box(d)
 
     def _publish(self) -> GeneralRule:
-        box: Box = self._state
+        box: Box = self.state
         box.freeze()
-        d = self._d
+        d = self.dimension
         twin = box.twin()
         if twin is not None:  # the linear part: the twin's at the origin
             origin, beta = np.zeros(d), np.empty(d)
@@ -238,7 +236,7 @@ class PeerLearner(Learner):
 
     def _learn(self, rule: GeneralRule, x_obs: np.ndarray, accepted: bool,
                reward: float | None) -> bool:
-        box: Box = self._state
+        box: Box = self.state
         if reward is None and not accepted and self.feedback == "apple":
             reward = float(self.r0)  # the known reward of rejecting, fed as arm 0's
         box.end_round(x_obs, 1 if accepted else 0, reward)
@@ -246,7 +244,7 @@ class PeerLearner(Learner):
         return reward is not None
 
     def _estimate(self) -> np.ndarray | None:
-        return self._state.estimate()
+        return self.state.estimate()
 
 
 class _Constant:

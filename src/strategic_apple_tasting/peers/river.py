@@ -27,6 +27,7 @@ which moves the stream on. river keeps this generator in a private attribute (``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -217,7 +218,7 @@ class RiverLinUCBDisjoint(PeerLearner):
     # river keeps each arm's posterior covariance by Sherman–Morrison updates: at features of
     # 10⁹ rounding makes a variance negative, and σ, its square root, complex (river's caller
     # keeps the real part, with a warning). Up to 10⁶ it stays positive.
-    input_bound = 1e6
+    tags = dataclasses.replace(PeerLearner.tags(), input_bound=1e6)
 
     name = "river:LinUCBDisjoint"
     library = LIBRARY
@@ -248,5 +249,5 @@ class RiverLinUCBDisjoint(PeerLearner):
         bandit = self._require("bandit")
         policy = bandit.LinUCBDisjoint(alpha=self.alpha, beta=self.beta,
                                        smoothing=self.smoothing, burn_in=self.burn_in,
-                                       seed=seed_from(self._rng))
+                                       seed=seed_from(self.generator))
         return _RiverBox(d, self.intercept, policy)

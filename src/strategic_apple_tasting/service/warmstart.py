@@ -282,7 +282,7 @@ def read_log(flag: str, path: str, config: ServiceConfig) -> list[Row]:
         raise ValueError(f"{flag} has {len(frame):,} rows; at most {MAX_ROWS:,}")
     bandit = config.bandit()
     scale = config.scaling()
-    bound = config.make_learner().input_bound
+    bound = config.make_learner().tags().input_bound
     raw = np.empty((len(frame), len(names)))
     for j, name in enumerate(names):
         raw[:, j] = [_number(flag, k, name, v) for k, v in enumerate(frame[name].tolist())]
