@@ -43,12 +43,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..game.agents import LazyBestResponse, is_agent_model
-from ..game.best_response import check_supported
-from ..game.game import FEEDBACK, check_number
+from ..game.game import check_number
 from ..game.policies import GeneralRule, LinearThreshold
+from . import binding
 from ._aliases import LegacyLearnerAPI
-from .budget import BudgetBelief, estimating_belief, observe, parse_estimate
+from .budget import BudgetBelief
 from .decisions import DecisionDesk, DeskHooks, DeskRecord
 from .inputs import all_finite, check_bound, check_vector
 from .kernels import (
@@ -130,6 +129,33 @@ def _next_rule(learner: Learner) -> LinearThreshold | GeneralRule:
 def _live_state(learner: Learner) -> Any:
     """The learner's state as it is now (the desk copies its published fields)."""
     return learner._Learner__run.state
+
+
+def _quadratic_bytes(init_state: Callable[[int], Any], d: int) -> int:
+    """Bytes of the states ``init_state`` makes at d = 1, 2, 3, extrapolated as a quadratic in
+    ``d`` (the least-squares learners hold d × d matrices)."""
+    try:
+        sizes = [_nbytes(init_state(k)) for k in (1, 2, 3)]
+    except ValueError:  # parameters tied to the true d (the oracle's θ): measure at d
+        return _nbytes(init_state(d))
+    # Second differences of a quadratic are constant: a + b·k + c·k² through three points.
+    c = (sizes[2] - 2 * sizes[1] + sizes[0]) / 2
+    b = sizes[1] - sizes[0] - 3 * c
+    a = sizes[0] - b - c
+    return int(max(sizes[2], a + b * d + c * d * d))
+
+
+def _generator(rng: Any) -> np.random.Generator:
+    """The Generator a learner draws from: ``rng`` itself, or one made from a SeedSequence, an
+    integer seed or None (fresh entropy); anything else is refused in one line."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is not None and not isinstance(rng, np.random.SeedSequence) \
+            and not (isinstance(rng, int | np.integer) and not isinstance(rng, bool) and rng >= 0):
+        raise ValueError(f"rng must be a numpy.random.Generator, a SeedSequence or an integer "
+                         f"seed >= 0, got {rng!r}")
+    # The compiled code draws from a Generator only.
+    return np.random.default_rng(rng)
 
 
 class _Runtime:
@@ -244,7 +270,9 @@ class Learner(LegacyLearnerAPI):
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Learner:
         learner = super().__new__(cls)
-        learner.__run = _Runtime()
+        # self.__run in the class's methods; spelled out so this module's functions (serialized,
+        # _next_rule) read the same attribute.
+        learner._Learner__run = _Runtime()
         return learner
 
     def __init_subclass__(cls, abstract: bool = False, **kwargs: Any) -> None:
@@ -293,79 +321,27 @@ class Learner(LegacyLearnerAPI):
         return type(self)(**{**self.get_params(), **overrides})
 
     def bind(self, instance: Any, horizon: int | None = None) -> Learner:
-        """A clone whose unset ``delta``, ``r0``, ``feedback``, ``agents`` (the learner's belief
-        about how agents respond), ``sigma``, ``repaid`` and ``defaulted`` (for a game that
-        declares its outcomes' rewards) and ``break_even_column`` (for one whose loans each have
-        their own) are the game instance's, and whose unset ``horizon`` is
-        the run's (for learners tuned to the horizon)."""
-        game = instance.game
-        # repaid, defaulted: the rewards of a game whose outcomes are loans (real data).
-        known = {"delta": game.delta, "r0": game.r0, "feedback": game.feedback,
-                 "agents": game.agents, "sigma": game.sigma, "horizon": horizon,
-                 "repaid": getattr(game, "repaid", None),
-                 "defaulted": getattr(game, "defaulted", None),
-                 "break_even_column": getattr(game, "break_even_column", None)}
-        params = self.get_params()
-        fill = {k: v for k, v in known.items()
-                if k in params and params[k] is None and v is not None}
-        if params.get("feedback") not in (None, game.feedback):
-            raise ValueError(f"learner {self.name} has feedback={params['feedback']!r} "
-                             f"but the game has feedback={game.feedback!r}")
-        tags = self.tags()
-        if game.feedback not in tags.supported_feedback:
-            raise ValueError(f"learner {self.name} learns under feedback "
-                             f"{', '.join(tags.supported_feedback)} only, but the game has "
-                             f"feedback={game.feedback!r}")
-        if tags.nonlinear:
-            check_supported(game.agents, self.name)
-        return self.clone(**fill)
+        """A clone whose hyperparameters left None are the game instance's (δ, r0, feedback,
+        the agents, σ, a data game's rewards) and whose unset ``horizon`` is the run's
+        (:func:`.binding.bind`)."""
+        return binding.bind(self, instance, horizon)
 
     def _belief(self) -> Any:
         """The agent model this learner assumes: ``agents`` (default lazy) with ``delta``."""
-        params = self.get_params()
-        model = params.get("agents")
-        model = LazyBestResponse() if model is None else model
-        if not is_agent_model(model):
-            raise ValueError(f"agents must be an agent model, got {model!r}")
-        cap = parse_estimate(params.get("delta"))
-        if cap is None and params.get("delta") is not None:
-            model = model._replace(delta=params["delta"])
-        model.check()
-        if "tremble" in model._fields:  # a length its clean band is shifted by, as by delta
-            check_bound("agents.tremble", float(model.tremble), self.tags().input_bound)
-        if cap is not None:  # delta="estimate": the budget is learned from the applicants
-            return BudgetBelief.new(model, cap)
-        return model
+        return binding.belief(self.get_params(), self.tags().input_bound)
 
     def compiled_belief(self) -> BudgetBelief:
-        """:meth:`_belief` as compiled code receives it (a learner's state holds it): a
-        :class:`~.budget.BudgetBelief`, told or estimating, over the model's compiled form. One
-        type for every built-in agent model and for both ways of knowing δ, so the learner's
-        kernels compile once for all."""
-        belief = self._belief()
-        if not isinstance(belief, BudgetBelief):
-            belief = BudgetBelief.known(belief)
-        return belief.compiled()
+        """:meth:`_belief` as compiled code receives it, in the learner's state
+        (:func:`.binding.compiled_belief`)."""
+        return binding.compiled_belief(self._belief())
 
     def check_params(self) -> None:
         """Refuse, with a ``ValueError`` in one line, a hyperparameter out of its range (what
-        :meth:`reset` checks first; the oracle refuses ``delta="estimate"`` here)."""
+        :meth:`reset` checks first; a learner adds its own checks in ``_check_params``)."""
         self._check_params()
 
     def _check_params(self) -> None:
-        params = self.get_params()
-        bound = self.tags().input_bound
-        if "delta" in params and parse_estimate(params["delta"]) is None:
-            check_bound("delta", check_number("delta", params["delta"], low=0.0), bound)
-        if "r0" in params:
-            check_bound("r0", check_number("r0", params["r0"]), bound)
-        if "feedback" in params and params["feedback"] not in FEEDBACK:
-            raise ValueError(f"feedback must be one of {', '.join(FEEDBACK)}, "
-                             f"got {params['feedback']!r}")
-        supported = self.tags().supported_feedback
-        if params.get("feedback") is not None and params["feedback"] not in supported:
-            raise ValueError(f"feedback must be one of {', '.join(supported)} (what "
-                             f"{self.name} learns under), got {params['feedback']!r}")
+        binding.check_params(self.name, self.get_params(), self.tags())
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
@@ -418,15 +394,7 @@ class Learner(LegacyLearnerAPI):
         """
         if type(self).kernels is None:
             return 0
-        try:
-            sizes = [_nbytes(self._init_state(k)) for k in (1, 2, 3)]
-        except ValueError:  # parameters tied to the true d (the oracle's θ): measure at d
-            return _nbytes(self._init_state(d))
-        # Second differences of a quadratic are constant: a + b·k + c·k² through three points.
-        c = (sizes[2] - 2 * sizes[1] + sizes[0]) / 2
-        b = sizes[1] - sizes[0] - 3 * c
-        a = sizes[0] - b - c
-        return int(max(sizes[2], a + b * d + c * d * d))
+        return _quadratic_bytes(self._init_state, d)
 
     @serialized
     def reset(self, d: int, rng: np.random.Generator | np.random.SeedSequence | int | None = None
@@ -439,17 +407,10 @@ class Learner(LegacyLearnerAPI):
         if not (isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 1):
             raise ValueError(f"d must be an integer >= 1, got {d!r}")
         self._check_params()
-        if rng is not None and not isinstance(rng, np.random.Generator | np.random.SeedSequence) \
-                and not (isinstance(rng, int | np.integer) and not isinstance(rng, bool)
-                         and rng >= 0):
-            raise ValueError(f"rng must be a numpy.random.Generator, a SeedSequence or an "
-                             f"integer seed >= 0, got {rng!r}")
+        generator = _generator(rng)
         run = self.__run
         before = run.d, run.rng, run.state, run.desk
-        # An integer seed or a SeedSequence becomes a Generator: the compiled code draws from
-        # a Generator only. _init_state may read both (self.dimension, self.generator).
-        run.d = int(d)
-        run.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        run.d, run.rng = int(d), generator  # _init_state may read them
         try:
             run.state = self._init_state(run.d)
             kernels = type(self).kernels
@@ -522,30 +483,19 @@ class Learner(LegacyLearnerAPI):
     # -- the hooks: a compiled learner's run its kernels -------------------------------------
     def _publish(self) -> LinearThreshold | GeneralRule:
         """This round's rule (called once a round, by :meth:`policy`)."""
-        kernels, run = self.kernels, self.__run
-        beta = np.empty(run.d)
-        threshold = float(kernels.policy(run.state, run.rng, beta))
-        if kernels.rule is not None and not (kernels.linear or never_linear)(run.state):
-            return GeneralRule.publish(run.state, beta, threshold)
-        return LinearThreshold(beta=beta, threshold=threshold)
+        run = self.__run
+        return self.kernels.publish_rule(run.state, run.rng, run.d)
 
     def _learn(self, rule: LinearThreshold | GeneralRule, x_obs: np.ndarray, accepted: bool,
                reward: float | None) -> bool:
         """Learn from one round's feedback under ``rule`` (``reward`` None if unobserved)."""
         run = self.__run
-        live = estimating_belief(run.state)
-        if live is not None:
-            observe(live, rule.beta, float(rule.threshold), x_obs)
-        return self.kernels.update(run.state, run.rng, rule.beta, rule.threshold, x_obs,
-                                   accepted, 0.0 if reward is None else reward,
-                                   reward is not None)
+        return self.kernels.learn(run.state, run.rng, rule, x_obs, accepted, reward)
 
     def _estimate(self) -> np.ndarray | None:
         """The estimate of θ1 − θ0, or None (default for a plain-Python learner: none)."""
-        if self.kernels is None:
-            return None
-        out = np.empty(self.__run.d)
-        return out if self.kernels.estimate(self.__run.state, out) else None
+        run = self.__run
+        return None if self.kernels is None else self.kernels.estimate_of(run.state, run.d)
 
     @serialized
     def act(self, x_obs: Any) -> bool:

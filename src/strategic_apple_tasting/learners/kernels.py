@@ -34,11 +34,14 @@ implementation of each algorithm, on both of the engine's paths.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from .._jit import dispatch_on_class, njit
 from .._jit_cache import note_kernels
-from ..game.policies import RULES
+from ..game.policies import RULES, GeneralRule, LinearThreshold
+from .budget import estimating_belief, observe
 
 
 @njit
@@ -63,6 +66,30 @@ class LearnerKernels(NamedTuple):
     rule: Callable | None = None
     linear: Callable | None = None
     check: Callable | None = None
+
+    # The base's hooks for a compiled learner (the same kernels the compiled engine calls).
+    def publish_rule(self, state: Any, rng: np.random.Generator, d: int
+                     ) -> LinearThreshold | GeneralRule:
+        """This round's rule: the kernels' policy, as a general rule when ``rule`` says so."""
+        beta = np.empty(d)
+        threshold = float(self.policy(state, rng, beta))
+        if self.rule is not None and not (self.linear or never_linear)(state):
+            return GeneralRule.publish(state, beta, threshold)
+        return LinearThreshold(beta=beta, threshold=threshold)
+
+    def learn(self, state: Any, rng: np.random.Generator, rule: Any, x_obs: np.ndarray,
+              accepted: bool, reward: float | None) -> bool:
+        """Learn one round's feedback under ``rule`` (a belief estimating δ sees it first)."""
+        live = estimating_belief(state)
+        if live is not None:
+            observe(live, rule.beta, float(rule.threshold), x_obs)
+        return self.update(state, rng, rule.beta, rule.threshold, x_obs, accepted,
+                           0.0 if reward is None else reward, reward is not None)
+
+    def estimate_of(self, state: Any, d: int) -> np.ndarray | None:
+        """The kernels' estimate of θ1 − θ0, or None if there is none yet."""
+        out = np.empty(d)
+        return out if self.estimate(state, out) else None
 
 
 _POLICY: dict[type, Callable] = {}

@@ -14,6 +14,7 @@ library a hundred times a round; the rule's linear part is the twin's at the ori
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import math
 from collections.abc import Callable
 from types import ModuleType
@@ -72,6 +73,29 @@ def examples_need(module: str) -> Callable[[type], type]:
 def flag(name: str, value: Any) -> None:
     if not isinstance(value, bool):
         raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
+#: The versions of each peer library the adapters are tested with, as the ``peers`` extra in
+#: pyproject.toml pins them (tests/peers holds the two equal). The river and MABWiser adapters
+#: read private fields of their libraries' objects, which a release may rename without notice:
+#: :func:`check_fields` refuses, in one line, a library whose objects lack one.
+TESTED = {"mabwiser": ">=2.7,<2.8", "river": ">=0.21,<0.27", "vowpalwabbit": ">=9.10,<10"}
+
+
+def check_fields(library: str, obj: Any, where: str, names: tuple[str, ...]) -> None:
+    """Fail loudly, in one line, when ``obj`` (the library's ``where``) lacks one of the private
+    fields ``names`` an adapter reads: a release of the library outside the tested range
+    (:data:`TESTED`) changed its internals, and the adapter would otherwise fail later, or
+    worse, read something else."""
+    missing = [name for name in names if not hasattr(obj, name)]
+    if missing:
+        try:
+            version = importlib.metadata.version(library)
+        except importlib.metadata.PackageNotFoundError:
+            version = "(version unknown)"
+        raise RuntimeError(f"{library} {version}: its {where} has no {missing[0]!r}, which "
+                           f"the adapter reads (tested with {library}{TESTED[library]}): "
+                           f"pip install '{library}{TESTED[library]}'")
 
 
 def seed_from(rng: np.random.Generator) -> int:

@@ -44,10 +44,15 @@ import numpy as np
 
 from ..game.game import check_number
 from ..game.policies import central_differences
-from ._common import Box, PeerLearner, examples_need, seed_from
+from ._common import Box, PeerLearner, check_fields, examples_need, seed_from
 from .twins import UCBGapTwin, linear_twin
 
 LIBRARY = "mabwiser"
+#: MABWiser's private fields the adapter reads (checked when a MAB is made: check_fields): its
+#: implementation's per-arm models, generator and ε, what partial_fit runs after validating,
+#: and each arm model's ridge coefficients, inverse, α and generator.
+PRIVATE_IMP = ("arm_to_model", "rng", "epsilon", "_set_arms_as_trained")
+PRIVATE_ARM = ("beta", "A_inv", "alpha", "rng", "fit")
 #: The twin's margin (:mod:`.twins`), relative to the sizes of the terms of g: MABWiser's
 #: numbers, computed in double precision in another order, are a few ulps away.
 MARGIN = 1e-9
@@ -230,6 +235,10 @@ class _MABWiserLearner(PeerLearner, abstract=True):
                              seed=seed_from(self.generator))
         k = d + 1 if self.intercept else d
         mab.fit(np.zeros(0, dtype=int), np.zeros(0), np.zeros((0, k)))  # the prior, no data
+        check_fields(LIBRARY, mab, "MAB", ("_imp",))
+        check_fields(LIBRARY, mab._imp, "MAB's implementation", PRIVATE_IMP)
+        for arm in (1, 0):
+            check_fields(LIBRARY, mab._imp.arm_to_model[arm], "arm model", PRIVATE_ARM)
         return _MABBox(d, self.intercept, mab, kind=self._kind)
 
 
