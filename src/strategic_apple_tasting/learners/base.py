@@ -206,6 +206,8 @@ def _check_class(cls: type, abstract: bool) -> None:
                         f"({', '.join(sorted(RESERVED))}): name it otherwise")
     for attr, value in cls.__dict__.items():
         for code in _code_objects(value):
+            if RESERVED.isdisjoint(code.co_names):  # no attribute of those names at all
+                continue
             for ins in dis.get_instructions(code):
                 if ins.opname in ("STORE_ATTR", "DELETE_ATTR") and ins.argval in RESERVED:
                     raise TypeError(f"{who} assigns {ins.argval!r} in {attr}, a name the "
@@ -282,10 +284,10 @@ class Learner(LegacyLearnerAPI):
         for name in (*TAG_NAMES, "tags"):  # read through tags() from now on
             if name in cls.__dict__:
                 delattr(cls, name)
-        kernels = cls.__dict__.get("kernels")
-        if kernels is not None:
-            tags = dataclasses.replace(tags, nonlinear=kernels.rule is not None)
-            register_kernels(kernels)
+        if cls.kernels is not None:  # a compiled learner is nonlinear iff its kernels' rule is
+            tags = dataclasses.replace(tags, nonlinear=cls.kernels.rule is not None)
+        if "kernels" in cls.__dict__ and cls.kernels is not None:
+            register_kernels(cls.kernels)
         cls.__tags = tags
 
     @classmethod
