@@ -80,7 +80,7 @@ class BatchLogistic(Learner):
         self._next = d
 
     def _publish(self) -> LinearThreshold:
-        d = self._d
+        d = self.dimension
         if self._rounds < d:
             return LinearThreshold(beta=np.zeros(d), threshold=-1.0)
         repaid, defaulted = self.repaid, self.defaulted

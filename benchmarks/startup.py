@@ -45,7 +45,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from strategic_apple_tasting.learners import Learner, LearnerKernels, njit
+from strategic_apple_tasting.learners import Learner, LearnerKernels, LearnerTags, njit
 from strategic_apple_tasting.learners.least_squares import add_point, new_factor, solve
 
 
@@ -81,7 +81,7 @@ def _estimate(state, out):
 
 class CompiledGreedy(Learner):
     name = "compiled-greedy"
-    strategy_aware = False
+    tags = LearnerTags(strategy_aware=False)
     kernels = LearnerKernels(GreedyState, _policy, _update, _estimate)
 
     def __init__(self, explore=0.05, r0=None, feedback=None):

@@ -22,6 +22,7 @@ from strategic_apple_tasting.learners import (
     Exp3PSAE,
     Exp3SAE,
     Learner,
+    LearnerTags,
     LinUCB,
     OffsetOLS,
     Oracle,
@@ -36,7 +37,7 @@ class PlainGreedy(Learner):
     accepted points, with a little exploration drawn from its generator)."""
 
     name = "plain-greedy"
-    strategy_aware = False
+    tags = LearnerTags(strategy_aware=False)
 
     def __init__(self, ridge=1.0, explore=0.1, r0=None, feedback=None):
         self.ridge, self.explore, self.r0, self.feedback = ridge, explore, r0, feedback
@@ -45,8 +46,8 @@ class PlainGreedy(Learner):
         self._gram, self._xy, self._seen = self.ridge * np.eye(d), np.zeros(d), 0
 
     def _publish(self):
-        if self._rng.random() < self.explore:
-            return LinearThreshold(beta=np.zeros(self._d), threshold=-1.0)
+        if self.generator.random() < self.explore:
+            return LinearThreshold(beta=np.zeros(self.dimension), threshold=-1.0)
         return LinearThreshold(beta=np.linalg.solve(self._gram, self._xy), threshold=self.r0)
 
     def _learn(self, rule, x_obs, accepted, reward):
@@ -106,7 +107,7 @@ def run(learner: Learner, n: int = 40, seed: int = 0) -> Learner:
     """Decide ``n`` applicants, reporting the outcomes of some (publishing every 3 outcomes),
     so the learner holds pending decisions under several rules."""
     learner.publish_every(outcomes=3)
-    xs = np.random.default_rng(seed).uniform(-1, 1, size=(n, learner._d))
+    xs = np.random.default_rng(seed).uniform(-1, 1, size=(n, learner.dimension))
     for i, x in enumerate(xs):
         if learner.decide(x).accepted and i % 3:
             for j in learner.pending()[:1]:

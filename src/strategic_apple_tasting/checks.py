@@ -275,23 +275,23 @@ def check_outcomes_in_any_order(learner: Learner, feedback: str) -> None:
     for order in ("decision", "shuffled"):
         run = lr.clone().reset(3, np.random.default_rng(2))
         for block in range(3):  # three rules, each deciding 20 applicants
-            run.publish()
+            run.desk.publish()
             for i in range(20 * block, 20 * block + 20):
                 _decide(run, xs[i], i)
             if block == 2:
                 break
             # Half the outcomes arrive before the next rule, the rest after it.
-            due = run.pending()[: len(run.pending()) // 2]
+            due = run.desk.pending()[: len(run.desk.pending()) // 2]
             if order == "shuffled":
                 due = list(np.random.default_rng(block).permutation(due))
             for i in due:
-                run.report(int(i), float(rewards[i]))
-        rest = run.pending()
+                run.desk.report(int(i), float(rewards[i]))
+        rest = run.desk.pending()
         if order == "shuffled":
             rest = list(np.random.default_rng(9).permutation(rest))
         for i in rest:
-            run.report(int(i), float(rewards[i]))
-        assert not run.pending()
+            run.desk.report(int(i), float(rewards[i]))
+        assert not run.desk.pending()
         runs.append(run)
     if learner.tags().outcomes_commute:
         # The same learner, to rounding: the same counts, estimate and next rule. (Not the
@@ -304,7 +304,7 @@ def check_outcomes_in_any_order(learner: Learner, feedback: str) -> None:
         assert (est[0] is None) == (est[1] is None) and (
             est[0] is None or np.allclose(est[0], est[1], rtol=1e-9, atol=1e-12)), \
             "outcomes reported in another order left another estimate"
-        rules = [run.publish().rule for run in runs]
+        rules = [run.desk.publish().rule for run in runs]
         points = np.random.default_rng(1).uniform(-1, 1, size=(16, 3))
         assert np.allclose(rules[0].beta, rules[1].beta, rtol=1e-9, atol=1e-12) and np.isclose(
             rules[0].threshold, rules[1].threshold, rtol=1e-9, atol=1e-12) and all(
@@ -331,8 +331,8 @@ def _value(rule: LinearThreshold | GeneralRule, x: np.ndarray) -> float:
 def _decide(learner: Learner, x: np.ndarray, i: int) -> Any:
     """Decide applicant ``i``; a learner whose rule reads its live model publishes first."""
     if not learner.tags().holds_rules:
-        learner.publish()
-    return learner.decide(x, id=i)
+        learner.desk.publish()
+    return learner.desk.decide(x, id=i)
 
 
 def check_saves_and_loads(learner: Learner, feedback: str) -> None:
@@ -345,12 +345,12 @@ def check_saves_and_loads(learner: Learner, feedback: str) -> None:
     lr = learner.clone().bind(_game(feedback).instance(0), HORIZON)
     xs, rewards = _applicants(feedback, 80, 12)
     run = lr.reset(3, np.random.default_rng(4))
-    run.publish_every(outcomes=7)
+    run.desk.publish_every(outcomes=7)
     for i in range(40):
         _decide(run, xs[i], i)
         if i % 3 == 2:  # a third of the outcomes wait for the save
-            for j in run.pending()[:2]:
-                run.report(j, float(rewards[j]))
+            for j in run.desk.pending()[:2]:
+                run.desk.report(j, float(rewards[j]))
     with tempfile.TemporaryDirectory() as tmp:
         path = f"{tmp}/learner.sat"
         try:
@@ -361,15 +361,15 @@ def check_saves_and_loads(learner: Learner, feedback: str) -> None:
             return
         back = load_learner(path, allow=[type(run)])
     assert type(back) is type(run) and repr(back) == repr(run)
-    assert back.pending() == run.pending()
+    assert back.desk.pending() == run.desk.pending()
     assert _states_equal(back.state, run.state), "the loaded state differs"
     points = np.random.default_rng(1).uniform(-1, 1, size=(16, 3))
     for i in range(40, 80):
-        a, b = run.decide(xs[i], id=i), back.decide(xs[i], id=i)
+        a, b = run.desk.decide(xs[i], id=i), back.desk.decide(xs[i], id=i)
         assert a == b, f"decision {i} differs after loading: {a} vs {b}"
-        assert _same_rule(run.rule_in_force().rule, back.rule_in_force().rule, points)
-        for j in run.pending()[:1]:
-            assert run.report(j, float(rewards[j])) == back.report(j, float(rewards[j]))
+        assert _same_rule(run.desk.rule_in_force().rule, back.desk.rule_in_force().rule, points)
+        for j in run.desk.pending()[:1]:
+            assert run.desk.report(j, float(rewards[j])) == back.desk.report(j, float(rewards[j]))
     assert _states_equal(back.state, run.state), "the loaded learner drifted"
     est_a, est_b = run.estimate(), back.estimate()
     assert (est_a is None) == (est_b is None)
@@ -491,22 +491,22 @@ def check_stays_finite(learner: Learner, feedback: str) -> None:
 
 def _feed_extremes(learner: Learner, feedback: str) -> None:
     lr = learner.clone().bind(_game(feedback).instance(0), HORIZON)
-    bound = type(learner).input_bound
+    bound = learner.tags().input_bound
     rounds = (240 if _compiled(learner) else 80) // len(EXTREME_KINDS)
     for k, first in enumerate(EXTREME_KINDS):
         run = lr.clone().reset(3, np.random.default_rng(k))
-        run.publish_every(outcomes=5)
+        run.desk.publish_every(outcomes=5)
         for i, (kind, x, y) in enumerate(extreme_inputs(3, bound, rounds, first, seed=k)):
             where = f"applicant {i} of the run that starts {first!r} ({kind}: x={x.tolist()}, " \
                     f"outcome {y!r})"
             try:
                 # (A rule that reads the learner's live model is published before each decision.)
                 if i % 10 == 0 or not learner.tags().holds_rules:
-                    run.publish()
-                problem = _finite_rule(run.rule_in_force().rule, x)
-                run.decide(x, id=i)
-                if i in run.pending():
-                    run.report(i, y)
+                    run.desk.publish()
+                problem = _finite_rule(run.desk.rule_in_force().rule, x)
+                run.desk.decide(x, id=i)
+                if i in run.desk.pending():
+                    run.desk.report(i, y)
                 est = run.estimate()
             except Exception as exc:
                 raise AssertionError(f"at {where}: {type(exc).__name__}: {exc}") from exc
@@ -515,7 +515,7 @@ def _feed_extremes(learner: Learner, feedback: str) -> None:
                 f"at {where}: the estimate is {est.tolist()}"
             nan = _nan_in_state(run)
             assert nan is None, f"at {where}: its {nan} holds NaN"
-        last = run.publish().rule
+        last = run.desk.publish().rule
         assert _finite_rule(last, x) is None, f"the last rule of the run that starts " \
             f"{first!r} is not finite: {last}"
 
@@ -547,7 +547,7 @@ def check_bad_input(learner: Learner, feedback: str) -> None:
         with _raises(ValueError, "reward must be None when accepted is False"):
             lr.update([0.0, 0.0, 0.0], False, 1.0)
     # Beyond the input bound: refused in one line naming the entry, the value and the bound.
-    bound = type(learner).input_bound
+    bound = learner.tags().input_bound
     big = 2.0 * bound
     with _raises(ValueError, rf"x_obs\[1\] must be at most {re.escape(f'{bound:g}')} in "
                  r"magnitude \(the learner's input bound\), got"):
@@ -555,7 +555,7 @@ def check_bad_input(learner: Learner, feedback: str) -> None:
     with _raises(ValueError, "reward must be at most .* in magnitude"):
         lr.update([0.0, 0.0, 0.0], True, big)
     with _raises(ValueError, r"x_obs\[2\] must be at most"):
-        lr.decide([0.0, 0.0, big])
+        lr.desk.decide([0.0, 0.0, big])
     with _raises(ValueError, "d must be an integer >= 1"):
         lr.reset(0)
 
@@ -586,7 +586,7 @@ def _cases(learner: Learner, feedback: Iterable[str], checks: Sequence[str] | No
     for mode in feedback:
         if mode not in FEEDBACK:
             raise ValueError(f"feedback must be among {', '.join(FEEDBACK)}, got {mode!r}")
-        if mode not in learner.tags().feedback:
+        if mode not in learner.tags().supported_feedback:
             continue  # a mode the learner does not learn under (its supported_feedback)
         for check in _selected(checks):
             if getattr(check, "compiled_only", False) and not _compiled(learner):

@@ -19,7 +19,7 @@ from strategic_apple_tasting.game import (
 )
 from strategic_apple_tasting.game.best_response import respond_to_rule
 from strategic_apple_tasting.game.policies import _FUNCTIONS
-from strategic_apple_tasting.learners import Learner, LinUCB
+from strategic_apple_tasting.learners import Learner, LearnerTags, LinUCB
 
 
 class PlainUCB(Learner):
@@ -27,8 +27,7 @@ class PlainUCB(Learner):
     ⟨θ̂, z⟩ + α‖z‖_{V⁻¹} ≥ r0, with θ̂ and V from every accepted point."""
 
     name = "plain-ucb"
-    strategy_aware = False
-    nonlinear = True
+    tags = LearnerTags(strategy_aware=False, nonlinear=True)
 
     def __init__(self, alpha=0.5, r0=None, feedback=None):
         self.alpha, self.r0, self.feedback = alpha, r0, feedback
@@ -122,7 +121,7 @@ class _Bad(PlainUCB):
         self.what = what
 
     def _publish(self):
-        d = self._d
+        d = self.dimension
         return {"type": "accept everyone",
                 "beta": LinearThreshold(beta=np.ones(d + 1), threshold=0.0),
                 "nan": LinearThreshold(beta=np.full(d, np.nan), threshold=0.0),
@@ -130,7 +129,7 @@ class _Bad(PlainUCB):
                 }[self.what]
 
     def _estimate(self):
-        return np.zeros(self._d + 1)
+        return np.zeros(self.dimension + 1)
 
 
 @pytest.mark.parametrize("what, message", [
@@ -148,10 +147,10 @@ def test_a_learner_publishing_nonsense_is_one_clear_error(what, message):
 
 def test_a_general_rule_needs_nonlinear_and_a_bad_estimate_is_refused():
     class Undeclared(PlainUCB):
-        nonlinear = False
+        tags = LearnerTags(strategy_aware=False)
 
-    with pytest.raises(ValueError, match="returned a GeneralRule but Undeclared does not set "
-                                         "nonlinear = True"):
+    with pytest.raises(ValueError, match=r"returned a GeneralRule but Undeclared does not "
+                                         r"declare tags = LearnerTags\(nonlinear=True\)"):
         Undeclared(r0=0.0, feedback="apple").reset(2).policy()
     bad = _Bad(r0=0.0, feedback="apple").reset(2)
     with pytest.raises(ValueError, match=r"_Bad._estimate\(\) must return None or an array of "

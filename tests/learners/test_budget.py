@@ -83,7 +83,7 @@ def test_a_learner_estimates_the_budget_as_it_plays_on_both_paths_to_the_bit():
     b = simulate(game, learners, horizon=2000, seeds=[1, 2], engine="reference")
     assert tables_identical(a, b)
     bound, _, _, _ = run_one(game, SAOLS(delta="estimate"), 1, np.array([20_000]))
-    current = bound._state.agents.current
+    current = bound.state.agents.current
     assert current[2] <= 0.3137 <= current[3]  # the interval
     assert current[0] == current[1] + 1 / BINS_PER_UNIT  # in force: the estimate's bin's end
     table = simulate(game, [SAOLS(delta="estimate"), SAOLS()], horizon=20_000, seeds=[1])
@@ -97,8 +97,8 @@ def test_a_learner_estimates_the_budget_as_it_plays_on_both_paths_to_the_bit():
 
 def test_a_learner_starts_from_its_cap():
     learner = SAOLS(delta="estimate:0.7", r0=0.0, feedback="apple").reset(2, rng=0)
-    assert learner._state.agents.current[0] == 0.7
-    assert learner._state.agents.delta == 0.7
+    assert learner.state.agents.current[0] == 0.7
+    assert learner.state.agents.delta == 0.7
 
 
 def _covers(est, delta: float) -> bool:
@@ -146,9 +146,9 @@ def test_a_learner_estimating_its_budget_is_saved_and_loaded_with_what_it_learne
     persistence.save(bound, tmp_path / "learner.zip")
     loaded = persistence.load(tmp_path / "learner.zip")
     for name in ("current", "below", "above", "counts"):
-        assert np.array_equal(getattr(loaded._state.agents, name),
-                              getattr(bound._state.agents, name))
-    assert loaded._state.agents.counts[0] > 0
+        assert np.array_equal(getattr(loaded.state.agents, name),
+                              getattr(bound.state.agents, name))
+    assert loaded.state.agents.counts[0] > 0
 
 
 def test_a_told_and_an_estimating_learner_are_one_compiled_type():

@@ -9,7 +9,7 @@ import pytest
 
 from strategic_apple_tasting.checks import check_learner, parametrize_with_checks
 from strategic_apple_tasting.game import LinearThreshold
-from strategic_apple_tasting.learners import LEARNERS, AcceptAll, Learner
+from strategic_apple_tasting.learners import LEARNERS, AcceptAll, Learner, LearnerTags
 
 CONFIGURATIONS = [learner for name in sorted(LEARNERS)
                   for learner in LEARNERS[name].check_configurations()]
@@ -46,7 +46,7 @@ class _RidgeBySolve(Learner):
     exactly singular in double precision once a feature of 10⁹ makes 1 + 10¹⁸ = 10¹⁸."""
 
     name = "ridge-by-solve"
-    strategy_aware = False
+    tags = LearnerTags(strategy_aware=False)
 
     def __init__(self, r0=None, feedback=None, fallback=False):
         self.r0, self.feedback, self.fallback = r0, feedback, fallback

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -217,9 +218,9 @@ def test_the_order_check_fails_a_learner_whose_outcomes_do_not_commute():
     from strategic_apple_tasting.learners import UnknownHorizon
 
     class Claims(UnknownHorizon):
-        outcomes_commute = True
+        tags = dataclasses.replace(UnknownHorizon.tags(), outcomes_commute=True)
 
-    assert UnknownHorizon.outcomes_commute is False
+    assert UnknownHorizon.tags().outcomes_commute is False
     with pytest.raises(AssertionError, match="outcomes reported in another order"):
         check_learner(Claims(), checks=["check_outcomes_in_any_order"], feedback=["apple"])
     check_learner(UnknownHorizon(), checks=["check_outcomes_in_any_order"], feedback=["apple"])

@@ -33,7 +33,7 @@ from tests import saved
 
 
 def _run(learner, n=30, seed=0):
-    xs = np.random.default_rng(seed).uniform(-1, 1, size=(n, learner._d))
+    xs = np.random.default_rng(seed).uniform(-1, 1, size=(n, learner.dimension))
     for i, x in enumerate(xs):
         d = learner.decide(x)
         if d.accepted and i % 2:
@@ -161,11 +161,11 @@ def test_saving_refuses_a_path_it_cannot_write_before_writing_anything(tmp_path)
 
 def test_a_state_held_in_python_objects_cannot_be_saved(tmp_path):
     from strategic_apple_tasting.game import LinearThreshold
-    from strategic_apple_tasting.learners import Learner
+    from strategic_apple_tasting.learners import Learner, LearnerTags
 
     class Keeper(Learner):
         name = "keeper"
-        strategy_aware = False
+        tags = LearnerTags(strategy_aware=False)
 
         def __init__(self, feedback=None):
             self.feedback = feedback
@@ -174,10 +174,10 @@ def test_a_state_held_in_python_objects_cannot_be_saved(tmp_path):
             return {"seen": []}  # not a NamedTuple of arrays
 
         def _publish(self):
-            return LinearThreshold(beta=np.zeros(self._d), threshold=-1.0)
+            return LinearThreshold(beta=np.zeros(self.dimension), threshold=-1.0)
 
         def _learn(self, rule, x_obs, accepted, reward):
-            self._state["seen"].append(reward)
+            self.state["seen"].append(reward)
             return True
 
     lr = Keeper(feedback="apple").reset(2, rng=0)

@@ -167,7 +167,7 @@ OVERFLOW = ("must give a finite beta", "must give a finite threshold")
 
 def _exercise(learner) -> None:
     """Decide, report, publish, estimate, save and load: a loaded learner must do all of it."""
-    xs = np.random.default_rng(9).uniform(-1, 1, size=(9, learner._d))
+    xs = np.random.default_rng(9).uniform(-1, 1, size=(9, learner.dimension))
     try:
         for i, x in enumerate(xs):
             learner.decide(x)
@@ -195,7 +195,7 @@ def _overflowed(learner) -> bool:
         elif isinstance(node, tuple):
             for v in node:
                 yield from arrays(v)
-    kept = [learner._state, *vars(learner).values()]
+    kept = [learner.state, *vars(learner).values()]
     return any(a.dtype.kind == "f" and not np.all(np.isfinite(a))
                for node in kept for a in arrays(node))
 

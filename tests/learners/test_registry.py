@@ -26,12 +26,12 @@ PLAIN = textwrap.dedent("""
     import numpy as np
 
     from strategic_apple_tasting.game import LinearThreshold
-    from strategic_apple_tasting.learners import Learner
+    from strategic_apple_tasting.learners import Learner, LearnerTags
 
 
     class PlainGreedy(Learner):
         name = "plain-greedy"
-        strategy_aware = False
+        tags = LearnerTags(strategy_aware=False)
 
         def __init__(self, ridge=1.0, explore=0.05, r0=None, feedback=None):
             self.ridge, self.explore, self.r0, self.feedback = ridge, explore, r0, feedback
@@ -40,8 +40,9 @@ PLAIN = textwrap.dedent("""
             self._gram, self._xy = self.ridge * np.eye(d), np.zeros(d)
 
         def _publish(self):
-            if self._rng.random() < self.explore:
-                return LinearThreshold(beta=np.zeros(self._d), threshold=-1.0)  # accept all
+            if self.generator.random() < self.explore:
+                # accept all
+                return LinearThreshold(beta=np.zeros(self.dimension), threshold=-1.0)
             return LinearThreshold(beta=self._estimate(), threshold=self.r0)
 
         def _learn(self, rule, x_obs, accepted, reward):

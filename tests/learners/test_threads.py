@@ -16,7 +16,13 @@ import numpy as np
 import pytest
 
 from strategic_apple_tasting.game import LinearThreshold
-from strategic_apple_tasting.learners import LEARNERS, ExploreThenCommit, Learner, load_learner
+from strategic_apple_tasting.learners import (
+    LEARNERS,
+    ExploreThenCommit,
+    Learner,
+    LearnerTags,
+    load_learner,
+)
 
 THREADS = 4
 PER_THREAD = 1500
@@ -97,7 +103,7 @@ class _Counting(Learner):
     """A plain-Python learner whose model is Python numbers updated in place."""
 
     name = "counting"
-    strategy_aware = False
+    tags = LearnerTags(strategy_aware=False)
 
     def __init__(self, r0=None, feedback=None):
         self.r0, self.feedback = r0, feedback
@@ -106,7 +112,7 @@ class _Counting(Learner):
         self._seen, self._total = 0, 0.0
 
     def _publish(self):
-        return LinearThreshold(beta=np.zeros(self._d), threshold=-1.0)  # accept all
+        return LinearThreshold(beta=np.zeros(self.dimension), threshold=-1.0)  # accept all
 
     def _learn(self, rule, x_obs, accepted, reward):
         seen, total = self._seen, self._total
@@ -140,7 +146,7 @@ def test_a_learner_with_its_lock_still_copies_pickles_and_saves(tmp_path):
               *(pickle.loads(pickle.dumps(learner, protocol)) for protocol in range(6)),
               load_learner(learner.save(tmp_path / "learner.sat"))]
     for other in copies:
-        assert other._lock is not learner._lock  # a copy is a learner of its own
+        assert other.desk.lock is not learner.desk.lock  # a copy is a learner of its own
         assert other.pending() == ["waiting"]
         assert np.array_equal(other.estimate(), learner.estimate())
         other.report("waiting", 0.5)  # and it works
@@ -150,6 +156,6 @@ def test_a_learner_with_its_lock_still_copies_pickles_and_saves(tmp_path):
 def test_which_learners_say_they_are_thread_safe():
     """Every learner of the registry holds its state on itself: thread-safe through its lock.
     The peer adapters' rules call their libraries' live models outside it: not."""
-    assert all(cls.thread_safe for cls in LEARNERS.values())
+    assert all(cls.tags().thread_safe for cls in LEARNERS.values())
     peers = pytest.importorskip("strategic_apple_tasting.peers")
-    assert not any(cls.thread_safe for cls in peers.PEERS.values())
+    assert not any(cls.tags().thread_safe for cls in peers.PEERS.values())

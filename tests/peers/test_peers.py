@@ -28,7 +28,12 @@ from strategic_apple_tasting.peers import (
     RiverLinUCBDisjoint,
     VWCBExploreADF,
 )
-from strategic_apple_tasting.peers._common import examples_need, library_available
+from strategic_apple_tasting.peers._common import (
+    TESTED,
+    check_fields,
+    examples_need,
+    library_available,
+)
 
 
 def _needs(cls):
@@ -73,7 +78,7 @@ def _next_decision(lr):
             return copy.deepcopy(policy).pull([1, 0], ctx) == 1
         return pull
     if isinstance(lr, VWCBExploreADF):
-        draw = copy.deepcopy(lr._rng).random()  # the learner's next draw is the round's u
+        draw = copy.deepcopy(lr.generator).random()  # the learner's next draw is the round's u
         ws = box.workspace.ws
 
         def sample(z):  # VW's tutorial sampler (sample_custom_pmf), with the round's draw
@@ -318,6 +323,49 @@ def test_the_library_internals_the_adapters_use_are_still_there():
     policy = river_bandit.LinUCBDisjoint(seed=1)
     assert hasattr(policy, "_rng") and hasattr(policy._rng, "getstate")
     assert hasattr(policy, "_bayes_lin_regs")
+
+
+def test_a_library_whose_private_fields_moved_is_refused_in_one_line(monkeypatch):
+    """The adapters check, when a learner is made, every private field they read: a release
+    that renamed one fails loudly there, naming the library, its version and the tested
+    range, instead of failing later or reading something else."""
+    pytest.importorskip("river.bandit")
+    from strategic_apple_tasting.peers import river as adapter
+
+    RiverLinUCBDisjoint(r0=0.0, feedback="apple").reset(2, 0)  # control: today's river passes
+    monkeypatch.setattr(adapter, "PRIVATE_MODEL", (*adapter.PRIVATE_MODEL, "_renamed"))
+    with pytest.raises(RuntimeError, match=r"^river \S+: its linear_model\."
+                                           r"BayesianLinearRegression has no '_renamed', which "
+                                           r"the adapter reads \(tested with "
+                                           r"river>=0\.21,<0\.27\): pip install "
+                                           r"'river>=0\.21,<0\.27'$") as err:
+        RiverLinUCBDisjoint(r0=0.0, feedback="apple").reset(2, 0)
+    assert "\n" not in str(err.value)
+    with pytest.raises(RuntimeError, match=r"^mabwiser .*: its MAB has no '_imp'"):
+        check_fields("mabwiser", object(), "MAB", ("_imp",))
+
+
+def test_the_peer_libraries_are_pinned_to_the_tested_versions():
+    """pyproject.toml's peers extra pins every peer library above and below, to the ranges the
+    adapters are tested with (TESTED); the installed libraries are inside them."""
+    import importlib.metadata
+    import tomllib
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+
+    pyproject = Path(__file__).parents[2] / "pyproject.toml"
+    extras = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]
+    for extra in ("peers", "test"):
+        pins = {r.name: r.specifier for r in map(Requirement, extras[extra])
+                if r.name in TESTED}
+        assert {name: str(spec) for name, spec in pins.items()} == {
+            name: str(Requirement(name + spec).specifier) for name, spec in TESTED.items()}
+        assert all(any(s.operator == "<" for s in spec) for spec in pins.values()), extra
+    for name, spec in TESTED.items():
+        if library_available(name):
+            version = importlib.metadata.version(name)
+            assert Requirement(name + spec).specifier.contains(version), (name, version)
 
 
 # -- learning without partial_fit's overhead, rules answered through a twin --------

@@ -20,7 +20,7 @@ def test_a_learner_told_delta_adds_nothing():
 
 def test_an_estimating_learner_shows_its_estimate_and_interval():
     learner = SAOLS(delta="estimate:0.8", r0=0.0, feedback="apple").reset(2, rng=0)
-    belief = learner._state.agents
+    belief = learner.state.agents
     belief.current[:4] = [0.3005, 0.3, 0.2995, 0.3005]  # in force, estimate, low, high
     belief.counts[0] = 1234
     m = budget_metrics(_service(learner))
@@ -49,7 +49,7 @@ def test_the_prometheus_text_has_the_estimate_only_when_there_is_one():
 
     assert not any(name.startswith("sat_delta") for name in gauges(base))
     learner = SAOLS(delta="estimate:0.8", r0=0.0, feedback="apple").reset(2, rng=0)
-    learner._state.agents.current[:4] = [0.3005, 0.3, 0.2995, 0.3005]
+    learner.state.agents.current[:4] = [0.3005, 0.3, 0.2995, 0.3005]
     found = gauges({**base, **budget_metrics(_service(learner))})
     assert found["sat_delta_estimate"] == 0.3 and found["sat_delta_low"] == 0.2995
     assert found["sat_delta_high"] == 0.3005 and found["sat_delta_in_force"] == 0.3005

@@ -25,11 +25,13 @@ from .conftest import Server
 D = 3
 BOUND = 10.0
 TIGHT = textwrap.dedent("""
+    import dataclasses
+
     from strategic_apple_tasting.learners import SAOLS
 
 
     class TightSAOLS(SAOLS):
-        input_bound = 10.0
+        tags = dataclasses.replace(SAOLS.tags(), input_bound=10.0)
 """)
 
 

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from ..game.policies import GeneralRule, LinearThreshold
-from ..learners import Learner
+from ..learners import Learner, LearnerTags
 
 #: Rounds of each short run: past every learner's warm-up at d = 2 (compiling does not depend on
 #: it, but a path is only loaded when it runs).
@@ -192,7 +192,7 @@ class _PlainLinear(Learner):
     """A plain-Python learner publishing a linear threshold."""
 
     name = "sat-compile-linear"
-    strategy_aware = False
+    tags = LearnerTags(strategy_aware=False)
 
     def __init__(self, r0: float | None = None, feedback: str | None = None) -> None:
         self.r0, self.feedback = r0, feedback
@@ -201,7 +201,7 @@ class _PlainLinear(Learner):
         return None
 
     def _publish(self) -> LinearThreshold | GeneralRule:
-        return LinearThreshold(beta=np.ones(self._d), threshold=0.5)
+        return LinearThreshold(beta=np.ones(self.dimension), threshold=0.5)
 
     def _learn(self, rule: Any, x_obs: Any, accepted: bool, reward: float | None) -> bool:
         return False
@@ -215,10 +215,10 @@ class _PlainGeneral(_PlainLinear):
     """A plain-Python learner publishing a rule given as a Python function."""
 
     name = "sat-compile-general"
-    nonlinear = True
+    tags = LearnerTags(strategy_aware=False, nonlinear=True)
 
     def _publish(self) -> LinearThreshold | GeneralRule:
-        return GeneralRule.from_function(_outside_ball, np.ones(self._d), 0.5)
+        return GeneralRule.from_function(_outside_ball, np.ones(self.dimension), 0.5)
 
 
 def _run_game_side() -> None:

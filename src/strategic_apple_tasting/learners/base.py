@@ -1,137 +1,78 @@
-"""The learner protocol (DESIGN §5), in two tiers, and the tables through which compiled code
-reaches compiled learners.
+"""The learner protocol (DESIGN §5): the base class of every learner, in two tiers.
 
 **Every learner** is a Python object holding hyperparameters (stored as given) that plays the
 per-round API: :meth:`Learner.reset`, then each round :meth:`~Learner.policy` (the rule published
 for the round), :meth:`~Learner.act` and :meth:`~Learner.update` (the round's feedback), and
-:meth:`~Learner.estimate`. Behind those, a learner gives four hooks:
+:meth:`~Learner.estimate`; the decision API (publish, decide by id, report outcomes late) is its
+desk, :attr:`Learner.desk` (:mod:`.decisions`). What a learner class is (strategy-aware,
+nonlinear, its theorem, its input bound, ...) it declares in one object, ``tags =
+LearnerTags(...)`` (:mod:`.tags`). Behind the API, a learner gives four hooks, of the same shape
+in both tiers:
 
-* ``_init_state(d)``: the state for contexts of dimension d (``self._rng`` is the learner's
-  Generator),
+* ``_init_state(d) -> state``: the learner's state for contexts of dimension d (its generator is
+  ``self.generator``), kept by the base as :attr:`Learner.state`: a compiled learner's is an
+  instance of its kernels' state class (checked at :meth:`~Learner.reset`); a plain-Python
+  learner's is anything (None when it keeps its model in attributes of its own, ``self._gram``),
 * ``_publish() -> LinearThreshold | GeneralRule``: this round's rule,
 * ``_learn(rule, x_obs, accepted, reward) -> used``: learn from the feedback under the rule in
   force (``reward`` None when nothing was observed); returns whether the point entered the
   learner's data,
 * ``_estimate() -> array | None``: the estimate of θ1 − θ0, if there is one.
 
-A **plain-Python learner** writes those hooks; the engine runs it on its Python reference path
-(:mod:`..engine.reference`). A **compiled learner** instead sets ``kernels``, a
-:class:`LearnerKernels`: a ``NamedTuple`` state and compiled functions
+A **plain-Python learner** writes the last three; the engine runs it on its Python reference path
+(:mod:`..engine.reference`). A **compiled learner** sets ``kernels`` instead (:mod:`.kernels`),
+which the base's hooks call, as the compiled engine does.
 
-* ``policy(state, rng, beta) -> threshold``: the linear threshold to commit to this round (β
-  into ``beta``),
-* ``update(state, rng, beta, threshold, x, accepted, reward, observed) -> used``,
-* ``estimate(state, out) -> bool``: write the current estimate of θ1 − θ0, if there is one,
-
-(a kernel compiled ``inline="always"`` with exactly these parameter names is inlined into the
-engine's loop without a one-line caller to type: :func:`~.._jit.dispatch_on_class`),
-
-and, for a rule that is not a linear threshold (LinUCB),
-
-* ``rule(state, z, grad, need_grad) -> g(z)``: it accepts iff g(x') ≥ 0 (∇g into ``grad`` when
-  ``need_grad``); ``policy`` then writes the rule's linear part, the start of agents'
-  numerical best response (:mod:`..game.best_response`),
-* ``linear(state) -> bool``: whether this round's rule is exactly the linear threshold that
-  ``policy`` wrote (then agents respond in closed form, as to any other learner).
-
-and, for a state whose values the kernels index by (counters, slots, phases), a Python
-
-* ``check(state, template, where)``: raise ``ValueError`` naming the field if a state read from
-  a saved file (already of the template's shapes and dtypes) breaks an invariant the kernels
-  rely on (:meth:`Learner._check_state`).
-
-The hooks of a compiled learner call these same functions, and so does the compiled engine
-(through :func:`learner_policy` etc., resolved at compile time by the state's class): one
-implementation of each algorithm, on both of the engine's paths.
+The base keeps what it needs of a reset learner (its lock, dimension, generator, state and desk)
+in one object under a name no subclass can write (:class:`_Runtime`); a subclass that defines
+one of the names the base reserves (:data:`RESERVED`), or a concrete one without a ``name``, is
+refused in one line when its class statement runs.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import dis
 import functools
 import inspect
 import math
 import threading
-from collections.abc import Callable
-from typing import Any, ClassVar, NamedTuple
+import types
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar
 
 import numpy as np
 
-from .._jit import dispatch_on_class, njit
-from .._stamps import note_kernels
-from ..game.agents import LazyBestResponse, is_agent_model
-from ..game.best_response import check_supported
-from ..game.game import FEEDBACK, check_number
-from ..game.policies import RULES, GeneralRule, LinearThreshold
-from .budget import BudgetBelief, estimating_belief, observe, parse_estimate
-from .decisions import (
-    Decision,
-    DecisionDesk,
-    DeskHooks,
-    DeskRecord,
-    PublishedRule,
+from ..game.game import check_number
+from ..game.policies import GeneralRule, LinearThreshold
+from . import binding
+from ._aliases import LegacyLearnerAPI
+from .budget import BudgetBelief
+from .decisions import DecisionDesk, DeskHooks, DeskRecord
+from .inputs import all_finite, check_bound, check_vector
+from .kernels import (
+    LearnerKernels,
+    has_rule,
+    learner_estimate,
+    learner_linear,
+    learner_policy,
+    learner_update,
+    never_linear,
+    register_kernels,
 )
-from .inputs import INPUT_BOUND, all_finite, check_bound, check_vector
-from .tags import LearnerTags
-from .theorem import Theorem
+from .tags import TAG_NAMES, LearnerTags, declared_tags
 
+# The engine reaches the compiled learners' tables here (:mod:`.kernels`).
+__all__ = ["RESERVED", "Learner", "LearnerKernels", "has_rule", "learner_estimate",
+           "learner_linear", "learner_policy", "learner_update", "never_linear", "serialized"]
 
-@njit
-def never_linear(state):
-    """The ``linear`` of a learner whose rule is never a linear threshold."""
-    return False
-
-
-class LearnerKernels(NamedTuple):
-    """A learner's compiled core: its state class and its compiled functions.
-
-    ``rule`` and ``linear`` are given only by learners whose rule may be non-linear; the
-    engine then compiles the general-rule path for them (``linear`` defaults to
-    :func:`never_linear`). Every other learner keeps the linear-threshold path. ``check`` (plain
-    Python) checks a state read from a saved file before any kernel sees it.
-    """
-
-    state: type
-    policy: Callable
-    update: Callable
-    estimate: Callable
-    rule: Callable | None = None
-    linear: Callable | None = None
-    check: Callable | None = None
-
-
-_POLICY: dict[type, Callable] = {}
-_UPDATE: dict[type, Callable] = {}
-_ESTIMATE: dict[type, Callable] = {}
-_LINEAR: dict[type, Callable] = {}
-
-
-def has_rule(state_cls: type | None) -> bool:
-    """Whether learners with this state class may publish a general (non-linear) rule."""
-    return state_cls in RULES
-
-
-learner_policy = dispatch_on_class(
-    "learner_policy", ("state", "rng", "beta"), _POLICY,
-    "Compiled-only: the learner's policy this round (β into ``beta``, returns c).")
-learner_update = dispatch_on_class(
-    "learner_update",
-    ("state", "rng", "beta", "threshold", "x", "accepted", "reward", "observed"), _UPDATE,
-    "Compiled-only: feed back one round; returns whether the point was used for learning.")
-learner_estimate = dispatch_on_class(
-    "learner_estimate", ("state", "out"), _ESTIMATE,
-    "Compiled-only: write the estimate of θ1 − θ0 into ``out``; False if none yet.")
-learner_linear = dispatch_on_class(
-    "learner_linear", ("state",), _LINEAR,
-    "Compiled-only: whether a general-rule learner's rule this round is its linear part.")
-
-
-#: What the base class keeps on a learner (its dimension, generator, state, decision desk and
-#: lock); the rest, besides its hyperparameters, is the learner's own (:meth:`Learner.
-#: model_attributes`, which a saved file holds).
-BASE_ATTRIBUTES = frozenset({"_d", "_rng", "_state", "_desk", "_lock"})
+#: Names a learner class may not define or assign: the base's runtime as earlier releases named
+#: it (read-only aliases for one release), and the methods that hold the lock and keep the
+#: runtime. A subclass overriding one would bypass them, or be overwritten by them.
+RESERVED = frozenset({"_d", "_rng", "_state", "_desk", "_lock", "desk", "reset", "restore",
+                      "policy", "act", "update", "estimate", "state", "dimension", "generator"})
 
 _PARAM_NAMES: dict[tuple[type, Any], tuple[str, ...]] = {}
-_TAGS: dict[type, LearnerTags] = {}
 
 
 def _param_names(cls: type) -> tuple[str, ...]:
@@ -149,10 +90,10 @@ def _param_names(cls: type) -> tuple[str, ...]:
 def serialized(method: Callable) -> Callable:
     """A public method of a learner, run while holding the learner's own lock: calls from
     several threads take turns, so the learner's state is always that of some serial order of
-    them. The lock is reentrant (a public method may call another)."""
+    them. The lock is reentrant (a public method may call another, or its desk)."""
     @functools.wraps(method)
     def locked(self: Learner, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
+        with self._Learner__run.lock:
             return method(self, *args, **kwargs)
     return locked
 
@@ -166,17 +107,139 @@ def _nbytes(state: Any) -> int:
     return 0
 
 
-class Learner:
+def _next_rule(learner: Learner) -> LinearThreshold | GeneralRule:
+    """The learner's next rule from its ``_publish``, or ``ValueError`` naming what is wrong
+    with it (a function, not a method: the desk holds it, and a copy of the desk pickles it)."""
+    rule, cls = learner._publish(), type(learner)
+    who, d = f"{cls.__name__}._publish()", learner._Learner__run.d
+    if not isinstance(rule, LinearThreshold | GeneralRule):
+        raise ValueError(f"{who} must return a LinearThreshold or a GeneralRule, got {rule!r}")
+    if isinstance(rule, GeneralRule) and not cls.tags().nonlinear:
+        raise ValueError(f"{who} returned a GeneralRule but {cls.__name__} does not declare "
+                         "tags = LearnerTags(nonlinear=True)")
+    beta = np.asarray(rule.beta)
+    if beta.shape != (d,) or not (beta.dtype.kind in "biuf"
+                                  and all_finite(beta.astype(float, copy=False))):
+        raise ValueError(f"{who} must give a finite beta of shape ({d},), got {rule.beta!r}")
+    if not (isinstance(rule.threshold, int | float) and math.isfinite(rule.threshold)):
+        raise ValueError(f"{who} must give a finite threshold, got {rule.threshold!r}")
+    return rule
+
+
+def _live_state(learner: Learner) -> Any:
+    """The learner's state as it is now (the desk copies its published fields)."""
+    return learner._Learner__run.state
+
+
+def _quadratic_bytes(init_state: Callable[[int], Any], d: int) -> int:
+    """Bytes of the states ``init_state`` makes at d = 1, 2, 3, extrapolated as a quadratic in
+    ``d`` (the least-squares learners hold d × d matrices)."""
+    try:
+        sizes = [_nbytes(init_state(k)) for k in (1, 2, 3)]
+    except ValueError:  # parameters tied to the true d (the oracle's θ): measure at d
+        return _nbytes(init_state(d))
+    # Second differences of a quadratic are constant: a + b·k + c·k² through three points.
+    c = (sizes[2] - 2 * sizes[1] + sizes[0]) / 2
+    b = sizes[1] - sizes[0] - 3 * c
+    a = sizes[0] - b - c
+    return int(max(sizes[2], a + b * d + c * d * d))
+
+
+def _generator(rng: Any) -> np.random.Generator:
+    """The Generator a learner draws from: ``rng`` itself, or one made from a SeedSequence, an
+    integer seed or None (fresh entropy); anything else is refused in one line."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is not None and not isinstance(rng, np.random.SeedSequence) \
+            and not (isinstance(rng, int | np.integer) and not isinstance(rng, bool) and rng >= 0):
+        raise ValueError(f"rng must be a numpy.random.Generator, a SeedSequence or an integer "
+                         f"seed >= 0, got {rng!r}")
+    # The compiled code draws from a Generator only.
+    return np.random.default_rng(rng)
+
+
+class _Runtime:
+    """What the base keeps on a learner: its lock (made with the learner) and, from
+    :meth:`~Learner.reset` on, its dimension ``d``, generator, state and decision desk. One
+    object under one name-mangled attribute, so no name of a subclass can overwrite it."""
+
+    __slots__ = ("d", "desk", "lock", "rng", "state")
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.d: int | None = None  # None until reset
+        self.rng: np.random.Generator | None = None
+        self.state: Any = None
+        self.desk: DecisionDesk | None = None
+
+    def __getstate__(self) -> tuple:
+        return self.d, self.rng, self.state, self.desk
+
+    def __setstate__(self, saved: tuple) -> None:
+        # A lock does not pickle, and a copy of a learner is a learner of its own: a new lock,
+        # which its desk shares.
+        self.d, self.rng, self.state, self.desk = saved
+        self.lock = threading.RLock()
+        if self.desk is not None:
+            self.desk.lock = self.lock
+
+
+def _code_objects(value: Any) -> Iterator[types.CodeType]:
+    """The code of a class attribute that is a function (or wraps one), nested code too."""
+    for func in (value, getattr(value, "__func__", None), getattr(value, "fget", None),
+                 getattr(value, "fset", None), getattr(value, "__wrapped__", None)):
+        code = getattr(func, "__code__", None)
+        stack = [code] if isinstance(code, types.CodeType) else []
+        while stack:
+            code = stack.pop()
+            yield code
+            stack.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+
+
+def _check_class(cls: type, abstract: bool) -> None:
+    """Refuse, in one line, a learner class that cannot work: a concrete one without a
+    ``name`` or without its hooks, or one that defines or assigns a reserved name."""
+    who = f"learner class {cls.__qualname__}"
+    defined = sorted(RESERVED & set(cls.__dict__))
+    if defined:
+        raise TypeError(f"{who} defines {defined[0]!r}, a name the Learner base reserves "
+                        f"({', '.join(sorted(RESERVED))}): name it otherwise")
+    for attr, value in cls.__dict__.items():
+        for code in _code_objects(value):
+            if RESERVED.isdisjoint(code.co_names):  # no attribute of those names at all
+                continue
+            for ins in dis.get_instructions(code):
+                if ins.opname in ("STORE_ATTR", "DELETE_ATTR") and ins.argval in RESERVED:
+                    raise TypeError(f"{who} assigns {ins.argval!r} in {attr}, a name the "
+                                    "Learner base reserves (its state is what _init_state "
+                                    "returns, read as self.state): name it otherwise")
+    if abstract:
+        return
+    name = getattr(cls, "name", None)
+    if not (isinstance(name, str) and name):
+        raise TypeError(f"{who} has no name: set name = '...' (its name in results tables), "
+                        f"or declare a base for other learners abstract: "
+                        f"class {cls.__name__}(..., abstract=True)")
+    if getattr(cls, "kernels", None) is None and not (
+            cls._publish is not Learner._publish and cls._learn is not Learner._learn):
+        raise TypeError(f"learner {cls.__name__} must set kernels (a compiled learner) or "
+                        "define _publish and _learn (a plain-Python learner)")
+    if cls._init_state is Learner._init_state:
+        raise TypeError(f"learner {cls.__name__} must define _init_state(d), which returns "
+                        "its state")
+
+
+class Learner(LegacyLearnerAPI):
     """Base class of every learner: hyperparameters in ``__init__``, state in :meth:`reset`.
 
-    Subclasses set ``name`` (the name in results tables), ``strategy_aware`` (False for
-    baselines that learn from points agents may have gamed) and either ``kernels`` (a compiled
-    learner) or the hooks ``_publish`` and ``_learn`` (a plain-Python learner; ``nonlinear =
-    True`` if it may publish a :class:`~strategic_apple_tasting.game.GeneralRule`), and
-    implement ``_init_state(d)``. ``delta``, ``r0``, ``feedback``, ``agents``, ``sigma`` and
-    ``horizon`` left as ``None`` are taken from the game by :meth:`bind`; the per-round API needs
-    ``r0`` and ``feedback`` set (``agents`` defaults to lazy agents, whose budget ``delta``
-    overrides).
+    Subclasses set ``name`` (the name in results tables), declare what they are in ``tags =
+    LearnerTags(...)`` (``strategy_aware=False`` for baselines that learn from points agents may
+    have gamed, ...), implement ``_init_state(d)`` and either set ``kernels`` (a compiled
+    learner) or define the hooks ``_publish`` and ``_learn`` (a plain-Python learner). A class
+    that is only a base for others says so: ``class Base(Learner, abstract=True)``.
+    ``delta``, ``r0``, ``feedback``, ``agents``, ``sigma`` and ``horizon`` left as ``None`` are
+    taken from the game by :meth:`bind`; the per-round API needs ``r0`` and ``feedback`` set
+    (``agents`` defaults to lazy agents, whose budget ``delta`` overrides).
 
     Examples
     --------
@@ -186,105 +249,53 @@ class Learner:
     >>> from strategic_apple_tasting.game import LinearThreshold
     >>> class Fixed(Learner):
     ...     name = "fixed"
-    ...     strategy_aware = False
+    ...     tags = LearnerTags(strategy_aware=False)
     ...     def __init__(self, threshold=0.0):
     ...         self.threshold = threshold
     ...     def _init_state(self, d):
     ...         return None
     ...     def _publish(self):
-    ...         return LinearThreshold(beta=np.ones(self._d), threshold=self.threshold)
+    ...         return LinearThreshold(beta=np.ones(self.dimension), threshold=self.threshold)
     ...     def _learn(self, rule, x_obs, accepted, reward):
     ...         return False
     >>> learner = Fixed(threshold=0.5).reset(2, rng=0)
     >>> learner.act([0.3, 0.3]), learner.update([0.3, 0.3], True, 1.0)
     (True, False)
+    >>> Fixed.tags().strategy_aware
+    False
     """
 
     name: ClassVar[str]
-    #: The regret its theorem proves, and on what assumptions (None: the paper proves none).
-    theorem: ClassVar[Theorem | None] = None
     #: The compiled core; None for a plain-Python learner.
     kernels: ClassVar[LearnerKernels | None] = None
-    strategy_aware: ClassVar[bool] = True
-    #: Whether the learner may publish a GeneralRule (agents answer it numerically, so the
-    #: game's agent model must have a numerical best response; checked by :meth:`bind`).
-    nonlinear: ClassVar[bool] = False
-    #: Whether outcomes learned in any order leave the state that decision order leaves (to
-    #: rounding): checked by :func:`strategic_apple_tasting.checks.check_outcomes_in_any_order`.
-    outcomes_commute: ClassVar[bool] = True
-    #: Arrays of the state or attributes (named as the loader names them: ``"state.history"``,
-    #: ``"attribute._seen"``) whose shape changes during a run. A saved file's other arrays must
-    #: have the template's shape exactly; these only its dtype and number of dimensions (check
-    #: the rest in :meth:`_check_state`).
-    variable_shapes: ClassVar[tuple[str, ...]] = ()
-    #: State fields that ``policy`` sets and ``update`` reads (copied with each published
-    #: rule and put back while learning from an outcome of a decision made under it).
-    published_fields: ClassVar[tuple[str, ...]] = ()
-    #: Whether a published rule stays valid while outcomes are learned. False for a learner
-    #: whose rule reads its live model (the peer libraries' adapters): it must publish again
-    #: after learning before it decides, and it cannot hold a rule for a period.
-    holds_rules: ClassVar[bool] = True
-    #: The largest magnitude of a feature or an outcome the API takes (``r0`` and ``delta``
-    #: too): beyond it every entry refuses in one line, before any kernel. A learner whose
-    #: arithmetic needs less sets a smaller one. The public check
-    #: :func:`~strategic_apple_tasting.checks.check_stays_finite` feeds inputs at it (and 0,
-    #: subnormal numbers, mixed scales, repeated and collinear points).
-    input_bound: ClassVar[float] = INPUT_BOUND
-    #: Whether the learner may be used from several threads at once. Every public method of
-    #: the per-round and decision API (and ``reset``, ``save``, ``estimate``) holds the
-    #: learner's own lock, made with the learner, so calls from several threads take turns and
-    #: leave the state of some serial order of them. False for a learner whose published rule
-    #: reads state that another call changes outside that lock (the peer adapters' rules call
-    #: their library's live model): use such a learner from one thread at a time.
-    thread_safe: ClassVar[bool] = True
-    #: The feedback modes the learner learns under (a game or ``feedback`` parameter outside
-    #: them is refused in one line).
-    supported_feedback: ClassVar[tuple[str, ...]] = FEEDBACK
+    __tags: ClassVar[LearnerTags] = LearnerTags()
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Learner:
         learner = super().__new__(cls)
-        learner._lock = threading.RLock()
+        # self.__run in the class's methods; spelled out so this module's functions (serialized,
+        # _next_rule) read the same attribute.
+        learner._Learner__run = _Runtime()
         return learner
 
-    def __getstate__(self) -> dict[str, Any]:
-        # A lock does not pickle, and a copy of a learner is a learner of its own: it gets a
-        # new lock (__setstate__).
-        state = self.__dict__.copy()
-        state.pop("_lock", None)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.RLock()
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, abstract: bool = False, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.kernels is None and "name" in cls.__dict__ and not (
-                cls._publish is not Learner._publish and cls._learn is not Learner._learn):
-            raise TypeError(f"learner {cls.__name__} must set kernels (a compiled learner) or "
-                            "define _publish and _learn (a plain-Python learner)")
-        kernels = cls.__dict__.get("kernels")
-        if kernels is not None:
-            cls.nonlinear = kernels.rule is not None
-            note_kernels(kernels.state, [kernels.policy, kernels.update, kernels.estimate,
-                                         kernels.rule, kernels.linear])
-            _POLICY[kernels.state] = kernels.policy
-            _UPDATE[kernels.state] = kernels.update
-            _ESTIMATE[kernels.state] = kernels.estimate
-            if kernels.rule is not None:
-                RULES[kernels.state] = kernels.rule
-                _LINEAR[kernels.state] = kernels.linear or never_linear
-        _TAGS[cls] = LearnerTags.of(cls)  # a bad declaration is refused with the class
+        _check_class(cls, abstract)
+        tags = declared_tags(cls, cls.__tags, stacklevel=2)
+        for name in (*TAG_NAMES, "tags"):  # read through tags() from now on
+            if name in cls.__dict__:
+                delattr(cls, name)
+        if cls.kernels is not None:  # a compiled learner is nonlinear iff its kernels' rule is
+            tags = dataclasses.replace(tags, nonlinear=cls.kernels.rule is not None)
+        if "kernels" in cls.__dict__ and cls.kernels is not None:
+            register_kernels(cls.kernels)
+        cls.__tags = tags
 
     @classmethod
     def tags(cls) -> LearnerTags:
-        """What this learner class is (strategy-aware, nonlinear, its theorem, ...), collected
-        from its class attributes into one object (:class:`~.tags.LearnerTags`): what the
-        checks, the engine, the loader and the reports read."""
-        tags = _TAGS.get(cls)
-        if tags is None:
-            tags = _TAGS[cls] = LearnerTags.of(cls)
-        return tags
+        """What this learner class is (strategy-aware, nonlinear, its theorem, its input bound,
+        ...), as it declares in ``tags = LearnerTags(...)`` (:class:`~.tags.LearnerTags`): what
+        the checks, the engine, the loader, the service and the reports read."""
+        return cls.__tags
 
     @classmethod
     def check_configurations(cls) -> list[Learner]:
@@ -312,79 +323,27 @@ class Learner:
         return type(self)(**{**self.get_params(), **overrides})
 
     def bind(self, instance: Any, horizon: int | None = None) -> Learner:
-        """A clone whose unset ``delta``, ``r0``, ``feedback``, ``agents`` (the learner's belief
-        about how agents respond), ``sigma``, ``repaid`` and ``defaulted`` (for a game that
-        declares its outcomes' rewards) and ``break_even_column`` (for one whose loans each have
-        their own) are the game instance's, and whose unset ``horizon`` is
-        the run's (for learners tuned to the horizon)."""
-        game = instance.game
-        # repaid, defaulted: the rewards of a game whose outcomes are loans (real data).
-        known = {"delta": game.delta, "r0": game.r0, "feedback": game.feedback,
-                 "agents": game.agents, "sigma": game.sigma, "horizon": horizon,
-                 "repaid": getattr(game, "repaid", None),
-                 "defaulted": getattr(game, "defaulted", None),
-                 "break_even_column": getattr(game, "break_even_column", None)}
-        params = self.get_params()
-        fill = {k: v for k, v in known.items()
-                if k in params and params[k] is None and v is not None}
-        if params.get("feedback") not in (None, game.feedback):
-            raise ValueError(f"learner {self.name} has feedback={params['feedback']!r} "
-                             f"but the game has feedback={game.feedback!r}")
-        tags = self.tags()
-        if game.feedback not in tags.feedback:
-            raise ValueError(f"learner {self.name} learns under feedback "
-                             f"{', '.join(tags.feedback)} only, but the game has "
-                             f"feedback={game.feedback!r}")
-        if tags.nonlinear:
-            check_supported(game.agents, self.name)
-        return self.clone(**fill)
+        """A clone whose hyperparameters left None are the game instance's (δ, r0, feedback,
+        the agents, σ, a data game's rewards) and whose unset ``horizon`` is the run's
+        (:func:`.binding.bind`)."""
+        return binding.bind(self, instance, horizon)
 
     def _belief(self) -> Any:
         """The agent model this learner assumes: ``agents`` (default lazy) with ``delta``."""
-        params = self.get_params()
-        model = params.get("agents")
-        model = LazyBestResponse() if model is None else model
-        if not is_agent_model(model):
-            raise ValueError(f"agents must be an agent model, got {model!r}")
-        cap = parse_estimate(params.get("delta"))
-        if cap is None and params.get("delta") is not None:
-            model = model._replace(delta=params["delta"])
-        model.check()
-        if "tremble" in model._fields:  # a length its clean band is shifted by, as by delta
-            check_bound("agents.tremble", float(model.tremble), type(self).input_bound)
-        if cap is not None:  # delta="estimate": the budget is learned from the applicants
-            return BudgetBelief.new(model, cap)
-        return model
+        return binding.belief(self.get_params(), self.tags().input_bound)
 
     def compiled_belief(self) -> BudgetBelief:
-        """:meth:`_belief` as compiled code receives it (a learner's state holds it): a
-        :class:`~.budget.BudgetBelief`, told or estimating, over the model's compiled form. One
-        type for every built-in agent model and for both ways of knowing δ, so the learner's
-        kernels compile once for all."""
-        belief = self._belief()
-        if not isinstance(belief, BudgetBelief):
-            belief = BudgetBelief.known(belief)
-        return belief.compiled()
+        """:meth:`_belief` as compiled code receives it, in the learner's state
+        (:func:`.binding.compiled_belief`)."""
+        return binding.compiled_belief(self._belief())
 
     def check_params(self) -> None:
         """Refuse, with a ``ValueError`` in one line, a hyperparameter out of its range (what
-        :meth:`reset` checks first; the oracle refuses ``delta="estimate"`` here)."""
+        :meth:`reset` checks first; a learner adds its own checks in ``_check_params``)."""
         self._check_params()
 
     def _check_params(self) -> None:
-        params = self.get_params()
-        bound = type(self).input_bound
-        if "delta" in params and parse_estimate(params["delta"]) is None:
-            check_bound("delta", check_number("delta", params["delta"], low=0.0), bound)
-        if "r0" in params:
-            check_bound("r0", check_number("r0", params["r0"]), bound)
-        if "feedback" in params and params["feedback"] not in FEEDBACK:
-            raise ValueError(f"feedback must be one of {', '.join(FEEDBACK)}, "
-                             f"got {params['feedback']!r}")
-        supported = self.tags().feedback
-        if params.get("feedback") is not None and params["feedback"] not in supported:
-            raise ValueError(f"feedback must be one of {', '.join(supported)} (what "
-                             f"{self.name} learns under), got {params['feedback']!r}")
+        binding.check_params(self.name, self.get_params(), self.tags())
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
@@ -392,34 +351,34 @@ class Learner:
 
     # -- state -----------------------------------------------------------------------------
     def _init_state(self, d: int) -> Any:
+        """The hook: the learner's state for dimension ``d`` (see the module's description)."""
         raise NotImplementedError
 
     def check_state(self, state: Any, template: Any, where: str) -> None:
-        """:meth:`_check_state`, the learner's own check of a state read from a saved file
-        (the loader calls it)."""
-        self._check_state(state, template, where)
-
-    def _check_state(self, state: Any, template: Any, where: str) -> None:
         """Raise ``ValueError`` naming the field (``f"{where}.counts[1]"``) if ``state``, read
         from a saved file, breaks an invariant this learner's code relies on.
 
         The loader calls it before anything uses the state, with the learner's own template
         (``_init_state(d)`` of the saved parameters); the state has the template's fields,
         dtypes and shapes already, and for a compiled learner its scalars equal the template's.
-        A plain-Python learner's attributes are set on ``self`` by then. By default the kernels'
-        own check (:class:`LearnerKernels`), if any.
+        A plain-Python learner's attributes are set on ``self`` by then. It runs the hook
+        ``_check_state(state, template, where)``, by default the kernels' own check
+        (:class:`LearnerKernels`), if any.
         """
+        self._check_state(state, template, where)
+
+    def _check_state(self, state: Any, template: Any, where: str) -> None:
         kernels = type(self).kernels
         if kernels is not None and kernels.check is not None:
             kernels.check(state, template, where)
 
     def model_attributes(self) -> dict[str, Any]:
         """What the learner keeps on itself besides its hyperparameters, its state and the
-        decision bookkeeping: a plain-Python learner may keep its model there
-        (``self._gram``), which a saved file holds as its ``attributes``."""
-        params = set(self.get_params())
+        base's runtime: a plain-Python learner may keep its model there (``self._gram``),
+        which a saved file holds as its ``attributes``."""
+        params = set(_param_names(type(self)))
         return {k: v for k, v in vars(self).items()
-                if k not in params and k not in BASE_ATTRIBUTES}
+                if k not in params and k != "_Learner__run"}
 
     def milestones(self, d: int) -> list[int]:
         """Rounds after which this learner changes phase (explore-then-commit's T0, ...), for a
@@ -437,15 +396,7 @@ class Learner:
         """
         if type(self).kernels is None:
             return 0
-        try:
-            sizes = [_nbytes(self._init_state(k)) for k in (1, 2, 3)]
-        except ValueError:  # parameters tied to the true d (the oracle's θ): measure at d
-            return _nbytes(self._init_state(d))
-        # Second differences of a quadratic are constant: a + b·k + c·k² through three points.
-        c = (sizes[2] - 2 * sizes[1] + sizes[0]) / 2
-        b = sizes[1] - sizes[0] - 3 * c
-        a = sizes[0] - b - c
-        return int(max(sizes[2], a + b * d + c * d * d))
+        return _quadratic_bytes(self._init_state, d)
 
     @serialized
     def reset(self, d: int, rng: np.random.Generator | np.random.SeedSequence | int | None = None
@@ -458,55 +409,67 @@ class Learner:
         if not (isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 1):
             raise ValueError(f"d must be an integer >= 1, got {d!r}")
         self._check_params()
-        if rng is not None and not isinstance(rng, np.random.Generator | np.random.SeedSequence) \
-                and not (isinstance(rng, int | np.integer) and not isinstance(rng, bool)
-                         and rng >= 0):
-            raise ValueError(f"rng must be a numpy.random.Generator, a SeedSequence or an "
-                             f"integer seed >= 0, got {rng!r}")
-        self._d = int(d)
-        # An integer seed or a SeedSequence becomes a Generator: the compiled code draws from
-        # a Generator only.
-        self._rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        self._state = self._init_state(self._d)
-        self._desk = DecisionDesk(DeskHooks(
-            name=self.name, publish=self._next_rule, learn=self._learn, state=self._live_state,
-            params=self.get_params, tags=type(self).tags, feedback=self._feedback(),
-            dimension=self._d, input_bound=type(self).input_bound))
+        generator = _generator(rng)
+        run = self.__run
+        before = run.d, run.rng, run.state, run.desk
+        run.d, run.rng = int(d), generator  # _init_state may read them
+        try:
+            run.state = self._init_state(run.d)
+            kernels = type(self).kernels
+            if kernels is not None and not isinstance(run.state, kernels.state):
+                raise TypeError(f"{type(self).__name__}._init_state(d) must return a "
+                                f"{kernels.state.__name__} (its kernels' state), got "
+                                f"{type(run.state).__name__}")
+        except BaseException:  # a learner whose reset failed is as it was before
+            run.d, run.rng, run.state, run.desk = before
+            raise
+        feedback = self.get_params().get("feedback")
+        run.desk = DecisionDesk(DeskHooks(
+            name=self.name, publish=functools.partial(_next_rule, self), learn=self._learn,
+            state=functools.partial(_live_state, self),
+            params=self.get_params, tags=type(self).tags, feedback=feedback,
+            dimension=run.d), lock=run.lock)
         return self
 
-    def _next_rule(self) -> LinearThreshold | GeneralRule:
-        return self._checked_rule(self._publish())
-
-    def _live_state(self) -> Any:
-        return self._state
-
-    def _feedback(self) -> str | None:
-        """The learner's ``feedback`` parameter (None if it has none)."""
-        return getattr(self, "feedback", None) if "feedback" in self.param_names() else None
+    def __reset_run(self) -> _Runtime:
+        """The runtime of a reset learner, or ``RuntimeError`` in one line."""
+        run = self.__run
+        if run.d is None:
+            raise RuntimeError(f"call {type(self).__name__}.reset(d, rng) first")
+        return run
 
     @serialized
-    def restore(self, state: Any, rng: np.random.Generator) -> None:
-        """Put a state and generator read from a saved file in place of those :meth:`reset`
-        made (the loader's entry; it has checked them with :meth:`check_state`)."""
-        self._require_reset()
-        self._state = state
-        self._rng = rng
+    def restore(self, state: Any, rng: np.random.Generator, desk: DeskRecord | None = None
+                ) -> None:
+        """Put a state, generator and decision bookkeeping read from a saved file in place of
+        those :meth:`reset` made (the loader's entry; it has checked them)."""
+        run = self.__reset_run()
+        run.state, run.rng = state, rng
+        if desk is not None:
+            run.desk.restore_desk(desk)
 
     @property
     def dimension(self) -> int:
         """The dimension d of the contexts, given to :meth:`reset`."""
-        self._require_reset()
-        return self._d
+        return self.__reset_run().d
 
     @property
     def generator(self) -> np.random.Generator:
         """The learner's random generator (what :meth:`reset` made of its ``rng``)."""
-        self._require_reset()
-        return self._rng
+        return self.__reset_run().rng
 
-    def _require_reset(self) -> None:
-        if not hasattr(self, "_state"):
-            raise RuntimeError(f"call {type(self).__name__}.reset(d, rng) first")
+    @property
+    def state(self) -> Any:
+        """The learner's state, what its ``_init_state`` returned (for a compiled learner, what
+        the compiled engine runs on)."""
+        return self.__reset_run().state
+
+    @property
+    def desk(self) -> DecisionDesk:
+        """The learner's decision desk: publish rules, decide applicants by id, report
+        outcomes late (:class:`~.decisions.DecisionDesk`); its methods hold the learner's
+        lock."""
+        return self.__reset_run().desk
 
     # -- the per-round API -----------------------------------------------------------------
     @serialized
@@ -517,59 +480,31 @@ class Learner:
         (LinUCB) a :class:`~strategic_apple_tasting.game.policies.GeneralRule`; both have
         ``accepts(x)``.
         """
-        self._require_reset()
-        return self._desk.current().rule
-
-    def _checked_rule(self, rule: Any) -> LinearThreshold | GeneralRule:
-        """A rule from ``_publish``, or ``ValueError`` naming what is wrong with it."""
-        who = f"{type(self).__name__}._publish()"
-        if not isinstance(rule, LinearThreshold | GeneralRule):
-            raise ValueError(f"{who} must return a LinearThreshold or a GeneralRule, "
-                             f"got {rule!r}")
-        if isinstance(rule, GeneralRule) and not self.tags().nonlinear:
-            raise ValueError(f"{who} returned a GeneralRule but {type(self).__name__} does "
-                             "not set nonlinear = True")
-        beta = np.asarray(rule.beta)
-        if beta.shape != (self._d,) or not (beta.dtype.kind in "biuf"
-                                             and all_finite(beta.astype(float, copy=False))):
-            raise ValueError(f"{who} must give a finite beta of shape ({self._d},), got "
-                             f"{rule.beta!r}")
-        if not (isinstance(rule.threshold, int | float) and math.isfinite(rule.threshold)):
-            raise ValueError(f"{who} must give a finite threshold, got {rule.threshold!r}")
-        return rule
+        return self.__reset_run().desk.current().rule
 
     # -- the hooks: a compiled learner's run its kernels -------------------------------------
     def _publish(self) -> LinearThreshold | GeneralRule:
         """This round's rule (called once a round, by :meth:`policy`)."""
-        kernels = self.kernels
-        beta = np.empty(self._d)
-        threshold = float(kernels.policy(self._state, self._rng, beta))
-        if kernels.rule is not None and not (kernels.linear or never_linear)(self._state):
-            return GeneralRule.publish(self._state, beta, threshold)
-        return LinearThreshold(beta=beta, threshold=threshold)
+        run = self.__run
+        return self.kernels.publish_rule(run.state, run.rng, run.d)
 
     def _learn(self, rule: LinearThreshold | GeneralRule, x_obs: np.ndarray, accepted: bool,
                reward: float | None) -> bool:
         """Learn from one round's feedback under ``rule`` (``reward`` None if unobserved)."""
-        live = estimating_belief(self._state)
-        if live is not None:
-            observe(live, rule.beta, float(rule.threshold), x_obs)
-        return self.kernels.update(self._state, self._rng, rule.beta, rule.threshold, x_obs,
-                                   accepted, 0.0 if reward is None else reward,
-                                   reward is not None)
+        run = self.__run
+        return self.kernels.learn(run.state, run.rng, rule, x_obs, accepted, reward)
 
     def _estimate(self) -> np.ndarray | None:
         """The estimate of θ1 − θ0, or None (default for a plain-Python learner: none)."""
-        if self.kernels is None:
-            return None
-        out = np.empty(self._d)
-        return out if self.kernels.estimate(self._state, out) else None
+        run = self.__run
+        return None if self.kernels is None else self.kernels.estimate_of(run.state, run.d)
 
     @serialized
     def act(self, x_obs: Any) -> bool:
         """Accept (True) or reject the observed context under the committed rule."""
-        self._require_reset()
-        return self.policy().accepts(check_vector("x_obs", x_obs, self._d, self.input_bound))
+        run = self.__reset_run()
+        x = check_vector("x_obs", x_obs, run.d, self.tags().input_bound)
+        return self.policy().accepts(x)
 
     @serialized
     def update(self, x_obs: Any, accepted: bool, reward: float | None) -> bool:
@@ -578,15 +513,15 @@ class Learner:
         Returns whether the point was used for learning. Ends the round: the next
         :meth:`policy` call gives the next round's rule.
         """
-        self._require_reset()
-        x = check_vector("x_obs", x_obs, self._d, self.input_bound)
+        run = self.__reset_run()
+        bound = self.tags().input_bound
+        x = check_vector("x_obs", x_obs, run.d, bound)
         if not isinstance(accepted, bool | np.bool_):
             raise ValueError(f"accepted must be True or False (a bool), got {accepted!r}")
         if reward is not None:
             reward = check_bound("reward", check_number(
-                "reward", float(reward) if isinstance(reward, np.floating) else reward),
-                self.input_bound)
-            if not accepted and self._feedback() == "apple":
+                "reward", float(reward) if isinstance(reward, np.floating) else reward), bound)
+            if not accepted and run.desk.hooks.feedback == "apple":
                 # Apple tasting: a rejected applicant's outcome is never seen, so learning
                 # from one would use information the principal cannot have.
                 raise ValueError(f"reward must be None when accepted is False under apple "
@@ -594,100 +529,23 @@ class Learner:
                                  f"got {reward!r}")
         # The per-round API is the decision API's special case: the round's outcome is learned
         # under the rule in force, and the next policy() call publishes.
-        version = self._desk.current().version
-        used = self._desk.learn_under(version, x, bool(accepted),
-                                      None if reward is None else float(reward))
-        self._desk.end_round()
+        version = run.desk.current().version
+        used = run.desk.learn_under(version, x, bool(accepted),
+                                    None if reward is None else float(reward))
+        run.desk.end_round()
         return used
 
-    # -- the decision API: the learner's desk (:mod:`.decisions`), under the learner's lock --
     @serialized
-    def publish(self, time: float | None = None) -> PublishedRule:
-        """Publish the learner's next rule: it decides from now on. Returns it with its
-        version (1, 2, ...) and the time it took effect (:meth:`.DecisionDesk.publish`)."""
-        self._require_reset()
-        return self._desk.publish(time)
-
-    @serialized
-    def publish_every(self, outcomes: int | None = None, period: float | None = None
-                      ) -> Learner:
-        """Publish automatically: after every ``outcomes`` reports, and/or at the first
-        decision once ``period`` has passed on the decision clock since the rule in force took
-        effect (:meth:`.DecisionDesk.publish_every`). Returns ``self``."""
-        self._require_reset()
-        self._desk.publish_every(outcomes, period)
-        return self
-
-    @serialized
-    def adopt(self, rule: LinearThreshold, time: float | None = None) -> PublishedRule:
-        """Publish a given linear rule in place of the learner's own next rule
-        (:meth:`.DecisionDesk.adopt`)."""
-        self._require_reset()
-        return self._desk.adopt(rule, time)
-
-    @serialized
-    def rule_in_force(self) -> PublishedRule | None:
-        """The published rule deciding now (None before the first publication)."""
-        self._require_reset()
-        return self._desk.rule_in_force()
-
-    @serialized
-    def decide(self, x_obs: Any, id: int | str | None = None, time: float | None = None
-               ) -> Decision:
-        """Decide one applicant under the rule in force (:meth:`.DecisionDesk.decide`)."""
-        self._require_reset()
-        return self._desk.decide(x_obs, id, time)
-
-    @serialized
-    def record(self, x_obs: Any, id: int | str, accepted: bool, version: int, time: float
-               ) -> Decision:
-        """File a decision made elsewhere under published rule ``version``
-        (:meth:`.DecisionDesk.record`)."""
-        self._require_reset()
-        return self._desk.record(x_obs, id, accepted, version, time)
-
-    @serialized
-    def hold(self, version: int) -> None:
-        """Keep published rule ``version`` until :meth:`release` (:meth:`.DecisionDesk.hold`)."""
-        self._require_reset()
-        self._desk.hold(version)
-
-    @serialized
-    def release(self, version: int) -> None:
-        """Undo one :meth:`hold` of ``version`` (:meth:`.DecisionDesk.release`)."""
-        self._require_reset()
-        self._desk.release(version)
-
-    @serialized
-    def pending(self) -> list[int | str]:
-        """Ids of the decisions whose outcomes are awaited, in decision order."""
-        self._require_reset()
-        return self._desk.pending()
-
-    @serialized
-    def report(self, id: int | str, outcome: float) -> bool:
-        """Feed back the outcome of decision ``id``; returns whether the point was used for
-        learning (:meth:`.DecisionDesk.report`)."""
-        self._require_reset()
-        return self._desk.report(id, outcome)
-
-    @property
-    def clock(self) -> float:
-        """The decision clock: the last time given to the API, else the decisions made."""
-        self._require_reset()
-        return self._desk.clock
-
-    @serialized
-    def desk_record(self) -> DeskRecord:
-        """The decision bookkeeping, for saving (:meth:`.DecisionDesk.desk_record`)."""
-        self._require_reset()
-        return self._desk.desk_record()
-
-    @serialized
-    def restore_desk(self, record: DeskRecord) -> None:
-        """Take ``record`` as the decision bookkeeping (the loader's entry)."""
-        self._require_reset()
-        self._desk.restore_desk(record)
+    def estimate(self) -> np.ndarray | None:
+        """Current estimate of θ1 − θ0 (θ1 under apple tasting), or None if there is none."""
+        d = self.__reset_run().d
+        est = self._estimate()
+        if est is not None:
+            est = np.asarray(est, dtype=float)
+            if est.shape != (d,):
+                raise ValueError(f"{type(self).__name__}._estimate() must return None or an "
+                                 f"array of shape ({d},), got shape {est.shape}")
+        return est
 
     @serialized
     def save(self, path: Any) -> Any:
@@ -698,21 +556,3 @@ class Learner:
         from .persistence import save
 
         return save(self, path)
-
-    @serialized
-    def estimate(self) -> np.ndarray | None:
-        """Current estimate of θ1 − θ0 (θ1 under apple tasting), or None if there is none."""
-        self._require_reset()
-        est = self._estimate()
-        if est is not None:
-            est = np.asarray(est, dtype=float)
-            if est.shape != (self._d,):
-                raise ValueError(f"{type(self).__name__}._estimate() must return None or an "
-                                 f"array of shape ({self._d},), got shape {est.shape}")
-        return est
-
-    @property
-    def state(self) -> Any:
-        """The learner's state (for a compiled learner, what the compiled engine runs on)."""
-        self._require_reset()
-        return self._state

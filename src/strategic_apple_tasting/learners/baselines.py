@@ -12,6 +12,7 @@ from ._invariants import fixed
 from .base import Learner, LearnerKernels
 from .budget import parse_estimate
 from .inputs import check_vector
+from .tags import LearnerTags
 from .theorem import ORACLE_ASSUMPTIONS, Theorem
 
 
@@ -65,8 +66,8 @@ class Oracle(Learner):
     """
 
     name = "oracle"
-    theorem = Theorem("0", "knows θ; when every agent games", lambda d: 0.0,
-                      assumptions=ORACLE_ASSUMPTIONS)
+    tags = LearnerTags(theorem=Theorem("0", "knows θ; when every agent games", lambda d: 0.0,
+                                       assumptions=ORACLE_ASSUMPTIONS))
     kernels = _KERNELS
 
     def __init__(self, theta1: Any = None, theta0: Any = None, delta: float | None = None,

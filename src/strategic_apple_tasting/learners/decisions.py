@@ -4,8 +4,8 @@ A lender publishes a rule (the paper's principal commits to it publicly), decide
 under it, and learns whether a loan was repaid months later, in any order. A
 :class:`DecisionDesk` keeps that bookkeeping for one learner, by composition: a learner makes its
 desk at ``reset``, hands it its hooks (:class:`DeskHooks`: its next rule, how it learns, its
-state) and offers the desk's API as its own (:class:`~.base.Learner`'s thin methods, which hold
-the learner's lock):
+state) and its lock, and offers it as ``learner.desk`` (each of the desk's methods holds the
+learner's lock):
 
 * :meth:`~DecisionDesk.publish` makes the learner's next rule the rule in force, with a version
   and the time it took effect;
@@ -35,6 +35,8 @@ learned with the copy of its decision's rule in place.
 from __future__ import annotations
 
 import copy
+import functools
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
@@ -159,8 +161,8 @@ class DeskHooks(NamedTuple):
     ``publish()`` is the learner's next rule (checked); ``learn(rule, x_obs, accepted,
     reward)`` learns one decision's feedback under ``rule`` and says whether the point was used;
     ``state()`` is the learner's live state (whose ``published_fields`` a publication copies);
-    ``params()`` its hyperparameters; ``tags()`` its class's tags; and its name, ``feedback``
-    parameter (None if it has none), dimension and input bound.
+    ``params()`` its hyperparameters; ``tags()`` its class's tags (the input bound among
+    them); and its name, ``feedback`` parameter (None if it has none) and dimension.
     """
 
     name: str
@@ -171,35 +173,46 @@ class DeskHooks(NamedTuple):
     tags: Callable[[], Any]
     feedback: str | None
     dimension: int
-    input_bound: float
+
+
+def _locked(method: Callable) -> Callable:
+    """A desk method run while holding the desk's lock (its learner's: reentrant)."""
+    @functools.wraps(method)
+    def locked(self: DecisionDesk, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return method(self, *args, **kwargs)
+    return locked
 
 
 class DecisionDesk:
     """Publication, decisions by id and delayed outcomes, for one learner (each
-    :class:`~.base.Learner` makes one at ``reset`` and offers its API; see the module's
-    description). The learner's methods hold its lock around each call.
+    :class:`~.base.Learner` makes one at ``reset``, its ``desk``; see the module's
+    description). Each public method holds ``lock``, the learner's (a desk of its own when
+    none is given).
 
     Examples
     --------
     >>> from strategic_apple_tasting.learners import SAOLS
     >>> learner = SAOLS(delta=0.1, r0=0.0, feedback="apple").reset(2, rng=0)
-    >>> rule = learner.publish(time=0)
-    >>> first = learner.decide([0.5, 0.2], time=1)
-    >>> second = learner.decide([-0.4, 0.1], time=2)
+    >>> desk = learner.desk
+    >>> rule = desk.publish(time=0)
+    >>> first = desk.decide([0.5, 0.2], time=1)
+    >>> second = desk.decide([-0.4, 0.1], time=2)
     >>> first.version == second.version == rule.version == 1
     True
-    >>> learner.pending()  # the accepted applicants' outcomes are awaited
+    >>> desk.pending()  # the accepted applicants' outcomes are awaited
     [0, 1]
-    >>> learner.report(1, -0.2)  # whenever they arrive, in any order
+    >>> desk.report(1, -0.2)  # whenever they arrive, in any order
     True
-    >>> learner.report(0, 0.7)
+    >>> desk.report(0, 0.7)
     True
-    >>> learner.publish(time=3).version
+    >>> desk.publish(time=3).version
     2
     """
 
-    def __init__(self, hooks: DeskHooks) -> None:
+    def __init__(self, hooks: DeskHooks, lock: Any = None) -> None:
         self.hooks = hooks
+        self.lock = threading.RLock() if lock is None else lock
         self._in_force: PublishedRule | None = None
         self._snapshots: dict[int, dict[str, Any]] = {}  # version → published fields
         self._rules: dict[int, PublishedRule] = {}  # versions some pending decision needs
@@ -215,6 +228,17 @@ class DecisionDesk:
         self._outcomes_since = 0
         self._learned_since = False  # whether the learner learned since its last publication
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["lock"]  # a lock does not pickle; the learner's copy gives its own
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # The learner's runtime may have given this copy its lock already (pickle's order).
+        self.__dict__.update(state)
+        self.__dict__.setdefault("lock", threading.RLock())
+
+    @_locked
     def publish_every(self, outcomes: int | None = None, period: float | None = None
                       ) -> DecisionDesk:
         """Publish automatically: after every ``outcomes`` reports, and/or at the first
@@ -237,11 +261,13 @@ class DecisionDesk:
         return time
 
     # -- publication -----------------------------------------------------------------------
+    @_locked
     def publish(self, time: float | None = None) -> PublishedRule:
         """Publish the learner's next rule: it decides from now on. Returns it with its
         version (1, 2, ...) and the time it took effect."""
         return self._publish_at(self._time(time))
 
+    @_locked
     def adopt(self, rule: LinearThreshold, time: float | None = None) -> PublishedRule:
         """Publish a given linear rule (a lender's scorecard, a rule from elsewhere) in place
         of the learner's own next rule: it decides from now on, and the outcomes of its
@@ -280,6 +306,7 @@ class DecisionDesk:
     def _version_in_force(self) -> int | None:
         return None if self._in_force is None else self._in_force.version
 
+    @_locked
     def end_round(self) -> None:
         """The per-round API's round is over: the next ``policy()`` publishes. The rule in
         force is dropped unless a decision awaits an outcome under it (it may be a function of
@@ -294,6 +321,7 @@ class DecisionDesk:
         self._snapshots.pop(version, None)
         self._uses.pop(version, None)
 
+    @_locked
     def rule_in_force(self) -> PublishedRule | None:
         """The published rule deciding now (None before the first publication)."""
         return self._in_force
@@ -301,20 +329,24 @@ class DecisionDesk:
     @property
     def clock(self) -> float:
         """The decision clock: the last time given to the API, else the decisions made."""
-        return self._clock
+        with self.lock:
+            return self._clock
 
+    @_locked
     def desk_record(self) -> DeskRecord:
         """The decision bookkeeping (the live objects, not copies: read it, do not change
         it), for saving."""
         # Each field of the record is the desk's attribute of that name, underscored.
         return DeskRecord(**{f.name: getattr(self, f"_{f.name}") for f in fields(DeskRecord)})
 
+    @_locked
     def restore_desk(self, record: DeskRecord) -> None:
         """Take ``record`` (checked for consistency by the loader) as the decision
         bookkeeping, in place of what :meth:`reset` made."""
         for f in fields(DeskRecord):
             setattr(self, f"_{f.name}", getattr(record, f.name))
 
+    @_locked
     def current(self) -> PublishedRule:
         """The rule in force, published first if there is none or a round has ended."""
         if self._in_force is None or self._stale:
@@ -322,12 +354,13 @@ class DecisionDesk:
         return self._in_force
 
     # -- decisions -------------------------------------------------------------------------
+    @_locked
     def decide(self, x_obs: Any, id: int | str | None = None, time: float | None = None
                ) -> Decision:
         """Decide one applicant under the rule in force (published first if none is, or if
         the cadence's period has passed). ``id`` defaults to the next integer; ``time`` to
         the decision clock (the number of decisions made)."""
-        x = check_vector("x_obs", x_obs, self.hooks.dimension, self.hooks.input_bound)
+        x = check_vector("x_obs", x_obs, self.hooks.dimension, self.hooks.tags().input_bound)
         id = _as_id(id)
         if id is None:
             while self._next_id in self._pending or self._next_id in self._reported:
@@ -363,6 +396,7 @@ class DecisionDesk:
             return None
         return self.learn_under(version, x, False, None)
 
+    @_locked
     def record(self, x_obs: Any, id: int | str, accepted: bool, version: int, time: float
                ) -> Decision:
         """File a decision made elsewhere under published rule ``version`` (a decision
@@ -372,7 +406,7 @@ class DecisionDesk:
 
         The log that calls this keeps ids unique, so the desk does not remember recorded ids
         (a service's log would otherwise grow the learner's state without end)."""
-        x = check_vector("x_obs", x_obs, self.hooks.dimension, self.hooks.input_bound)
+        x = check_vector("x_obs", x_obs, self.hooks.dimension, self.hooks.tags().input_bound)
         id = _as_id(id)
         if isinstance(id, bool) or not isinstance(id, int | str):
             raise ValueError(f"id must be an integer or a string, got {id!r}")
@@ -391,6 +425,7 @@ class DecisionDesk:
         return Decision(id, bool(accepted), version, now,
                         self._file(id, bool(accepted), version, x))
 
+    @_locked
     def hold(self, version: int) -> None:
         """Keep published rule ``version`` (the one in force, or one still held) until
         :meth:`release`: deciders elsewhere may still decide under it."""
@@ -398,6 +433,7 @@ class DecisionDesk:
             raise ValueError(f"rule version {version!r} is not held: it cannot be kept")
         self._uses[version] = self._uses.get(version, 0) + 1
 
+    @_locked
     def release(self, version: int) -> None:
         """Undo one :meth:`hold` of ``version``; it is forgotten once nothing needs it."""
         if not self._uses.get(version):
@@ -409,10 +445,12 @@ class DecisionDesk:
     def _bandit(self) -> bool:
         return self.hooks.feedback == "bandit"
 
+    @_locked
     def pending(self) -> list[int | str]:
         """Ids of the decisions whose outcomes are awaited, in decision order."""
         return list(self._pending)
 
+    @_locked
     def report(self, id: int | str, outcome: float) -> bool:
         """Feed back the outcome (the reward of the decision taken) of decision ``id``: the
         learner learns from it under the rule in force when the decision was made. Returns
@@ -425,7 +463,8 @@ class DecisionDesk:
                                  "under apple tasting (never observed) or was reported already")
             raise ValueError(f"decision {id!r} is unknown: no decision with that id awaits an "
                              "outcome")
-        outcome = check_bound("outcome", _number("outcome", outcome), self.hooks.input_bound)
+        outcome = check_bound("outcome", _number("outcome", outcome),
+                              self.hooks.tags().input_bound)
         del self._pending[id]
         self._reported.add(id)
         used = self.learn_under(pending.version, pending.x_obs, pending.accepted,
@@ -438,6 +477,7 @@ class DecisionDesk:
             self._publish_at(self._clock)
         return used
 
+    @_locked
     def learn_under(self, version: int, x_obs: np.ndarray, accepted: bool,
                      reward: float | None) -> bool:
         """Learn from one decision's feedback under the rule of ``version``, with the state

@@ -7,6 +7,7 @@ from typing import Any
 from .. import theory
 from .base import Learner
 from .phased_ols import ACCEPT, COMMIT, FOREVER, KEEP, KERNELS, REJECT, new_state, phase_ends
+from .tags import LearnerTags
 from .theorem import Theorem
 
 
@@ -49,8 +50,8 @@ class ExploreThenCommit(Learner):
     name = "etc"
     # Exploration ends after T0 outcomes and later ones are not learned: which outcomes fall
     # before the switch depends on the order they arrive in.
-    outcomes_commute = False
-    theorem = Theorem("2/3", "thm:etc-reg", lambda d: 2 / 3)
+    tags = LearnerTags(outcomes_commute=False,
+                       theorem=Theorem("2/3", "thm:etc-reg", lambda d: 2 / 3))
     kernels = KERNELS
 
     def __init__(self, horizon: int | None = None, exploration_rounds: int | None = None,

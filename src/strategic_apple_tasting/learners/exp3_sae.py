@@ -20,6 +20,7 @@ from .lazy_experts import (
     sample_expert,
     scale_log_weight,
 )
+from .tags import LearnerTags
 from .theorem import Theorem
 
 #: The largest change of a log weight in one round. A loss over a probability near γ/|E| (|E| up
@@ -118,12 +119,12 @@ class Exp3SAE(Learner):
     144
     """
 
-    # update() learns the played expert's weight with its probability (set by policy()).
-    published_fields = ("played", "q_played")
     name = "exp3-sae"
-    theorem = Theorem("(d+1)/(d+2)", "thm:upd-one-app", lambda d: (d + 1) / (d + 2))
+    # update() learns the played expert's weight with its probability (set by policy()).
+    tags = LearnerTags(published_fields=("played", "q_played"),
+                       theorem=Theorem("(d+1)/(d+2)", "thm:upd-one-app",
+                                       lambda d: (d + 1) / (d + 2)))
     kernels = KERNELS
-    strategy_aware = True
 
     def __init__(self, horizon: int | None = None, sigma: float | None = None,
                  bound: float = 1.0, epsilon: float | None = None,

@@ -15,6 +15,7 @@ from ._invariants import fixed, within
 from .base import Learner, LearnerKernels
 from .exp3p_experts import check_weights, new_weights, sample, update
 from .lazy_experts import expert_point, experts_bytes
+from .tags import LearnerTags
 from .theorem import Theorem
 
 
@@ -154,12 +155,12 @@ class Exp3PSAE(Learner):
     False
     """
 
-    # update() learns the played expert's weight with its probability (set by policy()).
-    published_fields = ("played", "q_played")
     name = "exp3p-sae"
-    theorem = Theorem("(d+1)/(d+2)", "thm:upd-one-app", lambda d: (d + 1) / (d + 2))
+    # update() learns the played expert's weight with its probability (set by policy()).
+    tags = LearnerTags(published_fields=("played", "q_played"),
+                       theorem=Theorem("(d+1)/(d+2)", "thm:upd-one-app",
+                                       lambda d: (d + 1) / (d + 2)))
     kernels = KERNELS
-    strategy_aware = True
 
     def __init__(self, horizon: int | None = None, sigma: float | None = None,
                  bound: float = 1.0, epsilon: float | None = None,

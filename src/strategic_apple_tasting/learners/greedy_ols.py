@@ -23,10 +23,11 @@ from typing import Any
 
 from .base import Learner
 from .phased_ols import FOREVER, GREEDY, KEEP, KERNELS, new_state, phase_ends, warm_up
+from .tags import LearnerTags
 from .theorem import Theorem
 
 
-class _GreedyOLS(Learner):
+class _GreedyOLS(Learner, abstract=True):
     kernels = KERNELS
     _shift: bool
     _clean_only: bool
@@ -106,7 +107,7 @@ class SAOLS(_GreedyOLS):
     """
 
     name = "sa-ols"
-    theorem = Theorem("1/2", "thm:stochastic-main-app", lambda d: 0.5)
+    tags = LearnerTags(theorem=Theorem("1/2", "thm:stochastic-main-app", lambda d: 0.5))
 
     @classmethod
     def check_configurations(cls) -> list[Learner]:
@@ -144,7 +145,7 @@ class ShiftedOLS(_GreedyOLS):
     """
 
     name = "shifted-ols"
-    strategy_aware = False
+    tags = LearnerTags(strategy_aware=False)
     _shift = True
     _clean_only = False
 
@@ -161,6 +162,6 @@ class NaiveGreedyOLS(_GreedyOLS):
     """
 
     name = "naive-greedy"
-    strategy_aware = False
+    tags = LearnerTags(strategy_aware=False)
     _shift = False
     _clean_only = False

@@ -253,7 +253,7 @@ def replay_history(learner: Any, features: Sequence[Any] | np.ndarray,
     >>> learner = NaiveGreedyOLS(delta=0.1, r0=0.0, feedback="apple").reset(d=2, rng=0)
     >>> learner = replay_history(learner, [[1.0, 0.5], [1.0, -0.5]], [True, False],
     ...                          [0.4, None])
-    >>> learner.pending(), learner.estimate() is not None
+    >>> learner.desk.pending(), learner.estimate() is not None
     ([], True)
     """
     n = len(features)
@@ -268,10 +268,10 @@ def replay_history(learner: Any, features: Sequence[Any] | np.ndarray,
         counts = copies(weights, rng, max_copies)
     d = int(np.shape(features)[1]) if n else 0
     try:
-        take = learner.adopt(LinearThreshold(np.zeros(d), -1.0), time=0.0)
-        learner.hold(take.version)
-        refuse = learner.adopt(LinearThreshold(np.zeros(d), 1.0), time=0.0)
-        learner.hold(refuse.version)
+        take = learner.desk.adopt(LinearThreshold(np.zeros(d), -1.0), time=0.0)
+        learner.desk.hold(take.version)
+        refuse = learner.desk.adopt(LinearThreshold(np.zeros(d), 1.0), time=0.0)
+        learner.desk.hold(refuse.version)
     except ValueError as exc:
         raise HistoryError(None, str(exc)) from None
     for k, (z, yes, outcome, many) in enumerate(zip(features, accepted, outcomes, counts,
@@ -280,12 +280,12 @@ def replay_history(learner: Any, features: Sequence[Any] | np.ndarray,
         for copy in range(int(many)):
             id_ = f"history-{k + 1}" if copy == 0 else f"history-{k + 1}-copy-{copy}"
             try:
-                learner.record(np.asarray(z, dtype=float), id_, bool(yes),
+                learner.desk.record(np.asarray(z, dtype=float), id_, bool(yes),
                                take.version if yes else refuse.version, time=float(k))
                 if seen:
-                    learner.report(id_, float(outcome))
+                    learner.desk.report(id_, float(outcome))
             except ValueError as exc:
                 raise HistoryError(k, str(exc)) from None
-    learner.release(take.version)
-    learner.release(refuse.version)
+    learner.desk.release(take.version)
+    learner.desk.release(refuse.version)
     return learner

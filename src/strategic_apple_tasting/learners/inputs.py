@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 #: The largest magnitude of a feature or an outcome a learner takes through its API
-#: (:attr:`Learner.input_bound`; ``r0`` and ``delta`` are held to it too). Every sum the
+#: (:attr:`.LearnerTags.input_bound`; ``r0`` and ``delta`` are held to it too). Every sum the
 #: learners keep stays finite with room to spare: a sum of squares over the engine's longest run
 #: (10¹² rounds) and the CLI's largest dimension (10⁵) is at most 10¹⁷·(10⁹)² = 10³⁵, and a
 #: product of a coefficient (at most ``least_squares.MAX_COEF`` = 10¹⁰⁰) with 10⁵ features is at

@@ -12,7 +12,7 @@ accept with a :class:`Refused` error that names it (``desk.pending.versions[3]``
 * **The learner's own template decides the shape of everything.** The parameters must be the
   class's, exactly; the learner is built from them and reset on a throwaway generator, and its
   state is the template: the file must give every field of it, arrays of the same dtype and
-  shape (but those the class names in ``variable_shapes``), and for a compiled learner scalars
+  shape (but those the class's tags name in ``variable_shapes``), and for a compiled learner scalars
   equal to the template's (its kernels cannot change them). The learner's
   :meth:`~.base.Learner._check_state` then checks what its kernels rely on in the values
   (counters, slots, finiteness) before any kernel sees the state.
@@ -152,7 +152,7 @@ def _learner_class(item: Any) -> bool:
     the protocol it reads, and imports no learner's base)."""
     return isinstance(item, type) and all(
         callable(getattr(item, name, None))
-        for name in ("tags", "param_names", "reset", "check_state", "restore", "restore_desk"))
+        for name in ("tags", "param_names", "reset", "check_state", "restore"))
 
 
 def resolve(name: Any, allow: dict[str, type | None]) -> type:
@@ -636,7 +636,7 @@ class Prepared:
     def largest_array(self) -> int | None:
         """Bytes of the template's largest array (state and attributes): no member a field
         of them reads can be larger. None when the class lets a field's shape vary."""
-        if self.cls.variable_shapes:
+        if self.cls.tags().variable_shapes:
             return None
         sizes = [0]
 
@@ -719,7 +719,7 @@ def read(meta: Any, arrays: dict[str, np.ndarray], format_version: int,
     names nowhere (left unread: no field can use them)."""
     cls, learner = prepared.cls, prepared.learner
     template = learner.state
-    states = States(arrays, exact=cls.kernels is not None, variable=cls.variable_shapes)
+    states = States(arrays, exact=cls.kernels is not None, variable=cls.tags().variable_shapes)
     state = states.decode(meta["state"], template, "state")
     made = learner.model_attributes()
     node = meta["attributes"]
@@ -739,6 +739,5 @@ def read(meta: Any, arrays: dict[str, np.ndarray], format_version: int,
     unused = sorted((set(arrays) | set(unread)) - states.used)
     if unused:
         raise Refused(f"it holds arrays no field uses: {', '.join(unused[:3])}")
-    learner.restore(state, rng)
-    learner.restore_desk(desk)
+    learner.restore(state, rng, desk)
     return learner

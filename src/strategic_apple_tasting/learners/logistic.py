@@ -101,6 +101,7 @@ from ._invariants import (
 from .base import Learner, LearnerKernels, serialized
 from .inputs import check_bound
 from .least_squares import add_point, new_factor, solve
+from .tags import LearnerTags
 
 #: The log-odds of a point are clipped to ±LOGIT_CLIP before the point is linearized. Beyond
 #: it p(1 − p) < 10⁻¹³ and the working response (y − p)/a would pass 10¹³; the clip keeps each
@@ -423,10 +424,10 @@ def check_state(state: LogisticState, template: LogisticState, where: str) -> No
 KERNELS = LearnerKernels(LogisticState, _policy, _update, _estimate, check=check_state)
 
 
-class _Logistic(Learner):
+class _Logistic(Learner, abstract=True):
     kernels = KERNELS
     # Which points are kept for the exact refit depends on the order outcomes arrive in.
-    outcomes_commute = False
+    tags = LearnerTags(outcomes_commute=False)
     _shift: bool
     _clean_only: bool
     _offset: bool
@@ -451,7 +452,7 @@ class _Logistic(Learner):
 
     def _rewards(self) -> tuple[float, float]:
         """(repaid, defaulted) as numbers, or ``ValueError`` in one line."""
-        bound = type(self).input_bound
+        bound = self.tags().input_bound
         given = (DEFAULT_REPAID if self.repaid is None else self.repaid,
                  DEFAULT_DEFAULTED if self.defaulted is None else self.defaulted)
         repaid, defaulted = (check_bound(name, check_number(name, value), bound)
@@ -464,7 +465,7 @@ class _Logistic(Learner):
 
     def _ridge(self) -> float:
         return check_bound("ridge", check_number("ridge", self.ridge, low=0.0),
-                           type(self).input_bound)
+                           self.tags().input_bound)
 
     def _batch_points(self, d: int) -> int:
         if self.batch_points is None:
@@ -530,20 +531,19 @@ class _Logistic(Learner):
     def explored(self) -> int:
         """Rounds this learner explored (published accept-all because its own rule had
         granted no loan for ``patience`` rounds), each with propensity ``explore``."""
-        self._require_reset()
-        return int(self._state.counts[_EXPLORED])
+        return int(self.state.counts[_EXPLORED])
 
     @serialized
     def coefficients(self) -> np.ndarray | None:
         """The fitted log-odds coefficients w (for :class:`OffsetLogistic`, then the movers'
         offset), or None before the first point is fitted: σ(⟨w, x⟩) is the modelled
         probability of repayment. (``estimate()`` is None: w is no estimate of θ1 − θ0.)"""
-        self._require_reset()
-        counts = self._state.counts
+        state = self.state
+        counts = state.counts
         if counts[_CLEAN] + counts[_GAMED] == 0:
             return None
-        _current(self._state)
-        return self._state.coef.copy()
+        _current(state)
+        return state.coef.copy()
 
 
 class SALogistic(_Logistic):
@@ -657,7 +657,7 @@ class NaiveLogistic(_Logistic):
     True
     """
     name = "naive-logistic"
-    strategy_aware = False
+    tags = LearnerTags(outcomes_commute=False, strategy_aware=False)
     _shift = False
     _clean_only = False
     _offset = False

@@ -43,6 +43,7 @@ from ._invariants import (
 from .base import LearnerKernels
 from .greedy_ols import _GreedyOLS
 from .least_squares import add_point, new_factor, solve
+from .tags import LearnerTags
 
 # counts[...]: rounds seen, clean points fitted into θ̂1, gamed points fitted, θ̂ stale (0/1)
 _ROUNDS, _CLEAN, _GAMED, _STALE = 0, 1, 2, 3
@@ -182,7 +183,7 @@ class OffsetOLS(_GreedyOLS):
 
     name = "offset-ols"
     kernels = KERNELS  # its own, over SA-OLS's hyperparameters and warm-up (milestones)
-    strategy_aware = True
+    tags = LearnerTags()  # strategy-aware, without SA-OLS's theorem
 
     def _init_state(self, d: int) -> Any:
         if self.r0 is None:

@@ -332,7 +332,7 @@ def _encode_rule(rule: Any, path: str, arrays: dict[str, np.ndarray], owner: str
 
 
 def _encode_desk(learner: Any, arrays: dict[str, np.ndarray], owner: str) -> dict[str, Any]:
-    desk = learner.desk_record()
+    desk = learner.desk.desk_record()
     rules = []
     for version, published in desk.rules.items():
         rules.append({

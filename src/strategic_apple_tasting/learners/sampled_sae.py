@@ -19,6 +19,7 @@ from ..game.game import check_number
 from ..game.policies import clean_above, norm
 from ._invariants import cached, finite, fixed, within
 from .base import Learner, LearnerKernels
+from .tags import LearnerTags
 
 #: Weights are rescaled to a largest of 1 once it falls below this: p is unchanged, and no
 #: weight that still matters can underflow.
@@ -339,14 +340,11 @@ class SampledSAE(Learner):
     (64, 2)
     """
 
-    # update() forces the played expert's vote and floors P with its probability.
-    published_fields = ("played", "q_played")
     name = "sampled-sae"
-    theorem = None
+    # update() forces the played expert's vote and floors P with its probability; P is
+    # computed with the weights of the moment: outcomes in another order see other ones.
+    tags = LearnerTags(published_fields=("played", "q_played"), outcomes_commute=False)
     kernels = KERNELS
-    strategy_aware = True
-    # P is computed with the weights of the moment: outcomes in another order see other ones.
-    outcomes_commute = False
 
     @classmethod
     def check_configurations(cls) -> list[Learner]:
@@ -430,7 +428,7 @@ class SampledSAE(Learner):
         if self.r0 is None or self.feedback is None:
             raise ValueError("sampled-sae needs r0 and feedback (both taken from a game)")
         n = int(self.experts)
-        experts = sample_ball(self._rng, n, d, float(self.bound))
+        experts = sample_ball(self.generator, n, d, float(self.bound))
         return SampledSAEState(
             agents=self.compiled_belief(), r0=float(self.r0), lam=lam, eta=eta,
             gamma=float(self.gamma), bandit=self.feedback == "bandit", experts=experts,

@@ -3,7 +3,7 @@
 (DESIGN §3, "Baselines").
 
 All three keep a ridge regression per arm and learn from every point they observe, gamed or not
-(``strategy_aware = False``): accepted points feed arm 1, and under bandit feedback rejected
+(``strategy_aware=False``): accepted points feed arm 1, and under bandit feedback rejected
 points feed arm 0. None shifts its rule by the agents' reach.
 
 =====================  ========================================================================
@@ -44,6 +44,7 @@ from ..game.optimistic import frobenius, invert_triangle, nearest_point
 from ._invariants import MOST_ROUNDS, cached, count, finite, flag, upper_triangular
 from .base import Learner, LearnerKernels
 from .least_squares import add_point, solve
+from .tags import LearnerTags
 
 LINUCB, THOMPSON, EPSILON = 0, 1, 2
 
@@ -298,11 +299,11 @@ KERNELS = LearnerKernels(RidgeBanditState, _policy, _update, _estimate, rule=_ru
 EXACT_MOVES[RidgeBanditState] = _exact_move
 
 
-class RidgeBandit(Learner):
+class RidgeBandit(Learner, abstract=True):
     """Base of the three learners over the two-arm ridge fit (one compiled core)."""
 
     kernels = KERNELS
-    strategy_aware = False
+    tags = LearnerTags(strategy_aware=False)
     _kind: int
     ridge: float
     r0: float | None

@@ -21,6 +21,7 @@ from .phased_ols import (
     phase_ends,
     warm_up,
 )
+from .tags import LearnerTags
 from .theorem import Theorem
 
 
@@ -60,9 +61,9 @@ class UnknownHorizon(Learner):
     name = "unknown-horizon"
     # Each doubling epoch starts from no data: which outcomes are learned before a restart
     # depends on the order they arrive in.
-    outcomes_commute = False
-    theorem = Theorem("2/3 before τ*, 1/2 after", "thm:best-both", None, "2/3→1/2",
-                      after_switching_time=True)
+    tags = LearnerTags(outcomes_commute=False,
+                       theorem=Theorem("2/3 before τ*, 1/2 after", "thm:best-both", None,
+                                       "2/3→1/2", after_switching_time=True))
     kernels = KERNELS
 
     def __init__(self, keep_data: bool = False, switching_time: float | None = None,

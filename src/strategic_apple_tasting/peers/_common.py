@@ -1,6 +1,6 @@
 """What the peer adapters share: the optional import, the round's published rule, the feedback.
 
-An adapter keeps one *box* (its state, ``self._state``): the library's policy object plus what
+An adapter keeps one *box* (its state, ``self.state``): the library's policy object plus what
 the round froze (the library's random state, a uniform draw). The rule it publishes for a round
 is "accept iff g(x') ≥ 0" with g a :class:`RoundRule`, which evaluates the box's ``value`` (the
 library's own prediction at z) and refuses to run once the round is over: the library's model
@@ -14,6 +14,7 @@ library a hundred times a round; the rule's linear part is the twin's at the ori
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import math
 from collections.abc import Callable
 from types import ModuleType
@@ -22,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..game.policies import RULES, GeneralRule
-from ..learners import Learner
+from ..learners import Learner, LearnerTags
 
 #: The extra that installs every peer library.
 EXTRA = "peers"
@@ -72,6 +73,29 @@ def examples_need(module: str) -> Callable[[type], type]:
 def flag(name: str, value: Any) -> None:
     if not isinstance(value, bool):
         raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
+#: The versions of each peer library the adapters are tested with, as the ``peers`` extra in
+#: pyproject.toml pins them (tests/peers holds the two equal). The river and MABWiser adapters
+#: read private fields of their libraries' objects, which a release may rename without notice:
+#: :func:`check_fields` refuses, in one line, a library whose objects lack one.
+TESTED = {"mabwiser": ">=2.7,<2.8", "river": ">=0.21,<0.27", "vowpalwabbit": ">=9.10,<10"}
+
+
+def check_fields(library: str, obj: Any, where: str, names: tuple[str, ...]) -> None:
+    """Fail loudly, in one line, when ``obj`` (the library's ``where``) lacks one of the private
+    fields ``names`` an adapter reads: a release of the library outside the tested range
+    (:data:`TESTED`) changed its internals, and the adapter would otherwise fail later, or
+    worse, read something else."""
+    missing = [name for name in names if not hasattr(obj, name)]
+    if missing:
+        try:
+            version = importlib.metadata.version(library)
+        except importlib.metadata.PackageNotFoundError:
+            version = "(version unknown)"
+        raise RuntimeError(f"{library} {version}: its {where} has no {missing[0]!r}, which "
+                           f"the adapter reads (tested with {library}{TESTED[library]}): "
+                           f"pip install '{library}{TESTED[library]}'")
 
 
 def seed_from(rng: np.random.Generator) -> int:
@@ -155,7 +179,7 @@ class RoundRule:
         return self.box.value(z)
 
 
-class PeerLearner(Learner):
+class PeerLearner(Learner, abstract=True):
     """Base of the adapters: a two-arm contextual bandit of a peer library as a Learner.
 
     Arm 1 is accept and arm 0 reject. The published rule is "accept iff g(x') ≥ 0" where g is
@@ -166,16 +190,14 @@ class PeerLearner(Learner):
     Unaware of gaming: it learns from every point it is given.
     """
 
-    strategy_aware = False
-    nonlinear = True
-    # The rule reads the library's live model; the libraries do not promise that their
-    # updates commute, so the adapters do not claim it.
-    holds_rules = False
-    outcomes_commute = False
-    # The learner's own calls take turns (its lock), but its published rule calls the
-    # library's live model outside that lock: a rule evaluated in one thread while another
-    # learns reads a model mid-update. Use an adapter from one thread at a time.
-    thread_safe = False
+    # Unaware of gaming, its rule the library's prediction. The rule reads the library's live
+    # model (it holds no rule); the libraries do not promise that their updates commute, so
+    # the adapters do not claim it. The learner's own calls take turns (its lock), but its
+    # published rule calls the library's live model outside that lock: a rule evaluated in one
+    # thread while another learns reads a model mid-update. Use an adapter from one thread at
+    # a time.
+    tags = LearnerTags(strategy_aware=False, nonlinear=True, holds_rules=False,
+                       outcomes_commute=False, thread_safe=False)
     #: The library's import name (the top-level module).
     library: ClassVar[str]
     #: Relative step of the linearization at the origin (a step of g's own scale: the
@@ -203,9 +225,9 @@ class PeerLearner(Learner):
         return self._box(d)
 
     def _publish(self) -> GeneralRule:
-        box: Box = self._state
+        box: Box = self.state
         box.freeze()
-        d = self._d
+        d = self.dimension
         twin = box.twin()
         if twin is not None:  # the linear part: the twin's at the origin
             origin, beta = np.zeros(d), np.empty(d)
@@ -238,7 +260,7 @@ class PeerLearner(Learner):
 
     def _learn(self, rule: GeneralRule, x_obs: np.ndarray, accepted: bool,
                reward: float | None) -> bool:
-        box: Box = self._state
+        box: Box = self.state
         if reward is None and not accepted and self.feedback == "apple":
             reward = float(self.r0)  # the known reward of rejecting, fed as arm 0's
         box.end_round(x_obs, 1 if accepted else 0, reward)
@@ -246,7 +268,7 @@ class PeerLearner(Learner):
         return reward is not None
 
     def _estimate(self) -> np.ndarray | None:
-        return self._state.estimate()
+        return self.state.estimate()
 
 
 class _Constant:

@@ -37,16 +37,22 @@ public); it serves the results' ``theta_error`` only.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..game.game import check_number
 from ..game.policies import central_differences
-from ._common import Box, PeerLearner, examples_need, seed_from
+from ._common import Box, PeerLearner, check_fields, examples_need, seed_from
 from .twins import UCBGapTwin, linear_twin
 
 LIBRARY = "mabwiser"
+#: MABWiser's private fields the adapter reads (checked when a MAB is made: check_fields): its
+#: implementation's per-arm models, generator and ε, what partial_fit runs after validating,
+#: and each arm model's ridge coefficients, inverse, α and generator.
+PRIVATE_IMP = ("arm_to_model", "rng", "epsilon", "_set_arms_as_trained")
+PRIVATE_ARM = ("beta", "A_inv", "alpha", "rng", "fit")
 #: The twin's margin (:mod:`.twins`), relative to the sizes of the terms of g: MABWiser's
 #: numbers, computed in double precision in another order, are a few ulps away.
 MARGIN = 1e-9
@@ -206,12 +212,12 @@ class _MABBox(Box):
         model.fit(context, np.array([reward]))
         imp._set_arms_as_trained(decisions=np.array([arm]), is_partial=True)
 
-class _MABWiserLearner(PeerLearner):
+class _MABWiserLearner(PeerLearner, abstract=True):
     library = LIBRARY
     # MABWiser inverts its ridge matrix λI + XᵀX in double precision: a feature of 10⁹ makes
     # 1 + 10¹⁸ = 10¹⁸ and the inverse fails on the first point. Up to 10⁶ the ridge stays
     # visible (10¹² against 2⁵³ ≈ 9·10¹⁵) for thousands of points at the bound.
-    input_bound = 1e6
+    tags = dataclasses.replace(PeerLearner.tags(), input_bound=1e6)
     _policy_name: ClassVar[str]
     _kind: ClassVar[str]  # MABWiser's regression: "ucb", "ts" or "ridge" (LinGreedy)
     l2_lambda: float
@@ -226,14 +232,18 @@ class _MABWiserLearner(PeerLearner):
     def _box(self, d: int) -> _MABBox:
         mab_module = self._require("mab")
         mab = mab_module.MAB(arms=[1, 0], learning_policy=self._policy(mab_module.LearningPolicy),
-                             seed=seed_from(self._rng))
+                             seed=seed_from(self.generator))
         k = d + 1 if self.intercept else d
         mab.fit(np.zeros(0, dtype=int), np.zeros(0), np.zeros((0, k)))  # the prior, no data
+        check_fields(LIBRARY, mab, "MAB", ("_imp",))
+        check_fields(LIBRARY, mab._imp, "MAB's implementation", PRIVATE_IMP)
+        for arm in (1, 0):
+            check_fields(LIBRARY, mab._imp.arm_to_model[arm], "arm model", PRIVATE_ARM)
         return _MABBox(d, self.intercept, mab, kind=self._kind)
 
 
 
-class _AlphaLearner(_MABWiserLearner):
+class _AlphaLearner(_MABWiserLearner, abstract=True):
     """LinUCB and LinTS: the same hyperparameters (α scales the bonus or the sample)."""
 
     alpha: float

@@ -27,6 +27,7 @@ which moves the stream on. river keeps this generator in a private attribute (``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -35,10 +36,15 @@ import numpy as np
 from .._jit import compiled_for
 from ..game.game import check_number
 from ..game.policies import RULES, central_differences
-from ._common import TINY, Box, PeerLearner, examples_need, seed_from
+from ._common import TINY, Box, PeerLearner, check_fields, examples_need, seed_from
 from .twins import BayesGapTwin, linear_twin
 
 LIBRARY = "river"
+#: river's private fields the adapter reads (checked when a policy is made: check_fields):
+#: the policy's pull counts, per-arm regressions and tie-break generator, and each regression's
+#: feature index, posterior mean and covariance.
+PRIVATE_POLICY = ("_counts", "_bayes_lin_regs", "_rng", "burn_in")
+PRIVATE_MODEL = ("_idx", "_ensure_m", "_m_arr", "_ss_inv_arr", "alpha", "beta", "predict_one")
 ARMS = [1, 0]
 #: The twin's margin (:mod:`.twins`), relative to the sizes of the terms of g: river's numbers,
 #: computed in double precision in another order, are a few ulps away.
@@ -217,7 +223,7 @@ class RiverLinUCBDisjoint(PeerLearner):
     # river keeps each arm's posterior covariance by Sherman–Morrison updates: at features of
     # 10⁹ rounding makes a variance negative, and σ, its square root, complex (river's caller
     # keeps the real part, with a warning). Up to 10⁶ it stays positive.
-    input_bound = 1e6
+    tags = dataclasses.replace(PeerLearner.tags(), input_bound=1e6)
 
     name = "river:LinUCBDisjoint"
     library = LIBRARY
@@ -248,5 +254,8 @@ class RiverLinUCBDisjoint(PeerLearner):
         bandit = self._require("bandit")
         policy = bandit.LinUCBDisjoint(alpha=self.alpha, beta=self.beta,
                                        smoothing=self.smoothing, burn_in=self.burn_in,
-                                       seed=seed_from(self._rng))
+                                       seed=seed_from(self.generator))
+        check_fields(LIBRARY, policy, "bandit.LinUCBDisjoint", PRIVATE_POLICY)
+        check_fields(LIBRARY, policy._bayes_lin_regs.default_factory(),
+                     "linear_model.BayesianLinearRegression", PRIVATE_MODEL)
         return _RiverBox(d, self.intercept, policy)

@@ -304,5 +304,5 @@ class VWCBExploreADF(PeerLearner):
 
     def _box(self, d: int) -> _VWBox:
         module = self._require()
-        workspace = _Workspace(module, self.arguments(seed_from(self._rng)))
-        return _VWBox(d, workspace, self._rng)
+        workspace = _Workspace(module, self.arguments(seed_from(self.generator)))
+        return _VWBox(d, workspace, self.generator)

@@ -61,8 +61,8 @@ from .redact import reason, shown
 from .sqlite_file import DatabaseLost
 
 #: A feature or an outcome: a finite number, at most the learner's input bound in magnitude
-#: (``Learner.input_bound``, checked per request in :func:`create_app`), so that no request
-#: the service takes can stop the learner.
+#: (its ``tags().input_bound``, checked per request in :func:`create_app`), so that no
+#: request the service takes can stop the learner.
 Finite = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 DecisionId = Annotated[str, Field(min_length=1, max_length=store.MAX_ID)]
 
@@ -584,7 +584,7 @@ def create_app(service: Service) -> FastAPI:
     """The ASGI app of an opened :class:`Service` (closed when the app shuts down)."""
     config = service.config
     d = config.dimension
-    bound = learner_class(config.learner).input_bound
+    bound = learner_class(config.learner).tags().input_bound
 
     def bounded(value: float, where: str) -> None:
         """Refuse (422) what the learner would refuse: a value beyond its input bound."""

@@ -94,7 +94,7 @@ def prepare(config: ServiceConfig) -> Start | None:
         learner, shadow = config.make_learner(), config.make_shadow()
         rule = read_rule(flag, path, config)
         try:
-            learner.adopt(rule, time=0.0)
+            learner.desk.adopt(rule, time=0.0)
         except ValueError as exc:
             raise ValueError(f"{flag}: {exc}") from None
         learner = config.make_learner()  # the service adopts it as its first publication
@@ -173,7 +173,7 @@ def read_learner(flag: str, path: str, config: ServiceConfig) -> Any:
     if learner.dimension != config.dimension:
         raise ValueError(f"{flag} has dimension {learner.dimension}, the service "
                          f"{config.dimension}")
-    waiting = learner.pending()
+    waiting = learner.desk.pending()
     if waiting:
         raise ValueError(f"{flag} has {len(waiting)} decisions awaiting outcomes (first "
                          f"{waiting[0]!r}): report them before starting a service from it (the "
@@ -282,7 +282,7 @@ def read_log(flag: str, path: str, config: ServiceConfig) -> list[Row]:
         raise ValueError(f"{flag} has {len(frame):,} rows; at most {MAX_ROWS:,}")
     bandit = config.bandit()
     scale = config.scaling()
-    bound = config.make_learner().input_bound
+    bound = config.make_learner().tags().input_bound
     raw = np.empty((len(frame), len(names)))
     for j, name in enumerate(names):
         raw[:, j] = [_number(flag, k, name, v) for k, v in enumerate(frame[name].tolist())]
