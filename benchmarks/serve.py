@@ -1,50 +1,57 @@
-"""Throughput and latency of the decision service (`sat serve`) under concurrent clients.
+"""Throughput and latency of the decision service (`sat serve`) against its HTTP floor.
 
-Each configuration (backend × mode × clients × client kind) starts the real server as its own
-process on a loopback port, on a fresh database (a new SQLite file in a temporary directory, or
-a new database in one throwaway PostgreSQL cluster, see ``service/throwaway.py``), makes an API
-key, sends 3 untimed decisions, and then, from this process, drives it with ``--clients``
-concurrent clients, each with its own keep-alive connection and a bounded loop of requests:
+Every configuration (backend × mode × clients × client kind) is its own ``sat serve`` process
+on a loopback port, on a fresh database (a new SQLite file in a temporary directory, or a new
+database in one throwaway PostgreSQL cluster, see ``service/throwaway.py``), with an API key.
+All of them are started and warmed up (3 untimed decisions and 3 floor requests) before
+anything is timed. Then, in each of ``--rounds`` rounds, in a fresh random order, every
+configuration runs two bounded loops back to back, driven from this process by ``--clients``
+concurrent clients, each with its own keep-alive connection:
 
-- **health** (the reference): ``GET /health``, ``--requests`` a client: the framework's floor
-  on this machine (uvicorn, FastAPI, one ``SELECT 1``), on the same server, just before the
-  decisions.
-- **single**: ``POST /decisions`` with one applicant, ``--requests`` a client.
+- **floor**: ``GET /whoami``, ``--requests`` a client: an authenticated route (any valid key)
+  answered from the key cache without touching the database: what the same server stack
+  (uvicorn, FastAPI, the key check) costs a request on this machine, at this moment.
+- **single**: ``POST /decisions`` with one applicant, ``--requests`` a client; or
 - **batched**: ``POST /decisions`` with ``--batch`` applicants, ``--batch-requests`` a client.
+
+A configuration's figure is its median over rounds; its ratio to the floor is the median of
+the per-round ratios (requests/s ÷ the floor's requests/s; latency ÷ the floor's latency). The
+rounds alternate between servers that are already running, so load from elsewhere on the
+machine falls on the floor and the decisions alike, and configurations can be compared.
 
 No outcomes are sent, so under apple tasting every accepted decision stays pending in the
 learner (with the initial accept-all rule: every decision).
 
-Reported per configuration: decisions/s (wall clock over the whole bounded loop, from the moment
+Reported per configuration: decisions/s (wall clock over the bounded loop, from the moment
 every client is connected to the last answer), requests/s, request latency p50 and p99 (ms,
-timed in the client, so it includes the client's own scheduling), errors (non-200 answers and
-failed requests, plus one if ``/metrics`` does not count exactly the decisions answered; must
-be 0, the first ones are printed), single-mode requests/s ÷ health requests/s, the CPU of the
-server process and of this process (the clients) as a share of one core (PostgreSQL's own
-processes are not in "server CPU"), the share of all cores busy (any process, from /proc/stat:
-other work on the machine shows here), the learner's lag when the loop ends (log entries not
-yet learned, from ``/metrics``), and how long the server took to stop (Ctrl-C: the learner
-learns the rest and saves).
+timed in the client, so it includes the client's own scheduling), the floor's requests/s, p50
+and p99, the ratios (with the smallest and largest per-round rate ratio), errors (non-200
+answers and failed requests of either loop, plus one a round where ``/metrics`` does not count
+exactly the decisions answered; must be 0, the first ones are printed), the CPU of the server
+process and of this process (the clients) as a share of one core (PostgreSQL's own processes
+are not in "server CPU"), the share of all cores busy (any process, from /proc/stat: other work
+on the machine shows here), the learner's lag after the last round (log entries not yet
+learned, from ``/metrics``), and how long the server took to stop (Ctrl-C: the learner learns
+the rest and saves).
 
 Clients (``--client``, several allowed, one configuration each):
 
-- ``threads`` (default): a thread per client, each an ``httpx.Client``. It used less CPU per
-  request than ``async`` (about 0.6 against 1 ms) at every client count measured.
+- ``threads`` (default): a thread per client, each an ``httpx.Client``.
 - ``async``: ``httpx.AsyncClient``s on one asyncio loop.
 - ``aiohttp``: ``aiohttp.ClientSession``s on one asyncio loop (the ``bench`` extra), much
   cheaper a request. At 8 and 32 clients in single mode httpx takes most of a core and is the
   bottleneck on 2 cores; ``aiohttp`` shows more of what the server does on its own.
 
 The machine has 2 cores shared by the server, the clients and anything else running: the load
-average is printed before and after, and numbers from a busy machine are low and noisy.
+average is printed before and after.
 
-The issue's targets (2 cores, SQLite) are printed beside the numbers: ≥ 500 single
-decisions/s with p99 ≤ 50 ms at 32 clients, and ≥ 20,000 decisions/s batched.
+The targets (2 cores, SQLite) are printed beside the numbers: ≥ 500 single decisions/s with
+p99 ≤ 50 ms at 32 clients, ≥ 0.5 of the floor there, and ≥ 20,000 decisions/s batched.
 
 Usage::
 
-    .venv/bin/python benchmarks/serve.py                      # smoke: small sizes (~1 min)
-    .venv/bin/python benchmarks/serve.py --requests 150 --batch-requests 3 --client threads aiohttp
+    .venv/bin/python benchmarks/serve.py --rounds 2 --clients 1 8   # smoke (~1 min)
+    .venv/bin/python benchmarks/serve.py --rounds 5 --requests 40 --client aiohttp
     .venv/bin/python benchmarks/serve.py --backends sqlite --modes single --clients 32 \\
         --requests 500 [--batch 1000] [--dimension 5] [--ids] [--pg-fsync] [--keep]
 
@@ -63,13 +70,14 @@ import platform
 import random
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,6 +92,10 @@ TARGET_SINGLE_RATE = 500.0  # single decisions/s at 32 clients
 TARGET_SINGLE_P99_MS = 50.0  # ... with this p99
 TARGET_SINGLE_CLIENTS = 32
 TARGET_BATCH_RATE = 20_000.0  # decisions/s, batched
+#: Single decisions at 32 clients on SQLite, as a share of the floor's requests/s.
+TARGET_FLOOR_RATIO = 0.5
+#: The floor: an authenticated route answered from the key cache, no database.
+FLOOR = "/whoami"
 #: Distinct feature vectors the clients cycle through.
 POOL = 4096
 #: Non-200 answers printed per phase (all are counted).
@@ -114,21 +126,6 @@ class Phase:
         return float(np.percentile(self.latencies_ms, q)) if self.latencies_ms.size else np.nan
 
 
-@dataclass
-class Result:
-    backend: str
-    mode: str
-    clients: int
-    client: str
-    batch: int
-    health: Phase
-    decide: Phase
-    recorded_ok: bool
-    learner_lag: int | None
-    stop_seconds: float
-    notes: list[str] = field(default_factory=list)
-
-
 # -- the server ---------------------------------------------------------------------------------
 def free_port() -> int:
     with socket.socket() as s:
@@ -150,7 +147,7 @@ class Server:
         self.key = ""
         self.process: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 60.0) -> Server:
+    def start(self, timeout: float = 300.0) -> Server:
         command = [sys.executable, "-m", "strategic_apple_tasting", "serve",
                    "--learner", "sa-ols", "--param", "delta=0.3", "--param", "r0=0",
                    "--dimension", str(self.dimension), "--publish", "outcomes:1000",
@@ -401,42 +398,75 @@ def metrics(url: str) -> dict[str, Any]:
     return httpx.get(f"{url}/metrics", timeout=60.0).json()
 
 
-def measure(backend: str, database: str, mode: str, clients: int, kind: str,
-            args: argparse.Namespace, workdir: Path) -> Result:
-    """One configuration: a fresh server on ``database``, health then decisions."""
-    run = RUNNERS[kind]
-    batch = 1 if mode == "single" else args.batch
-    requests = args.requests if mode == "single" else args.batch_requests
-    log = workdir / f"server-{backend}-{mode}-{clients}-{kind}.log"
-    server = Server(database, args.dimension, log, args.serve_args.split())
-    try:
-        server.start()
-        # Warm-up, untimed: the first decisions import and touch what later ones use.
-        warm = make_body(mode, batch, args.dimension, args.ids, "warm")
-        with httpx.Client(base_url=server.url, timeout=120.0,
-                          headers={"Authorization": f"Bearer {server.key}",
-                                   "Content-Type": "application/json"}) as session:
-            for k in range(3):
-                r = session.post("/decisions", content=warm(0, k))
-                if r.status_code != 200:
-                    raise RuntimeError(f"warm-up decision refused: {r.status_code} {r.text}")
-        before = metrics(server.url)["decisions"]
-        health = timed(run, server.url, server.key, "/health", lambda c, k: None, clients,
-                       args.requests, 0, server)
-        decide = timed(run, server.url, server.key, "/decisions",
-                       make_body(mode, batch, args.dimension, args.ids, f"{mode}{clients}"),
-                       clients, requests, batch, server)
-        after = metrics(server.url)
-        recorded = after["decisions"] - before
-        expected = decide.decisions - decide.errors * batch
-        notes = []
-        if recorded != expected:
-            notes.append(f"/metrics counts {recorded:,} new decisions, the clients got "
-                         f"{expected:,} answered")
-        return Result(backend, mode, clients, kind, batch, health, decide, recorded == expected,
-                      after.get("learner_lag"), server.stop(), notes)
-    finally:
-        server.stop()
+@dataclass
+class Config:
+    """One configuration (backend × mode × clients × client kind): its own server, started
+    before anything is timed, and what each round measured on it."""
+
+    backend: str
+    mode: str
+    clients: int
+    client: str
+    batch: int
+    server: Server
+    floors: list[Phase] = field(default_factory=list)
+    decides: list[Phase] = field(default_factory=list)
+    miscounted: int = 0  # rounds where /metrics did not count exactly the decisions answered
+    learner_lag: int | None = None
+    stop_seconds: float = float("nan")
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return f"{self.backend} {self.mode} {self.clients} clients {self.client}"
+
+    @property
+    def requests(self) -> int:
+        return self.decides[0].requests // self.clients if self.decides else 0
+
+    @property
+    def errors(self) -> int:
+        return (sum(p.errors for p in self.floors) + sum(p.errors for p in self.decides)
+                + self.miscounted)
+
+
+def warm_up(config: Config, dimension: int, ids: bool) -> None:
+    """Untimed: 3 decisions and 3 floor requests, so the first timed ones do not import and
+    touch what later ones use."""
+    server = config.server
+    warm = make_body(config.mode, config.batch, dimension, ids, "warm")
+    with httpx.Client(base_url=server.url, timeout=120.0,
+                      headers={"Authorization": f"Bearer {server.key}",
+                               "Content-Type": "application/json"}) as session:
+        for k in range(3):
+            r = session.post("/decisions", content=warm(0, k))
+            if r.status_code != 200:
+                raise RuntimeError(f"warm-up decision refused: {r.status_code} {r.text}")
+            r = session.get(FLOOR)
+            if r.status_code != 200:
+                raise RuntimeError(f"warm-up {FLOOR} refused: {r.status_code} {r.text}")
+
+
+def measure_round(config: Config, args: argparse.Namespace, k: int) -> None:
+    """One round of one configuration: the floor loop, then at once the decisions' loop, on
+    the same server with the same clients and client kind."""
+    run, server = RUNNERS[config.client], config.server
+    requests = args.requests if config.mode == "single" else args.batch_requests
+    before = metrics(server.url)["decisions"]
+    floor = timed(run, server.url, server.key, FLOOR, lambda c, i: None, config.clients,
+                  args.requests, 0, server)
+    body = make_body(config.mode, config.batch, args.dimension, args.ids,
+                     f"r{k}-{config.mode}{config.clients}{config.client}", seed=k)
+    decide = timed(run, server.url, server.key, "/decisions", body, config.clients, requests,
+                   config.batch, server)
+    recorded = metrics(server.url)["decisions"] - before
+    expected = decide.decisions - decide.errors * config.batch
+    if recorded != expected:
+        config.miscounted += 1
+        config.notes.append(f"round {k + 1}: /metrics counts {recorded:,} new decisions, the "
+                            f"clients got {expected:,} answered")
+    config.floors.append(floor)
+    config.decides.append(decide)
 
 
 # -- the databases ------------------------------------------------------------------------------
@@ -465,38 +495,70 @@ def _ms(v: float) -> str:
     return f"{v:.1f}" if v < 100 else f"{v:.0f}"
 
 
-def target(r: Result) -> str:
-    if r.backend != "sqlite":
+def _median(values: Iterable[float]) -> float:
+    return statistics.median(list(values))
+
+
+def summary(c: Config) -> dict[str, Any]:
+    """The configuration's figures: each the median over rounds; a ratio to the floor is the
+    median of the per-round ratios (a round's decisions and its floor ran back to back, so
+    load from elsewhere falls on both alike)."""
+    pairs = list(zip(c.decides, c.floors, strict=True))
+    return {
+        "decisions/s": _median(d.decisions / d.seconds for d in c.decides),
+        "req/s": _median(d.rate for d in c.decides),
+        "p50": _median(d.percentile(50) for d in c.decides),
+        "p99": _median(d.percentile(99) for d in c.decides),
+        "floor req/s": _median(f.rate for f in c.floors),
+        "floor p50": _median(f.percentile(50) for f in c.floors),
+        "floor p99": _median(f.percentile(99) for f in c.floors),
+        "rate ratio": _median(d.rate / f.rate for d, f in pairs),
+        "p50 ratio": _median(d.percentile(50) / f.percentile(50) for d, f in pairs),
+        "p99 ratio": _median(d.percentile(99) / f.percentile(99) for d, f in pairs),
+        "spread": (min(d.rate / f.rate for d, f in pairs), max(d.rate / f.rate for d, f in pairs)),
+        "server CPU": _median(d.server_cpu / d.seconds for d in c.decides),
+        "client CPU": _median(d.client_cpu / d.seconds for d in c.decides),
+        "machine busy": _median(d.machine_busy for d in c.decides),
+    }
+
+
+def target(c: Config, s: dict[str, Any]) -> str:
+    if c.backend != "sqlite":
         return "-"
-    rate, p99 = r.decide.decisions / r.decide.seconds, r.decide.percentile(99)
-    if r.mode == "single" and r.clients == TARGET_SINGLE_CLIENTS:
-        met = rate >= TARGET_SINGLE_RATE and p99 <= TARGET_SINGLE_P99_MS
+    if c.mode == "single" and c.clients == TARGET_SINGLE_CLIENTS:
+        met = s["decisions/s"] >= TARGET_SINGLE_RATE and s["p99"] <= TARGET_SINGLE_P99_MS
+        floor = "yes" if s["rate ratio"] >= TARGET_FLOOR_RATIO else "**no**"
         return (f"≥ {TARGET_SINGLE_RATE:.0f}/s, p99 ≤ {TARGET_SINGLE_P99_MS:.0f} ms: "
-                + ("yes" if met else "**no**"))
-    if r.mode == "batched":
-        return f"≥ {TARGET_BATCH_RATE:,.0f}/s: " + ("yes" if rate >= TARGET_BATCH_RATE
+                + ("yes" if met else "**no**") + f"; ≥ {TARGET_FLOOR_RATIO} of floor: {floor}")
+    if c.mode == "batched":
+        return f"≥ {TARGET_BATCH_RATE:,.0f}/s: " + ("yes" if s["decisions/s"] >= TARGET_BATCH_RATE
                                                      else "**no**")
     return "-"
 
 
 HEADER = ("backend", "mode", "clients", "client", "decisions/s", "req/s", "p50 ms", "p99 ms",
-          "errors", "health req/s", "req/s ÷ health", "server CPU", "client CPU", "machine busy",
+          "floor req/s", "floor p50 ms", "floor p99 ms", "req/s ÷ floor (min–max)",
+          "p50 ÷ floor", "p99 ÷ floor", "errors", "server CPU", "client CPU", "machine busy",
           "learner lag", "stop s", "target")
 
 
-def row(r: Result) -> str:
-    d, h = r.decide, r.health
-    ratio = f"{d.rate / h.rate:.2f}" if r.mode == "single" else "-"
-    mode = "single" if r.mode == "single" else f"batched ×{r.batch:,}"
-    errors = d.errors + h.errors + (0 if r.recorded_ok else 1)
-    cells = (r.backend, mode, str(r.clients), r.client, f"{d.decisions / d.seconds:,.0f}",
-             f"{d.rate:,.0f}", _ms(d.percentile(50)), _ms(d.percentile(99)),
-             str(errors) if errors == 0 else f"**{errors}**", f"{h.rate:,.0f}", ratio,
-             f"{d.server_cpu / d.seconds:.0%}", f"{d.client_cpu / d.seconds:.0%}",
-             f"{d.machine_busy:.0%}",
-             "-" if r.learner_lag is None else f"{r.learner_lag:,}", f"{r.stop_seconds:.1f}",
-             target(r))
+def row(c: Config) -> str:
+    s = summary(c)
+    lo, hi = s["spread"]
+    mode = "single" if c.mode == "single" else f"batched ×{c.batch:,}"
+    cells = (c.backend, mode, str(c.clients), c.client, f"{s['decisions/s']:,.0f}",
+             f"{s['req/s']:,.0f}", _ms(s["p50"]), _ms(s["p99"]), f"{s['floor req/s']:,.0f}",
+             _ms(s["floor p50"]), _ms(s["floor p99"]),
+             f"{s['rate ratio']:.2f} ({lo:.2f}–{hi:.2f})", f"{s['p50 ratio']:.2f}",
+             f"{s['p99 ratio']:.2f}", str(c.errors) if c.errors == 0 else f"**{c.errors}**",
+             f"{s['server CPU']:.0%}", f"{s['client CPU']:.0%}", f"{s['machine busy']:.0%}",
+             "-" if c.learner_lag is None else f"{c.learner_lag:,}", f"{c.stop_seconds:.1f}",
+             target(c, s))
     return "| " + " | ".join(cells) + " |"
+
+
+def load_average() -> str:
+    return " ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 def main() -> int:
@@ -505,12 +567,16 @@ def main() -> int:
                         default=["sqlite", "postgresql"])
     parser.add_argument("--modes", nargs="+", choices=("single", "batched"),
                         default=["single", "batched"])
-    parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32],
+    parser.add_argument("--clients", type=_positive, nargs="+", default=[1, 8, 32],
                         help="concurrent clients, one configuration each (default 1 8 32)")
+    parser.add_argument("--rounds", type=_positive, default=5,
+                        help="rounds; in each every configuration runs once, floor then "
+                        "decisions, in a fresh random order (default 5)")
     parser.add_argument("--requests", type=_positive, default=20,
-                        help="requests per client, single mode and health (default 20)")
+                        help="requests per client and round, single mode and the floor "
+                        "(default 20)")
     parser.add_argument("--batch-requests", type=_positive, default=2,
-                        help="requests per client, batched mode (default 2)")
+                        help="requests per client and round, batched mode (default 2)")
     parser.add_argument("--batch", type=_positive, default=1000,
                         help="applicants per batched request (default 1000; at most the "
                         "service's max_batch, 10,000)")
@@ -523,6 +589,8 @@ def main() -> int:
                         "per client with httpx.Client (default); async: httpx.AsyncClient on "
                         "one asyncio loop; aiohttp: aiohttp sessions on one loop (the bench "
                         "extra: far cheaper a request, to tell httpx's own cost)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the rounds' orders (default 0)")
     parser.add_argument("--pg-fsync", action="store_true",
                         help="run the throwaway PostgreSQL with fsync on (default off)")
     parser.add_argument("--serve-args", default="", metavar="FLAGS",
@@ -532,11 +600,14 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true",
                         help="keep the temporary directory (databases, server logs)")
     args = parser.parse_args()
-    if any(c < 1 for c in args.clients):
-        parser.error(f"--clients must be integers >= 1, got {args.clients}")
     if args.batch > 10_000:
         parser.error(f"--batch must be at most 10,000 (the service's max_batch), got "
                      f"{args.batch}")
+    if "aiohttp" in args.client:
+        try:
+            import aiohttp  # noqa: F401
+        except ImportError:
+            parser.error("--client aiohttp needs aiohttp (pip install -e '.[bench]')")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally blocks
 
     backends = list(args.backends)
@@ -545,30 +616,53 @@ def main() -> int:
         if why is not None:
             print(f"PostgreSQL skipped: {why}")
             backends.remove("postgresql")
-    print(f"{datetime.datetime.now():%Y-%m-%d %H:%M}, Python {platform.python_version()}, "
-          f"httpx {httpx.__version__}, {os.cpu_count()} cores, load average "
-          f"{' '.join(f'{v:.2f}' for v in os.getloadavg())}; SA-OLS, d = {args.dimension}, "
-          f"publish outcomes:1000 (no outcomes sent); clients: {' '.join(args.client)}; single: "
-          f"{args.requests} requests a client; batched: {args.batch_requests} requests of "
-          f"{args.batch:,} a client; health: {args.requests} a client"
+    print(f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, Python "
+          f"{platform.python_version()}, httpx {httpx.__version__}, {os.cpu_count()} cores, "
+          f"load average {load_average()}; SA-OLS, d = {args.dimension}, publish "
+          f"outcomes:1000 (no outcomes sent); clients: {' '.join(args.client)}; "
+          f"{args.rounds} rounds; single: {args.requests} requests a client and round; "
+          f"batched: {args.batch_requests} requests of {args.batch:,} a client and round; "
+          f"floor ({FLOOR}): {args.requests} a client and round"
           + ("; unique ids" if args.ids else "; no ids"), flush=True)
-    print("| " + " | ".join(HEADER) + " |")
-    print("|" + "|".join("---" if h in ("backend", "mode", "client", "target") else "---:"
-                         for h in HEADER) + "|", flush=True)
-    results: list[Result] = []
+    configs: list[Config] = []
     workdir = Path(tempfile.mkdtemp(prefix="sat-bench-serve-"))
     started = time.perf_counter()
     try:
-        for backend in backends:
-            with databases(backend, args, workdir) as fresh:
+        with ExitStack() as stack:
+            # every server first: no configuration is timed while another starts
+            for backend in backends:
+                fresh = stack.enter_context(databases(backend, args, workdir))
                 for mode in args.modes:
                     for clients in args.clients:
                         for kind in args.client:
                             name = f"bench_{mode}_{clients}_{kind}_{random.randrange(10**6)}"
-                            result = measure(backend, fresh(name), mode, clients, kind, args,
-                                             workdir)
-                            results.append(result)
-                            print(row(result), flush=True)
+                            server = Server(fresh(name), args.dimension,
+                                            workdir / f"server-{backend}-{name}.log",
+                                            args.serve_args.split())
+                            config = Config(backend, mode, clients, kind,
+                                            1 if mode == "single" else args.batch, server)
+                            configs.append(config)
+                            stack.callback(server.stop)
+                            server.start()
+                            warm_up(config, args.dimension, args.ids)
+            print(f"{len(configs)} servers started and warmed up in "
+                  f"{time.perf_counter() - started:.0f} s; load average {load_average()}",
+                  flush=True)
+            order = list(configs)
+            shuffle = random.Random(args.seed)
+            for k in range(args.rounds):
+                shuffle.shuffle(order)
+                t0 = time.perf_counter()
+                for config in order:
+                    measure_round(config, args, k)
+                singles = [c for c in configs if c.mode == "single"]
+                print(f"round {k + 1}/{args.rounds} ({time.perf_counter() - t0:.0f} s): "
+                      + ", ".join(f"{c.backend[:2]} {c.clients}×{c.client[:2]} "
+                                  f"{c.decides[-1].rate / c.floors[-1].rate:.2f}"
+                                  for c in singles) + " of the floor (singles)", flush=True)
+            for config in configs:
+                config.learner_lag = metrics(config.server.url).get("learner_lag")
+                config.stop_seconds = config.server.stop()
     finally:
         if args.keep:
             print(f"kept {workdir}")
@@ -576,16 +670,21 @@ def main() -> int:
             import shutil
 
             shutil.rmtree(workdir, ignore_errors=True)
-    print(f"\n{time.perf_counter() - started:.0f} s in all; load average now "
-          f"{' '.join(f'{v:.2f}' for v in os.getloadavg())}")
-    bad = [r for r in results if r.decide.errors or r.health.errors or not r.recorded_ok]
-    for r in results:
-        for phase, what in ((r.health, "health"), (r.decide, "decisions")):
-            for line in phase.shown:
-                print(f"{r.backend} {r.mode} {r.clients} clients, {what}: {line}")
-        for note in r.notes:
-            print(f"{r.backend} {r.mode} {r.clients} clients: {note}")
-    return 1 if bad else 0
+    print(f"\n{time.perf_counter() - started:.0f} s in all; load average now {load_average()}\n")
+    print("| " + " | ".join(HEADER) + " |")
+    print("|" + "|".join("---" if h in ("backend", "mode", "client", "target") else "---:"
+                         for h in HEADER) + "|")
+    for config in configs:
+        print(row(config))
+    for c in configs:
+        for phases, what in ((c.floors, "floor"), (c.decides, "decisions")):
+            for phase in phases:
+                for line in phase.shown:
+                    print(f"{c.name}, {what}: {line}")
+        for note in c.notes:
+            print(f"{c.name}: {note}")
+    return 1 if any(c.errors for c in configs) else 0
+
 
 
 def _positive(text: str) -> int:
