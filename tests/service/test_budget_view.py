@@ -38,7 +38,8 @@ def test_the_prometheus_text_has_the_estimate_only_when_there_is_one():
 
     base = {"decisions": 0, "accepted": 0, "capped": 0, "outcomes": 0, "repaid": 0,
             "outcomes_learned": 0,
-            "clean_points": 0, "outcomes_pending": 0, "learner_lag": 0, "rule_version": None,
+            "clean_points": 0, "skipped_entries": 0, "outcomes_pending": 0, "learner_lag": 0,
+            "rule_version": None,
             "rule_age_seconds": None, "learner_error": None, "learner_standby": False,
             "database_error": None}
 

@@ -204,9 +204,11 @@ def test_one_learner_per_database_and_deciders_beside_it(serve):
         assert c.post("/decisions", json={"x": [0.0, 0.0, 0.0]}).json()["version"] == 2
 
 
-def test_a_learner_that_cannot_learn_its_log_says_so_and_answers(serve):
+def test_a_log_entry_the_learner_refuses_is_skipped_and_it_answers(serve):
     """A log entry the learner refuses (a decision its rule would not have made, written past
-    the service): the waiting publication gets a 503 naming it, at once; /health says so."""
+    the service): it used to stop the learner (the waiting publication a 503, /health 503,
+    for good). Now the learner skips it, counted and kept, and publishes on; the control is
+    the row kept for it, naming the decision."""
     server = serve("--publish", "manual")
     engine = store.connect(server.database)
     with store.transaction(engine) as conn:  # accept-all's rule, but marked a rejection
@@ -214,14 +216,16 @@ def test_a_learner_that_cannot_learn_its_log_says_so_and_answers(serve):
         conn.execute(sa.insert(store.decisions).values(
             id="forged", seq=seq, features="[0.1, 0.2, 0.3]", accepted=False, version=1,
             created_at=store.now()))
-    engine.dispose()
     with server.client() as c:
         r = c.post("/publish", timeout=10)
-        assert r.status_code == 503, r.text
-        assert "forged" in r.json()["error"] and "\n" not in r.json()["error"]
-        health = c.get("/health")
-        assert health.status_code == 503 and "forged" in health.json()["learner_error"]
-        assert c.get("/metrics").json()["learner_error"] is not None
-        assert c.post("/publish", timeout=10).status_code == 503  # and stays stopped, saying so
-    server.stop()  # a stop with a stopped learner still ends
+        assert r.status_code == 200, r.text
+        assert c.get("/health").status_code == 200
+        doc = c.get("/metrics").json()
+        assert doc["skipped_entries"] == 1 and doc["learner_error"] is None, doc
+    with engine.connect() as conn:
+        row = conn.execute(sa.select(store.skipped_entries)).one()
+    engine.dispose()
+    assert (row.seq, row.shadow, row.decision_id) == (seq, None, "forged")
+    assert "accepted=False" in row.reason, row.reason
+    server.stop()
     assert server.process.returncode is not None

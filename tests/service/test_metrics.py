@@ -135,12 +135,13 @@ def test_ready_is_apart_from_health(serve):
         doc = c.get("/ready").json()
     assert doc == {"ready": True, "role": "all", "schema": store.HEAD, "learner": "standby",
                    "reasons": []}
-    # An entry written past the service that the learner cannot learn stops it: not ready.
+    # A log row written past the service that cannot be read (its features are not JSON)
+    # stops the learner: not ready. (One it can read but not learn is skipped instead.)
     engine = store.connect(active.database)
     with store.transaction(engine) as conn:
         seq = store.take_positions(conn, 1)
         conn.execute(sa.insert(store.decisions).values(
-            id="bad", seq=seq, features="[1.0]", accepted=True, version=1,
+            id="bad", seq=seq, features="[1.0, oops]", accepted=True, version=1,
             created_at=store.now()))
     engine.dispose()
     with active.client() as c:

@@ -165,7 +165,8 @@ def test_a_database_of_the_first_schema_upgrades_in_place(tmp_path, serve):
     path = server.database.removeprefix("sqlite:///")
     with sqlite3.connect(path) as db:  # back to schema 0001: drop what later ones added
         for table in ("start_state", "shadow_rules", "shadow_decisions", "rule_stats",
-                      "counters", "group_counts", "access_log", "shadow_events"):
+                      "counters", "group_counts", "access_log", "shadow_events",
+                      "skipped_entries"):
             db.execute(f"DROP TABLE {table}")
         for table, column in (("decisions", "key_id"), ("decisions", '"group"'),
                               ("decisions", "capped"), ("outcomes", "key_id"),
