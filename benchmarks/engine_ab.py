@@ -14,37 +14,15 @@ Usage: ``python benchmarks/engine_ab.py D T REPEAT TAG`` (as in ``benchmarks/RES
 from __future__ import annotations
 
 import sys
-import time
 
-import numba
-import numpy as np
-
-from strategic_apple_tasting import Game, simulate
-
-
-@numba.njit(cache=False)
-def _draw_only(context_rng, noise_rng, horizon, d):
-    acc = 0.0
-    for _ in range(horizon):
-        for _ in range(d + 2):
-            acc += context_rng.standard_normal()
-        acc += noise_rng.standard_normal()
-    return acc
+from engine import draw_only_rate, engine_rate
 
 
 def main() -> None:
     d, horizon, repeat, tag = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    game = Game(dimension=d, delta=0.1)
-    simulate(game, ["sa-ols"], 100, seeds=1)  # compile (or load the cache) outside the timing
-    rngs = [np.random.default_rng(s) for s in (1, 2)]
-    _draw_only(*rngs, 10, d)
-    for _ in range(repeat):
-        start = time.perf_counter()
-        simulate(game, ["sa-ols"], horizon, seeds=2)
-        engine = 2 * horizon / (time.perf_counter() - start)
-        start = time.perf_counter()
-        _draw_only(*rngs, horizon, d)
-        floor = horizon / (time.perf_counter() - start)
+    for _ in range(repeat):  # one right after the other: the same load falls on both
+        engine = engine_rate(d, horizon, threads=1, repeat=1)
+        floor = draw_only_rate(d, horizon, repeat=1)
         print(f"{tag} d={d} engine {engine / 1e6:.3f} floor {floor / 1e6:.3f} "
               f"ratio {engine / floor:.3f}", flush=True)
 

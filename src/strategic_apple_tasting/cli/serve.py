@@ -496,7 +496,8 @@ def _check(args: argparse.Namespace) -> int:
             with engine.connect() as conn:
                 end = conn.execute(sa.select(sa.func.max(store.log_counter.c.seq))).scalar()
                 k = store.skipped_entries
-                skipped = conn.execute(sa.select(k).order_by(k.c.seq, k.c.id)).all()
+                skipped = [r._asdict() for r in conn.execute(
+                    sa.select(k).order_by(k.c.seq, k.c.id))]
             ahead = learning.restore(engine, config, upto=max(saved, end or 0)).skipped
         except learning.SavedStateError:
             raise  # bad input: one line, exit status 2
@@ -520,10 +521,10 @@ def _check(args: argparse.Namespace) -> int:
 def _skips(rows: list[Any], what: str) -> str:
     """``N entries skipped ..., the first at position S (decision ID: reason)``."""
     first = rows[0]
-    get = first.get if isinstance(first, dict) else first._asdict().get
-    who = "" if get("shadow") is None else f" by shadow {get('shadow')!r}"
+    who = "" if first["shadow"] is None else f" by shadow {first['shadow']!r}"
     return (f"{len(rows)} {'entry' if len(rows) == 1 else 'entries'} {what}, the first at "
-            f"position {get('seq')}{who} (decision {get('decision_id')!r}: {get('reason')})")
+            f"position {first['seq']}{who} (decision {first['decision_id']!r}: "
+            f"{first['reason']})")
 
 
 def _shadow_differences(saved: Any, replayed: Any) -> list[str]:
