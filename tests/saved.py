@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from strategic_apple_tasting import persistence
 from strategic_apple_tasting.game import LinearThreshold
 from strategic_apple_tasting.game.game import check_number
 from strategic_apple_tasting.learners import (
@@ -28,7 +29,6 @@ from strategic_apple_tasting.learners import (
     Oracle,
     SALogistic,
     SampledSAE,
-    persistence,
 )
 
 

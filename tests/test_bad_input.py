@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from strategic_apple_tasting import Game, simulate
+from strategic_apple_tasting import Game, persistence, simulate
 from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.experiments.spec import check_spec, load_spec
 from strategic_apple_tasting.game import (
@@ -28,7 +28,7 @@ from strategic_apple_tasting.game import (
     SubsetGaming,
 )
 from strategic_apple_tasting.game.agents import TremblingHand
-from strategic_apple_tasting.learners import LEARNERS, make_learner, persistence
+from strategic_apple_tasting.learners import LEARNERS, make_learner
 from strategic_apple_tasting.scenarios import (
     data_game,
     from_lending,

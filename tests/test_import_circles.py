@@ -1,8 +1,11 @@
 """No two modules of the package import each other, directly or round a circle.
 
 The graph's arrows are the package's own imports, at module level or inside functions (a lazy
-import still ties the two modules together), resolved to the module they name; an import of a
-package's ``__init__`` (its front door, which imports its parts) is not an arrow.
+import still ties the two modules together), resolved to the module they name. An import of a
+package whose ``__init__`` only gathers its parts (imports, ``__all__``) is not an arrow: that
+front door holds nothing of its own. A package whose ``__init__`` defines names (a registry, a
+function) is a module like any other: an import of it is an arrow to it, and its own imports are
+its arrows. Imports under ``if TYPE_CHECKING:`` never run and are left out.
 """
 
 from __future__ import annotations
@@ -21,16 +24,48 @@ def _module_name(path: Path, root: Path) -> str:
     return ".".join([NAME, *parts])
 
 
+def _defines_names(tree: ast.Module) -> bool:
+    """Whether a module does more than gather names: anything at its top level but imports, its
+    docstring, ``__all__`` and ``if TYPE_CHECKING:`` blocks."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import | ast.ImportFrom) or _type_checking(stmt):
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        if isinstance(stmt, ast.Assign) and [getattr(t, "id", None) for t in stmt.targets] == [
+                "__all__"]:
+            continue
+        return True
+    return False
+
+
+def _type_checking(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.If) and getattr(stmt.test, "id", None) == "TYPE_CHECKING"
+
+
+def _imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Every import in ``tree`` that can run (those under ``if TYPE_CHECKING:`` cannot)."""
+    skipped = {id(n) for stmt in tree.body if _type_checking(stmt) for n in ast.walk(stmt)}
+    return [n for n in ast.walk(tree)
+            if isinstance(n, ast.Import | ast.ImportFrom) and id(n) not in skipped]
+
+
 def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
-    """Module → the package's modules it imports (``__init__`` modules left out)."""
+    """Module → the package's modules it imports. A package whose ``__init__`` defines names is
+    a module (named as the package); one whose ``__init__`` only gathers its parts is left
+    out."""
     files = {_module_name(p, root): p for p in root.rglob("*.py")}
+    trees = {m: ast.parse(p.read_text(encoding="utf-8")) for m, p in files.items()}
     modules = {m for m in files if not m.endswith(".__init__")}
     packages = {m.removesuffix(".__init__") for m in files if m.endswith(".__init__")}
+    doors = {p for p in packages if _defines_names(trees[f"{p}.__init__"])}
+    modules |= doors
+    packages -= doors
     graph: dict[str, set[str]] = {m: set() for m in modules}
     for module in modules:
-        path = files[module]
-        here = module.rsplit(".", 1)[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = trees[module] if module in files else trees[f"{module}.__init__"]
+        here = module if module in doors else module.rsplit(".", 1)[0]
+        for node in _imports(tree):
             names: list[str] = []
             if isinstance(node, ast.ImportFrom):
                 if node.level:
@@ -101,6 +136,32 @@ def test_the_scan_sees_a_circle(tmp_path):
     assert circles(import_graph(pkg)) == [[f"{NAME}.a", f"{NAME}.b"]]
 
 
+def test_a_front_door_that_defines_names_is_in_the_graph(tmp_path):
+    # The control of the loop a registry in a package's __init__ made: the door defines the
+    # registry and imports the base, the base lazily imports the saving module, which imports
+    # the registry from the door. Counted, it is a circle; a door that only gathers its parts
+    # (the registry in a module of its own) is not.
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text('"""Doc."""\nfrom .base import Base\n\n'
+                                     'REGISTRY = {"base": Base}\n')
+    (pkg / "base.py").write_text("class Base:\n    def save(self):\n"
+                                 "        from .saving import save\n        return save(self)\n")
+    (pkg / "saving.py").write_text("def save(x):\n    from . import REGISTRY\n"
+                                   "    return REGISTRY\n")
+    assert circles(import_graph(pkg)) == [[NAME, f"{NAME}.base", f"{NAME}.saving"]]
+    (pkg / "registry.py").write_text("from .base import Base\n\nREGISTRY = {'base': Base}\n")
+    (pkg / "__init__.py").write_text('"""Doc."""\nfrom .base import Base\n'
+                                     "from .registry import REGISTRY\n\n"
+                                     '__all__ = ["REGISTRY", "Base"]\n')
+    (pkg / "saving.py").write_text("def save(x):\n    from .registry import REGISTRY\n"
+                                   "    return REGISTRY\n")
+    assert circles(import_graph(pkg)) == [[f"{NAME}.base", f"{NAME}.registry", f"{NAME}.saving"]]
+    # ...which the layers break: saving is moved above the base and imports nothing of it.
+    (pkg / "base.py").write_text("class Base:\n    pass\n")
+    assert circles(import_graph(pkg)) == []
+
+
 #: The package's layers, lowest first (docs/design.md, "Shape of the code"): a module imports
 #: only from its own layer or those below it, through a package's front door or not.
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in (
@@ -108,6 +169,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in
     "_jit",
     "game",
     "learners",
+    "persistence",
     "peers engine envs",
     "checks scenarios",
     "experiments",

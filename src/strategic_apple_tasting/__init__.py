@@ -27,7 +27,7 @@ __all__ = [
     "LEARNERS", "SAOLS", "AcceptAll", "BoundedRatioMixture", "Game", "GameInstance",
     "LazyBestResponse", "Learner", "LinearThreshold", "NaiveGreedyOLS", "Oracle", "RejectAll",
     "ShiftedOLS", "UniformBall", "UniformSphere", "load", "load_learner", "make_learner",
-    "recording_grid", "simulate",
+    "recording_grid", "save_learner", "simulate",
 ]
 
 #: Where each public name is defined (relative to this package).
@@ -37,7 +37,8 @@ _SOURCES = {
     **dict.fromkeys(("BoundedRatioMixture", "Game", "GameInstance", "LazyBestResponse",
                      "LinearThreshold", "UniformBall", "UniformSphere"), ".game"),
     **dict.fromkeys(("LEARNERS", "SAOLS", "AcceptAll", "Learner", "NaiveGreedyOLS", "Oracle",
-                     "RejectAll", "ShiftedOLS", "load_learner", "make_learner"), ".learners"),
+                     "RejectAll", "ShiftedOLS", "make_learner"), ".learners"),
+    **dict.fromkeys(("load_learner", "save_learner"), ".persistence"),
 }
 
 
@@ -62,8 +63,8 @@ if TYPE_CHECKING:  # what type checkers and editors see: the same names, importe
         Oracle,
         RejectAll,
         ShiftedOLS,
-        load_learner,
         make_learner,
     )
+    from .persistence import load_learner, save_learner
 
 __getattr__, __dir__ = lazy_names(__name__, _SOURCES, __all__)

@@ -340,7 +340,7 @@ def check_saves_and_loads(learner: Learner, feedback: str) -> None:
     or saving refuses in one line (a state held in another library's objects)."""
     import tempfile
 
-    from .learners import load_learner
+    from .persistence import load_learner, save_learner
 
     lr = learner.clone().bind(_game(feedback).instance(0), HORIZON)
     xs, rewards = _applicants(feedback, 80, 12)
@@ -354,7 +354,7 @@ def check_saves_and_loads(learner: Learner, feedback: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = f"{tmp}/learner.sat"
         try:
-            run.save(path)
+            save_learner(run, path)
         except ValueError as exc:
             assert "cannot be saved" in str(exc) and "\n" not in str(exc), \
                 f"saving failed unclearly: {exc}"

@@ -139,7 +139,7 @@ def test_estimate_budget_skips_nan_and_refuses_bad_settings():
 def test_a_learner_estimating_its_budget_is_saved_and_loaded_with_what_it_learned(tmp_path):
     """Before the loader knew the belief learns, a played learner's file was refused
     ("state.agents must be what the learner's parameters make it")."""
-    from strategic_apple_tasting.learners import persistence
+    from strategic_apple_tasting import persistence
 
     bound, _, _, _ = run_one(Game(dimension=2, delta=0.3), SAOLS(delta="estimate"), 1,
                           np.array([3000]))

@@ -21,8 +21,8 @@ from strategic_apple_tasting.learners import (
     ExploreThenCommit,
     Learner,
     LearnerTags,
-    load_learner,
 )
+from strategic_apple_tasting.persistence import load_learner, save_learner
 
 THREADS = 4
 PER_THREAD = 1500
@@ -144,7 +144,7 @@ def test_a_learner_with_its_lock_still_copies_pickles_and_saves(tmp_path):
     learner.decide([0.1, 0.1, 0.1], id="waiting")
     copies = [copy.deepcopy(learner),
               *(pickle.loads(pickle.dumps(learner, protocol)) for protocol in range(6)),
-              load_learner(learner.save(tmp_path / "learner.sat"))]
+              load_learner(save_learner(learner, tmp_path / "learner.sat"))]
     for other in copies:
         assert other.desk.lock is not learner.desk.lock  # a copy is a learner of its own
         assert other.pending() == ["waiting"]

@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy as sa
 
 from strategic_apple_tasting.cli.main import main
-from strategic_apple_tasting.learners.persistence import loads
+from strategic_apple_tasting.persistence import loads
 from strategic_apple_tasting.service import store
 from strategic_apple_tasting.service.learning import state_differences
 

@@ -246,7 +246,7 @@ def test_looking_up_a_decision_refuses_bad_input_in_one_line(serve):
 
 
 def test_check_compares_the_shadow_learner_too(serve, capsys):
-    from strategic_apple_tasting.learners.persistence import dumps
+    from strategic_apple_tasting.persistence import dumps
     from strategic_apple_tasting.service.config import ServiceConfig
 
     shadow = ["--shadow", "sa-ols", "--shadow-param", "delta=0.1", "--shadow-param", "r0=0"]

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.learners import learner_class, make_learner
-from strategic_apple_tasting.learners.persistence import dumps
+from strategic_apple_tasting.persistence import dumps
 from strategic_apple_tasting.service import learning, settings, store
 from strategic_apple_tasting.service.deciding import CANARY_STREAM, coin
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from strategic_apple_tasting.cli.main import main
-from strategic_apple_tasting.learners.persistence import dumps, loads
+from strategic_apple_tasting.persistence import dumps, loads
 from strategic_apple_tasting.service import warmstart
 from strategic_apple_tasting.service.config import ServiceConfig
 

@@ -111,7 +111,7 @@ def fill_serve(p: argparse.ArgumentParser) -> None:
                        "of another service is one)")
     start.add_argument("--start-learner", metavar="FILE",
                        help="a new database's learner: a saved learner of the same kind and "
-                       "parameters (sat's learners.persistence)")
+                       "parameters (sat's persistence)")
     start.add_argument("--start-log", metavar="FILE",
                        help="a new database's history: CSV or Parquet of past decisions and "
                        "outcomes (a column per feature, accepted, outcome), learned first")

@@ -113,7 +113,7 @@ class AgentsCore(NamedTuple):
     (``cost_inv`` an empty matrix, ``gameable`` an empty mask).
 
     It is a function of the model's parameters only: a saved learner's state is rebuilt with
-    the one its parameters give (:mod:`..learners.persistence`).
+    the one its parameters give (:mod:`..persistence`).
 
     Examples
     --------

@@ -546,13 +546,3 @@ class Learner(LegacyLearnerAPI):
                 raise ValueError(f"{type(self).__name__}._estimate() must return None or an "
                                  f"array of shape ({d},), got shape {est.shape}")
         return est
-
-    @serialized
-    def save(self, path: Any) -> Any:
-        """Write this learner (its parameters, state, random generator and decisions awaiting
-        outcomes) to ``path``: a versioned file of JSON and arrays, no pickle
-        (:mod:`.persistence`); :func:`~strategic_apple_tasting.learners.load` reads it back.
-        Returns the path."""
-        from .persistence import save
-
-        return save(self, path)

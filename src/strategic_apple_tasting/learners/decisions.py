@@ -35,10 +35,11 @@ learned with the copy of its decision's rule in place.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -112,9 +113,9 @@ class PendingDecision:
 
 @dataclass
 class DeskRecord:
-    """The decision bookkeeping of a learner, as :mod:`.persistence` saves it and
-    :mod:`.loading` restores it (:meth:`DecisionDesk.desk_record`,
-    :meth:`DecisionDesk.restore_desk`).
+    """The decision bookkeeping of a learner (:meth:`DecisionDesk.desk_record`,
+    :meth:`DecisionDesk.restore_desk`), as a saved file keeps it: written and read in one place,
+    :mod:`strategic_apple_tasting.persistence.desk`.
 
     ``in_force`` is the rule in force (None before the first publication or after a per-round
     API round); ``rules`` the published rules some decision still needs, by version, with
@@ -213,19 +214,17 @@ class DecisionDesk:
     def __init__(self, hooks: DeskHooks, lock: Any = None) -> None:
         self.hooks = hooks
         self.lock = threading.RLock() if lock is None else lock
-        self._in_force: PublishedRule | None = None
-        self._snapshots: dict[int, dict[str, Any]] = {}  # version → published fields
-        self._rules: dict[int, PublishedRule] = {}  # versions some pending decision needs
-        self._uses: dict[int, int] = {}  # version → pending decisions made under it
-        self._pending: dict[int | str, PendingDecision] = {}
-        self._reported: set[int | str] = set()
-        self._version = 0
-        self._next_id = 0
-        self._clock = 0.0  # the decision clock: the caller's times, else decisions made
-        self._stale = False  # the per-round API ended a round: publish before deciding
-        self._every_outcomes: int | None = None
-        self._period: float | None = None
-        self._outcomes_since = 0
+        # The bookkeeping a saved file keeps, in one record (the desk's own fields beside it
+        # are not saved).
+        self._book = DeskRecord(
+            in_force=None,
+            rules={},  # versions some pending decision needs
+            snapshots={},  # version → published fields
+            uses={},  # version → pending decisions made under it
+            pending={}, reported=set(), version=0, next_id=0,
+            clock=0.0,  # the decision clock: the caller's times, else decisions made
+            stale=False,  # the per-round API ended a round: publish before deciding
+            every_outcomes=None, period=None, outcomes_since=0)
         self._learned_since = False  # whether the learner learned since its last publication
 
     def __getstate__(self) -> dict[str, Any]:
@@ -245,19 +244,19 @@ class DecisionDesk:
         decision once ``period`` has passed on the decision clock since the rule in force took
         effect (with no ``time`` given, the clock counts decisions). None turns a cadence off;
         returns ``self``."""
-        self._every_outcomes = _count("outcomes", outcomes)
+        self._book.every_outcomes = _count("outcomes", outcomes)
         if period is not None:
             period = _number("period", period, low=0.0, open_low=True, what="> 0 or None")
-        self._period = period
+        self._book.period = period
         return self
 
     def _time(self, time: Any) -> float:
         if time is None:
-            return self._clock
+            return self._book.clock
         time = _number("time", time)
-        if time < self._clock:
-            raise ValueError(f"time must not go back: got {time!r} after {self._clock!r}")
-        self._clock = time
+        if time < self._book.clock:
+            raise ValueError(f"time must not go back: got {time!r} after {self._book.clock!r}")
+        self._book.clock = time
         return time
 
     # -- publication -----------------------------------------------------------------------
@@ -288,70 +287,69 @@ class DecisionDesk:
 
     def _publish_at(self, time: float, given: LinearThreshold | None = None) -> PublishedRule:
         rule = self.hooks.publish() if given is None else given
-        self._version += 1
-        published = PublishedRule(self._version, rule, time, self.hooks.name, self.hooks.params())
-        if self._in_force is not None and not self._uses.get(self._in_force.version):
-            self._forget(self._in_force.version)
-        self._in_force = published
-        self._rules[published.version] = published
+        self._book.version += 1
+        published = PublishedRule(self._book.version, rule, time, self.hooks.name,
+                                  self.hooks.params())
+        if self._book.in_force is not None and not self._book.uses.get(self._book.in_force.version):
+            self._forget(self._book.in_force.version)
+        self._book.in_force = published
+        self._book.rules[published.version] = published
         fields = self.hooks.tags().published_fields
         if fields:
-            self._snapshots[published.version] = {
+            self._book.snapshots[published.version] = {
                 f: copy.deepcopy(getattr(self.hooks.state(), f)) for f in fields}
-        self._stale = False
-        self._outcomes_since = 0
+        self._book.stale = False
+        self._book.outcomes_since = 0
         self._learned_since = False
         return published
 
     def _version_in_force(self) -> int | None:
-        return None if self._in_force is None else self._in_force.version
+        return None if self._book.in_force is None else self._book.in_force.version
 
     @_locked
     def end_round(self) -> None:
         """The per-round API's round is over: the next ``policy()`` publishes. The rule in
         force is dropped unless a decision awaits an outcome under it (it may be a function of
         the learner's model as it was, which neither stays valid nor pickles)."""
-        self._stale = True
-        if self._in_force is not None and not self._uses.get(self._in_force.version):
-            self._forget(self._in_force.version)
-            self._in_force = None
+        self._book.stale = True
+        if self._book.in_force is not None and not self._book.uses.get(self._book.in_force.version):
+            self._forget(self._book.in_force.version)
+            self._book.in_force = None
 
     def _forget(self, version: int) -> None:
-        self._rules.pop(version, None)
-        self._snapshots.pop(version, None)
-        self._uses.pop(version, None)
+        self._book.rules.pop(version, None)
+        self._book.snapshots.pop(version, None)
+        self._book.uses.pop(version, None)
 
     @_locked
     def rule_in_force(self) -> PublishedRule | None:
         """The published rule deciding now (None before the first publication)."""
-        return self._in_force
+        return self._book.in_force
 
     @property
     def clock(self) -> float:
         """The decision clock: the last time given to the API, else the decisions made."""
         with self.lock:
-            return self._clock
+            return self._book.clock
 
     @_locked
     def desk_record(self) -> DeskRecord:
         """The decision bookkeeping (the live objects, not copies: read it, do not change
         it), for saving."""
-        # Each field of the record is the desk's attribute of that name, underscored.
-        return DeskRecord(**{f.name: getattr(self, f"_{f.name}") for f in fields(DeskRecord)})
+        return self._book
 
     @_locked
     def restore_desk(self, record: DeskRecord) -> None:
         """Take ``record`` (checked for consistency by the loader) as the decision
         bookkeeping, in place of what :meth:`reset` made."""
-        for f in fields(DeskRecord):
-            setattr(self, f"_{f.name}", getattr(record, f.name))
+        self._book = dataclasses.replace(record)
 
     @_locked
     def current(self) -> PublishedRule:
         """The rule in force, published first if there is none or a round has ended."""
-        if self._in_force is None or self._stale:
-            return self._publish_at(self._clock)
-        return self._in_force
+        if self._book.in_force is None or self._book.stale:
+            return self._publish_at(self._book.clock)
+        return self._book.in_force
 
     # -- decisions -------------------------------------------------------------------------
     @_locked
@@ -363,16 +361,17 @@ class DecisionDesk:
         x = check_vector("x_obs", x_obs, self.hooks.dimension, self.hooks.tags().input_bound)
         id = _as_id(id)
         if id is None:
-            while self._next_id in self._pending or self._next_id in self._reported:
-                self._next_id += 1
-            id = self._next_id
+            book = self._book
+            while book.next_id in book.pending or book.next_id in book.reported:
+                book.next_id += 1
+            id = self._book.next_id
         elif isinstance(id, bool) or not isinstance(id, int | str):
             raise ValueError(f"id must be an integer or a string, got {id!r}")
-        elif id in self._pending or id in self._reported:
+        elif id in self._book.pending or id in self._book.reported:
             raise ValueError(f"id {id!r} is already taken by an earlier decision")
         now = self._time(time)
         rule = self.current()
-        if self._period is not None and now >= rule.effective + self._period:
+        if self._book.period is not None and now >= rule.effective + self._book.period:
             rule = self._publish_at(now)
         if self._learned_since and not self.hooks.tags().holds_rules:
             raise ValueError(f"{self.hooks.name}'s published rule reads its live model, which has "
@@ -381,9 +380,9 @@ class DecisionDesk:
         decision = Decision(id, accepted, rule.version, now,
                             self._file(id, accepted, rule.version, x))
         if not (accepted or self._bandit()):
-            self._reported.add(id)  # its (empty) feedback is complete: no report will come
+            self._book.reported.add(id)  # its (empty) feedback is complete: no report will come
         if time is None:
-            self._clock += 1.0
+            self._book.clock += 1.0
         return decision
 
     def _file(self, id: int | str, accepted: bool, version: int, x: np.ndarray) -> bool | None:
@@ -391,8 +390,8 @@ class DecisionDesk:
         whose feedback, nothing observed, is complete now) learn from it at once and return
         whether the point was used."""
         if accepted or self._bandit():
-            self._pending[id] = PendingDecision(version, x, accepted)
-            self._uses[version] = self._uses.get(version, 0) + 1
+            self._book.pending[id] = PendingDecision(version, x, accepted)
+            self._book.uses[version] = self._book.uses.get(version, 0) + 1
             return None
         return self.learn_under(version, x, False, None)
 
@@ -410,12 +409,12 @@ class DecisionDesk:
         id = _as_id(id)
         if isinstance(id, bool) or not isinstance(id, int | str):
             raise ValueError(f"id must be an integer or a string, got {id!r}")
-        if id in self._pending:
+        if id in self._book.pending:
             raise ValueError(f"id {id!r} is already taken by a decision awaiting its outcome")
-        published = self._rules.get(version)
+        published = self._book.rules.get(version)
         if published is None:
             raise ValueError(f"rule version {version!r} is not held (held: "
-                             f"{sorted(self._rules) or 'none'}): hold() the versions deciders "
+                             f"{sorted(self._book.rules) or 'none'}): hold() the versions deciders "
                              "may still use")
         if published.rule.accepts(x) != bool(accepted):
             raise ValueError(f"decision {id!r} says accepted={bool(accepted)}, but rule "
@@ -429,17 +428,17 @@ class DecisionDesk:
     def hold(self, version: int) -> None:
         """Keep published rule ``version`` (the one in force, or one still held) until
         :meth:`release`: deciders elsewhere may still decide under it."""
-        if version not in self._rules:
+        if version not in self._book.rules:
             raise ValueError(f"rule version {version!r} is not held: it cannot be kept")
-        self._uses[version] = self._uses.get(version, 0) + 1
+        self._book.uses[version] = self._book.uses.get(version, 0) + 1
 
     @_locked
     def release(self, version: int) -> None:
         """Undo one :meth:`hold` of ``version``; it is forgotten once nothing needs it."""
-        if not self._uses.get(version):
+        if not self._book.uses.get(version):
             raise ValueError(f"rule version {version!r} is not held by hold()")
-        self._uses[version] -= 1
-        if not self._uses[version] and version != self._version_in_force():
+        self._book.uses[version] -= 1
+        if not self._book.uses[version] and version != self._version_in_force():
             self._forget(version)
 
     def _bandit(self) -> bool:
@@ -448,7 +447,7 @@ class DecisionDesk:
     @_locked
     def pending(self) -> list[int | str]:
         """Ids of the decisions whose outcomes are awaited, in decision order."""
-        return list(self._pending)
+        return list(self._book.pending)
 
     @_locked
     def report(self, id: int | str, outcome: float) -> bool:
@@ -456,25 +455,26 @@ class DecisionDesk:
         learner learns from it under the rule in force when the decision was made. Returns
         whether the point was used for learning; may publish, by the outcome cadence."""
         id = _as_id(id)
-        pending = self._pending.get(id) if isinstance(id, int | str) else None
+        pending = self._book.pending.get(id) if isinstance(id, int | str) else None
         if pending is None:
-            if isinstance(id, int | str) and id in self._reported:
+            if isinstance(id, int | str) and id in self._book.reported:
                 raise ValueError(f"decision {id!r} has no outcome to report: it was a rejection "
                                  "under apple tasting (never observed) or was reported already")
             raise ValueError(f"decision {id!r} is unknown: no decision with that id awaits an "
                              "outcome")
         outcome = check_bound("outcome", _number("outcome", outcome),
                               self.hooks.tags().input_bound)
-        del self._pending[id]
-        self._reported.add(id)
+        del self._book.pending[id]
+        self._book.reported.add(id)
         used = self.learn_under(pending.version, pending.x_obs, pending.accepted,
                                  float(outcome))
-        self._uses[pending.version] -= 1
-        if not self._uses[pending.version] and pending.version != self._version_in_force():
+        self._book.uses[pending.version] -= 1
+        if not self._book.uses[pending.version] and pending.version != self._version_in_force():
             self._forget(pending.version)
-        self._outcomes_since += 1
-        if self._every_outcomes is not None and self._outcomes_since >= self._every_outcomes:
-            self._publish_at(self._clock)
+        self._book.outcomes_since += 1
+        every = self._book.every_outcomes
+        if every is not None and self._book.outcomes_since >= every:
+            self._publish_at(self._book.clock)
         return used
 
     @_locked
@@ -482,8 +482,8 @@ class DecisionDesk:
                      reward: float | None) -> bool:
         """Learn from one decision's feedback under the rule of ``version``, with the state
         fields its publication drew put back for the call."""
-        rule = self._rules[version].rule
-        snapshot = self._snapshots.get(version)
+        rule = self._book.rules[version].rule
+        snapshot = self._book.snapshots.get(version)
         self._learned_since = True
         if snapshot is None or version == self._version_in_force():
             return bool(self.hooks.learn(rule, x_obs, accepted, reward))

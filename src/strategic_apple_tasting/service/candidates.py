@@ -79,7 +79,7 @@ def make(config: ServiceConfig, name: str, learner: Any, params: Any, base: byte
     one line if it cannot run as a shadow."""
     from ..learners import learner_class
     from ..learners.encoding import from_jsonable
-    from ..learners.persistence import loads
+    from ..persistence import loads
 
     if not isinstance(learner, str) or ":" in learner:
         raise ValueError(f"learner must be a registered learner's name, got {learner!r:.80}")
@@ -120,7 +120,7 @@ def from_event(config: ServiceConfig, row: Any) -> Shadow:
 def pack(shadows: list[Shadow], event: int) -> bytes | None:
     """The attached shadows (and the last event applied) as saved bytes: a zip of each
     learner's saved form and a manifest; None when no shadow was ever attached."""
-    from ..learners.persistence import dumps
+    from ..persistence import dumps
 
     if not shadows and event == 0:
         return None
@@ -137,7 +137,7 @@ def unpack(data: bytes | None, conn: Connection, source: str) -> tuple[list[Shad
     """The attached shadows :func:`pack` saved, and the last event they include. Each learner
     is loaded as its attach event's class only (nothing else is imported)."""
     from ..learners import learner_class
-    from ..learners.persistence import loads
+    from ..persistence import loads
 
     if data is None:
         return [], 0

@@ -351,7 +351,7 @@ class ServiceConfig:
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{word} {name!r} cannot publish a rule: {exc}") from None
         try:
-            from ..learners.persistence import dumps
+            from ..persistence import dumps
 
             dumps(learner)
         except ValueError as exc:

@@ -31,7 +31,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from ..learners.decisions import PublishedRule
-from ..learners.persistence import dumps, loads
+from ..persistence import dumps, loads
 from . import candidates, counts, retention, store
 from .candidates import CONFIGURED, Shadow
 from .config import ServiceConfig

@@ -5,7 +5,7 @@ historical log of decisions and outcomes.
   another service is one), in the features as the rule sees them (standardized when the
   settings declare means and scales). It is the service's first rule (``source = "given"``);
   the learner learns the outcomes of its decisions against it and publishes its own next.
-* ``start_learner``: a saved learner (``learners.persistence``), loaded as a file nobody
+* ``start_learner``: a saved learner (``persistence``), loaded as a file nobody
   vouches for: it may name only the configured learner (nothing else is imported), with the
   service's parameters and dimension, and no decision awaiting an outcome. The service's first
   rule is that learner's next, so it decides the first request as the learner would.
@@ -155,7 +155,7 @@ def read_learner(flag: str, path: str, config: ServiceConfig) -> Any:
     """The saved learner: the configured learner only (nothing else is imported), with the
     service's parameters and dimension, and no decision awaiting an outcome."""
     from ..learners import learner_class
-    from ..learners.persistence import loads
+    from ..persistence import loads
 
     if Path(path).stat().st_size > MAX_FILE:
         raise ValueError(f"{flag} is over {MAX_FILE:,} bytes")
@@ -196,7 +196,7 @@ def record(conn: Any, config: ServiceConfig, start: Start | None) -> bool:
     database was made with (a restart: False); a ``ValueError`` in one line otherwise."""
     import sqlalchemy as sa
 
-    from ..learners.persistence import dumps
+    from ..persistence import dumps
     from . import store
     from .redact import shown
 

@@ -11,7 +11,7 @@ fails the run.
 
 The suite runs a few dozen fixed examples per learner. A longer campaign sets the number and
 draws fresh ones: ``SAT_FUZZ_EXAMPLES=3000 SAT_FUZZ_RANDOM=1 pytest
-tests/learners/test_persistence_fuzz.py --hypothesis-seed=N``.
+tests/persistence/test_persistence_fuzz.py --hypothesis-seed=N``.
 """
 
 from __future__ import annotations

@@ -46,9 +46,12 @@ from typing import Any
 
 import numpy as np
 
+from ..learners.encoding import jsonable
 from .archive import Archive
-from .encoding import jsonable
-from .loading import Prepared, Refused, allowed, array_cap, prepare, read, referenced
+from .desk import encode_desk
+from .fields import Refused
+from .loading import BIT_GENERATORS, Prepared, allowed, array_cap, prepare, read, referenced
+from .states import encode
 
 #: What the ``format`` field of a saved learner's metadata says.
 FORMAT = "strategic-apple-tasting learner"
@@ -69,33 +72,9 @@ def _clip(text: str, most: int = 100) -> str:
     return text if len(text) <= most else text[:most - 3] + "..."
 
 
-# -- states as a tree of JSON with arrays aside ------------------------------------------------
-def _encode(value: Any, path: str, arrays: dict[str, np.ndarray], owner: str) -> Any:
-    if isinstance(value, np.ndarray):
-        if value.dtype == object:
-            raise ValueError(f"{owner}: state field {path} holds Python objects; it cannot be "
-                             "saved without pickle")
-        arrays[path] = value
-        return {"array": path}
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return {"tuple": type(value).__name__,
-                "fields": {k: _encode(v, f"{path}.{k}", arrays, owner)
-                           for k, v in value._asdict().items()}}
-    if value is None or isinstance(value, bool | str | np.bool_):
-        return {"value": bool(value) if isinstance(value, np.bool_) else value}
-    if isinstance(value, int | np.integer):
-        return {"value": int(value)}
-    if isinstance(value, float | np.floating):
-        value = float(value)
-        return {"value": value if math.isfinite(value) else repr(value), "float": True}
-    raise ValueError(f"{owner}: state field {path} is a {type(value).__name__}, which cannot be "
-                     "saved without pickle (a learner saves if its state is None or a NamedTuple "
-                     "of arrays, numbers and NamedTuples)")
-
-
 # -- the learner -------------------------------------------------------------------------------
 def _class_name(learner: Any) -> str:
-    from . import LEARNERS
+    from ..learners.registry import LEARNERS
 
     cls = type(learner)
     if LEARNERS.get(cls.name) is cls:
@@ -134,10 +113,10 @@ def dumps(learner: Any) -> bytes:
     live = learner.state  # refuses a learner not reset
     owner = type(learner).__name__
     arrays: dict[str, np.ndarray] = {}
-    state = _encode(live, "state", arrays, owner)
-    attributes = {name: _encode(value, f"attribute.{name}", arrays, owner)
+    state = encode(live, "state", arrays, owner)
+    attributes = {name: encode(value, f"attribute.{name}", arrays, owner)
                   for name, value in learner.model_attributes().items()}
-    desk = _encode_desk(learner, arrays, owner)
+    desk = encode_desk(learner, arrays, owner)
     meta = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "written_by": __version__,
         "learner": _class_name(learner), "params": jsonable(learner.get_params()),
@@ -166,7 +145,8 @@ def save(learner: Any, path: str | os.PathLike) -> Path:
     learner.state  # noqa: B018 (refuses a learner not reset, before the file is touched)
     path = Path(path)
     _writable(path)
-    data = dumps(learner)
+    with learner.desk.lock:  # a decision on another thread waits: the file is one moment's
+        data = dumps(learner)
     # mkstemp creates the file 0600 before a byte is written, under a name nobody else has.
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -307,50 +287,9 @@ READERS = {1: _read_v1, 2: _read_v2, 3: _read_v3}
 
 # -- the random generator ----------------------------------------------------------------------
 def _jsonable_rng(rng: np.random.Generator, owner: str) -> dict[str, Any]:
-    from .loading import BIT_GENERATORS
-
     state = rng.bit_generator.state
     if state.get("bit_generator") not in BIT_GENERATORS:
         raise ValueError(f"{owner}: its random generator's {state.get('bit_generator')} cannot "
                          f"be saved (one of {', '.join(BIT_GENERATORS)} can: "
                          "numpy.random.default_rng makes a PCG64)")
     return state
-
-
-# -- the decision bookkeeping ------------------------------------------------------------------
-def _encode_rule(rule: Any, path: str, arrays: dict[str, np.ndarray], owner: str) -> Any:
-    from ..game.policies import GeneralRule
-
-    doc = {"beta": jsonable(np.asarray(rule.beta, dtype=float)),
-           "threshold": float(rule.threshold), "probability": float(rule.probability)}
-    if isinstance(rule, GeneralRule):
-        if rule.function is not None:
-            raise ValueError(f"{owner}: its published rule is a Python function, which cannot "
-                             "be saved without pickle")
-        doc["state"] = _encode(rule.state, path, arrays, owner)
-    return doc
-
-
-def _encode_desk(learner: Any, arrays: dict[str, np.ndarray], owner: str) -> dict[str, Any]:
-    desk = learner.desk.desk_record()
-    rules = []
-    for version, published in desk.rules.items():
-        rules.append({
-            "version": version, "effective": published.effective,
-            "rule": _encode_rule(published.rule, f"rule{version}", arrays, owner),
-            "snapshot": {f: _encode(v, f"snapshot{version}.{f}", arrays, owner)
-                         for f, v in desk.snapshots.get(version, {}).items()},
-        })
-    waiting = list(desk.pending.items())
-    arrays["pending"] = (np.stack([p.x_obs for _, p in waiting]) if waiting
-                         else np.empty((0, learner.dimension)))
-    pending = {"ids": [id_ for id_, _ in waiting], "versions": [p.version for _, p in waiting],
-               "accepted": [p.accepted for _, p in waiting]}
-    return {
-        "in_force": None if desk.in_force is None else desk.in_force.version,
-        "rules": rules, "uses": [[v, n] for v, n in desk.uses.items()],
-        "pending": pending, "reported": sorted(desk.reported, key=str),
-        "version": desk.version, "next_id": desk.next_id, "clock": desk.clock,
-        "stale": desk.stale, "every_outcomes": desk.every_outcomes,
-        "period": desk.period, "outcomes_since": desk.outcomes_since,
-    }

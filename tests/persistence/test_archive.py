@@ -21,7 +21,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from strategic_apple_tasting.learners import archive
+from strategic_apple_tasting.persistence import archive
 from tests import saved
 
 #: What a bomb's member inflates to.

@@ -19,16 +19,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from strategic_apple_tasting import Game
+from strategic_apple_tasting import Game, persistence
 from strategic_apple_tasting.game.agents import EllipsoidalCost, LazyBestResponse
 from strategic_apple_tasting.learners import (
     LEARNERS,
     SAOLS,
     Exp3SAE,
     LinUCB,
-    load_learner,
-    persistence,
 )
+from strategic_apple_tasting.persistence import load_learner, save_learner
 from tests import saved
 
 
@@ -48,13 +47,13 @@ def test_every_package_learner_saves(tmp_path):
     for name, cls in sorted(LEARNERS.items()):
         learner = cls.check_configurations()[0].clone().bind(inst, 500)
         lr = _run(learner.reset(3, rng=1))
-        back = load_learner(lr.save(tmp_path / f"{name}.sat"))
+        back = load_learner(save_learner(lr, tmp_path / f"{name}.sat"))
         assert repr(back) == repr(lr) and back.pending() == lr.pending(), name
 
 
 def test_the_file_is_json_and_arrays(tmp_path):
     lr = _run(SAOLS(delta=0.1, r0=0.0, feedback="apple").reset(2, rng=0))
-    path = lr.save(tmp_path / "saols.sat")
+    path = save_learner(lr, tmp_path / "saols.sat")
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
         meta = json.loads(zf.read("meta.json"))
@@ -89,7 +88,7 @@ def test_a_loaded_learner_keeps_its_pending_decisions_rules_and_cadence(tmp_path
         for x in xs[:20]:
             lr.decide(x)
         lr.publish()
-    back = load_learner(saved.save(tmp_path / "exp3.sat"))
+    back = load_learner(save_learner(saved, tmp_path / "exp3.sat"))
     for lr in (kept, back):
         for i in lr.pending():
             lr.report(i, 0.5)
@@ -102,7 +101,7 @@ def test_a_loaded_learner_keeps_its_pending_decisions_rules_and_cadence(tmp_path
 def test_a_general_rule_in_force_is_saved_with_its_state(tmp_path):
     lr = _run(LinUCB(alpha=1.0, r0=0.0, feedback="apple").reset(2, rng=0))
     lr.publish()
-    back = load_learner(lr.save(tmp_path / "linucb.sat"))
+    back = load_learner(save_learner(lr, tmp_path / "linucb.sat"))
     probes = np.random.default_rng(4).uniform(-1, 1, size=(20, 2))
     assert [back.rule_in_force().rule.value(p) for p in probes] == \
         [lr.rule_in_force().rule.value(p) for p in probes]
@@ -118,7 +117,7 @@ def _rewrite(path, edit, digest="recompute"):
 
 def test_loading_refuses_what_it_cannot_read_in_one_line(tmp_path):
     good = _run(SAOLS(delta=0.1, r0=0.0, feedback="apple").reset(2, rng=0))
-    path = good.save(tmp_path / "good.sat")
+    path = save_learner(good, tmp_path / "good.sat")
     (tmp_path / "text.sat").write_text("not a zip")
     with zipfile.ZipFile(tmp_path / "empty.sat", "w") as zf:
         zf.writestr("other.txt", "x")
@@ -151,11 +150,11 @@ def test_loading_refuses_what_it_cannot_read_in_one_line(tmp_path):
 def test_saving_refuses_a_path_it_cannot_write_before_writing_anything(tmp_path):
     lr = SAOLS(delta=0.1, r0=0.0, feedback="apple").reset(2, rng=0)
     with pytest.raises(ValueError, match=r"directory .* does not exist"):
-        lr.save(tmp_path / "nowhere" / "x.sat")
+        save_learner(lr, tmp_path / "nowhere" / "x.sat")
     with pytest.raises(ValueError, match="is a directory"):
-        lr.save(tmp_path)
+        save_learner(lr, tmp_path)
     with pytest.raises(RuntimeError, match="reset"):
-        SAOLS().save(tmp_path / "x.sat")
+        save_learner(SAOLS(), tmp_path / "x.sat")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -183,7 +182,7 @@ def test_a_state_held_in_python_objects_cannot_be_saved(tmp_path):
     lr = Keeper(feedback="apple").reset(2, rng=0)
     with pytest.raises(ValueError, match="Keeper: state field state is a dict, which cannot "
                                          "be saved without pickle"):
-        lr.save(tmp_path / "keeper.sat")
+        save_learner(lr, tmp_path / "keeper.sat")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -201,7 +200,7 @@ def test_a_file_of_format_1_still_loads(tmp_path):
     """Format 1 kept one array per pending decision; its reader stays."""
     learner = _run(SAOLS(delta=0.1, r0=0.0, feedback="apple").reset(2, rng=0))
     assert learner.pending()
-    path = learner.save(tmp_path / "v1.sat")
+    path = save_learner(learner, tmp_path / "v1.sat")
 
     def to_v1(meta, files):
         files.pop(persistence.DIGEST)
@@ -243,7 +242,7 @@ def test_a_file_from_before_one_compiled_agent_type_still_loads(tmp_path, belief
     hold the model's own record in the state; they load as that model (and a record that is not
     what the learner's parameters make is refused, as any field is)."""
     learner = _run(SAOLS(delta=0.1, r0=0.0, feedback="apple", agents=belief).reset(2, rng=0))
-    path = learner.save(tmp_path / "old.sat")
+    path = save_learner(learner, tmp_path / "old.sat")
 
     def to_old(meta, files, delta=0.1):
         for name in [n for n in files if n.startswith("state.agents.")]:
@@ -262,7 +261,7 @@ def test_a_file_from_before_one_compiled_agent_type_still_loads(tmp_path, belief
     assert np.array_equal(again.state.fits, learner.state.fits)
     assert again.decide(np.array([0.3, -0.2])).accepted == learner.decide(
         np.array([0.3, -0.2])).accepted
-    path = learner.save(tmp_path / "other.sat")
+    path = save_learner(learner, tmp_path / "other.sat")
     _rewrite(path, lambda meta, files: to_old(meta, files, delta=0.2))
     with pytest.raises(ValueError, match="state.agents must be the agent model the learner's "
                        r"parameters make \(\w+ differs in delta\)"):
@@ -290,7 +289,7 @@ def test_a_file_from_before_the_budget_belief_still_loads(tmp_path):
     estimates δ cannot be such a file (its estimate would be lost): refused. An estimating
     belief saved under its former name, EstimatedBudget, loads; any other name is refused."""
     learner = _run(SAOLS(delta=0.1, r0=0.0, feedback="apple").reset(2, rng=0))
-    path = learner.save(tmp_path / "told.sat")
+    path = save_learner(learner, tmp_path / "told.sat")
     _rewrite(path, _unwrap_belief)
     meta, _ = saved.unpack(path.read_bytes())
     assert meta["state"]["fields"]["agents"]["tuple"] == "AgentsCore"
@@ -298,12 +297,12 @@ def test_a_file_from_before_the_budget_belief_still_loads(tmp_path):
     assert saved.same(again, learner)
 
     estimating = _run(SAOLS(delta="estimate", r0=0.0, feedback="apple").reset(2, rng=0), n=60)
-    path = estimating.save(tmp_path / "estimating.sat")
+    path = save_learner(estimating, tmp_path / "estimating.sat")
     _rewrite(path, _unwrap_belief)
     with pytest.raises(ValueError, match=r"state\.agents must be a BudgetBelief, got 'AgentsCore'"):
         load_learner(path)
     for name, loads in (("EstimatedBudget", True), ("Belief", False)):
-        path = estimating.save(tmp_path / f"{name}.sat")
+        path = save_learner(estimating, tmp_path / f"{name}.sat")
         _rewrite(path, lambda meta, files, name=name:
                  meta["state"]["fields"]["agents"].update(tuple=name))
         if loads:
@@ -451,10 +450,10 @@ def test_saved_files_are_readable_by_their_owner_only(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "fdopen", watch)
     old = os.umask(0o000)
     try:
-        first = learner.save(tmp_path / "a.sat")
+        first = save_learner(learner, tmp_path / "a.sat")
         (tmp_path / "b.sat").write_text("readable by all")
         (tmp_path / "b.sat").chmod(0o644)
-        second = learner.save(tmp_path / "b.sat")
+        second = save_learner(learner, tmp_path / "b.sat")
     finally:
         os.umask(old)
     assert seen == [(0o600, 0), (0o600, 0)]
@@ -469,7 +468,7 @@ def test_a_generator_whose_state_is_not_json_cannot_be_saved(tmp_path):
         2, np.random.Generator(np.random.MT19937(0)))
     with pytest.raises(ValueError, match="SAOLS: its random generator's MT19937 cannot be "
                                          "saved"):
-        learner.save(tmp_path / "x.sat")
+        save_learner(learner, tmp_path / "x.sat")
     assert list(tmp_path.iterdir()) == []
 
 
