@@ -28,6 +28,14 @@ SHARP = {"dimension": 2, "delta": 0.1, "sigma": 0.01}
 DELAYS = (0, 10, 100, 1000)
 #: The budgets of the lending parts (German credit).
 LENDING_DELTAS = (0.25, 0.5, 1.0)
+#: The axes of the scaling parts, one at a time about the stochastic game: the settings each
+#: moves (σ; d; δ, which moves c1·c2 alone; c0 of the mixture contexts).
+SCALING = {"sigma": {"sigma": [0.025, 0.05, 0.1, 0.2, 0.4]},
+           "dimension": {"dimension": [2, 3, 5, 10]},
+           "delta": {"delta": [0.1, 0.2, 0.3, 0.4, 0.5]},
+           "c0": {"contexts": "mixture", "c0": [0.125, 0.25, 0.5, 1.0]}}
+#: The dimensions of explore-then-commit's part across d.
+ETC_DIMENSIONS = (2, 5, 10)
 
 
 @dataclass(frozen=True)
@@ -245,6 +253,30 @@ def parts(size: Size) -> dict[str, dict]:
         "stackelberg": {"horizon": main // 10, "seeds": seeds,
                         "game": {"dimension": 3, "delta": 0.2, "truthful": 0.5},
                         "learners": _learners("sa-ols", "oracle", "naive-greedy")},
+        # The regret's dependence on the constants of thm:stochastic-main-app, one axis at a
+        # time about the stochastic game (scaling.py): σ; d; δ, which moves c1·c2; c0, through
+        # mixture contexts. Naive greedy beside SA-OLS: the control of the δ axis.
+        **{f"scaling-{axis}": {"horizon": main, "seeds": seeds,
+                               "game": {**STOCHASTIC, **grid},
+                               "learners": _learners("sa-ols", "naive-greedy")}
+           for axis, grid in SCALING.items()},
+        # Explore-then-commit across d at one horizon (thm:etc-reg's factor d), where T0 < T/2
+        # at every d.
+        "etc-dimension": {"horizon": size.etc_horizons[-2], "seeds": size.etc_seeds,
+                          "seeds_per_cell": 16,
+                          "game": {**SHARP, "dimension": list(ETC_DIMENSIONS)},
+                          "learners": _learners("etc")},
+        # The unknown-horizon learner under both feedbacks on the same seeds: on the stochastic
+        # game (its explore-then-commit epochs: τ* is past T) with SA-OLS and ETC for
+        # thm:best-both, and where it has switched to SA-OLS (τ* = 312 on the sharp game).
+        "unknown-horizon-bandit": {"horizon": main, "seeds": seeds,
+                                   "game": {**STOCHASTIC, "feedback": ["apple", "bandit"]},
+                                   "learners": _learners("unknown-horizon", "sa-ols", "etc",
+                                                         "accept-all")},
+        "unknown-horizon-bandit-sharp": {"horizon": 1_000_000, "seeds": seeds,
+                                         "game": {**SHARP, "feedback": ["apple", "bandit"]},
+                                         "learners": _learners("unknown-horizon",
+                                                               "accept-all")},
     }
 
 
