@@ -96,7 +96,7 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("scaling-c0",), scaling.c0),
     (("etc-dimension",), scaling.etc_dimension),
     # The unknown-horizon learner under bandit feedback against apple tasting
-    (("unknown-horizon-bandit",), unknown_bandit.stochastic),
+    (("unknown-horizon-bandit",), unknown_bandit.epochs),
     (("unknown-horizon-bandit-sharp",), unknown_bandit.sharp),
 ]
 

@@ -34,6 +34,10 @@ SCALING = {"sigma": {"sigma": [0.025, 0.05, 0.1, 0.2, 0.4]},
            "dimension": {"dimension": [2, 3, 5, 10]},
            "delta": {"delta": [0.1, 0.2, 0.3, 0.4, 0.5]},
            "c0": {"contexts": "mixture", "c0": [0.125, 0.25, 0.5, 1.0]}}
+#: Where the unknown-horizon learner stays in its explore-then-commit epochs (τ* = 1.2·10⁹) and
+#: each explores a small share of its rounds (T0/τ at most 13% from τ = 2¹⁵ on): on the
+#: stochastic game its epochs explore all but a few of their rounds at these T.
+EPOCHS = {"dimension": 2, "delta": 0.7, "sigma": 0.01}
 #: The dimensions of explore-then-commit's part across d.
 ETC_DIMENSIONS = (2, 5, 10)
 
@@ -266,11 +270,11 @@ def parts(size: Size) -> dict[str, dict]:
                           "seeds_per_cell": 16,
                           "game": {**SHARP, "dimension": list(ETC_DIMENSIONS)},
                           "learners": _learners("etc")},
-        # The unknown-horizon learner under both feedbacks on the same seeds: on the stochastic
-        # game (its explore-then-commit epochs: τ* is past T) with SA-OLS and ETC for
-        # thm:best-both, and where it has switched to SA-OLS (τ* = 312 on the sharp game).
+        # The unknown-horizon learner under both feedbacks on the same seeds: in its
+        # explore-then-commit epochs (τ* is past T), with SA-OLS and ETC for thm:best-both, and
+        # where it has switched to SA-OLS (τ* = 312 on the sharp game).
         "unknown-horizon-bandit": {"horizon": main, "seeds": seeds,
-                                   "game": {**STOCHASTIC, "feedback": ["apple", "bandit"]},
+                                   "game": {**EPOCHS, "feedback": ["apple", "bandit"]},
                                    "learners": _learners("unknown-horizon", "sa-ols", "etc",
                                                          "accept-all")},
         "unknown-horizon-bandit-sharp": {"horizon": 1_000_000, "seeds": seeds,
