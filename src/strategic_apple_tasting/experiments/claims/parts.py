@@ -306,7 +306,12 @@ COST = {"stochastic": 5.1, "bounds": 0.2, "etc": 0.14, "adversarial-d1": 0.14,
         # d = 49 (German credit), protocol holdout: the full size's 28.8 and 4.8 million
         # agent-rounds took 138 s and 25 s on 2 workers (each seed's split searched once a
         # worker): about 10 µs a round on each.
-        "lending": 10.0, "lending-linear": 10.0}
+        "lending": 10.0, "lending-linear": 10.0,
+        # CPU time a cell (timing.md) over agent-rounds, quick run on 1 worker, warm cache: the
+        # machine was shared (load about 11 on 2 cores), so its wall time was 3 to 8 times more
+        "scaling-sigma": 0.68, "scaling-dimension": 0.38, "scaling-delta": 0.28,
+        "scaling-c0": 0.31, "etc-dimension": 0.27, "unknown-horizon-bandit": 0.78,
+        "unknown-horizon-bandit-sharp": 0.23}
 
 
 def part_cost(name: str, rounds: int) -> float:
