@@ -3,11 +3,11 @@ apple tasting, on the same seeds (§3's extension: "exploring for twice as long"
 regret rates within a constant factor" of apple tasting's).
 
 Two games: one where τ* is far past T (d = 2, δ = 0.7, σ = 0.01: τ* = 1.2·10⁹) and the learner
-runs its explore-then-commit epochs throughout, each exploring a small share of its rounds (on
-the stochastic game, d = 3, δ = 0.3, σ = 0.1, its epochs explore nearly all their rounds at
-these T: its regret is accept-all's, linear, and a rate comparison there cannot discriminate),
-and the sharp one (d = 2, δ = 0.1, σ = 0.01), where it switches to SA-OLS at τ* = 312 and the
-rate is SA-OLS's.
+runs its explore-then-commit epochs throughout, those from τ = 2¹⁵ on exploring at most 13% of
+their rounds (twice that under bandit feedback), and the sharp one (d = 2, δ = 0.1, σ = 0.01),
+where it switches to SA-OLS at τ* = 312 and the rate is SA-OLS's. (On the stochastic game,
+d = 3, δ = 0.3, σ = 0.1, its epochs explore nearly all their rounds at these T: its regret is
+accept-all's, linear, and a comparison of rates there cannot discriminate.)
 """
 
 from __future__ import annotations
