@@ -152,6 +152,26 @@ QUICK_VERDICTS = {
     # distance moved per applicant straddles 0 (scenarios/burden.py's exact curves show it).
     "a strategy-robust rule puts a larger social burden on the group with lower scores":
         INCONCLUSIVE,
+    # Regret's dependence on the bounds' constants, one axis at a time about the stochastic
+    # game. SA-OLS's regret after the warm-up grows like σ² (1.8 [1.68, 1.97]): each round
+    # costs about the squared estimation error; the bound's σ¹ is loose by a factor ∝ 1/σ.
+    "SA-OLS's regret grows in σ no faster than": NO,
+    # Across d (c1·c2 moving with it at δ = 0.3) the exponent, 1.58 [1.43, 1.79], is the
+    # bound's own 1.60 within its interval.
+    "SA-OLS's regret grows in d no faster than": INCONCLUSIVE,
+    # Far weaker than the bound in both: 0.57 [0.39, 0.85] in 1/(c1·c2), 0.48 [0.20, 0.71]
+    # in 1/c0, against 1.
+    "SA-OLS's regret grows in 1/(c1·c2) no faster than": YES,
+    "SA-OLS's regret grows in 1/c0 no faster than": YES,
+    # ETC's exploration costs accept-all's regret a round, which falls like 1/√d: 0.69
+    # against the bound's 1.06.
+    "ETC's regret grows in d no faster than": YES,
+    # The unknown-horizon learner under bandit feedback: the same exponent as under apple
+    # tasting in its explore-then-commit epochs and after its switch to SA-OLS; thm:best-both's
+    # factor 4 fails as it does under apple tasting (τ* is where two loose bounds cross).
+    "unknown-horizon (explore-then-commit epochs, τ* past T)'s rate under bandit feedback": YES,
+    "under bandit feedback, unknown-horizon is within 4× of the better of SA-OLS and ETC": NO,
+    "unknown-horizon (sharp game: SA-OLS after τ*)'s rate under bandit feedback": YES,
 }
 
 
@@ -500,3 +520,78 @@ def test_reproduce_on_a_dask_cluster_reads_the_local_runs_claims(quick, tmp_path
         cells = len(check_spec(PARTS["quick"][part]).cells)
         assert f"| {part} | {cells:,} | " in timing, timing
     assert "projected wall time" in timing and "Dask scheduler tcp://127.0.0.1" in timing
+
+
+# -- regret's dependence on the constants, and unknown-horizon under bandit feedback ---------
+def _times_setting(table, learner, column, power=1.0):
+    """``table`` with ``learner``'s regret multiplied by its row's ``column`` (a setting) to the
+    ``power``: a regret that grows that much faster along the setting."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    mine = pc.equal(table.column("learner"), learner)
+    factor = pc.power(pc.cast(table.column(column), pa.float64()), power)
+    regret = pc.if_else(mine, pc.multiply(table.column("regret"), factor),
+                        pc.cast(table.column("regret"), pa.float64()))
+    return table.set_column(table.schema.get_field_index("regret"), "regret",
+                            pc.cast(regret, table.schema.field("regret").type))
+
+
+def test_scaling_rows_flip_when_their_learner_or_regret_is_sabotaged(quick):
+    """Naive greedy in SA-OLS's place: its gaming cost grows with δ like (1/(c1·c2))^2.1, and the
+    1/(c1·c2) row reads "no"; flat in σ, it turns the σ row's "no" into "yes". SA-OLS's regret
+    made one power of 1/c0 (of d) steeper turns the c0 row (the d row) into "no"."""
+    from strategic_apple_tasting.experiments.claims import scaling
+
+    delta, sigma, c0, dim = _parts(quick, "scaling-delta", "scaling-sigma", "scaling-c0",
+                                   "scaling-dimension")
+    (row,) = scaling.delta(delta)
+    assert row.verdict == YES
+    (row,) = scaling.delta(_with(delta, "sa-ols", "naive-greedy"))
+    assert row.verdict == NO
+    (row,) = scaling.sigma(sigma)
+    assert row.verdict == NO
+    (row,) = scaling.sigma(_with(sigma, "sa-ols", "naive-greedy"))
+    assert row.verdict == YES
+    (row,) = scaling.c0(c0)
+    assert row.verdict == YES
+    (row,) = scaling.c0(_times_setting(c0, "sa-ols", "c0", -1.0))
+    assert row.verdict == NO
+    (row,) = scaling.dimension(dim)
+    assert row.verdict == INCONCLUSIVE
+    (row,) = scaling.dimension(_times_setting(dim, "sa-ols", "dimension"))
+    assert row.verdict == NO
+
+
+def test_etc_whose_regret_grows_like_d_squared_fails_the_d_row(quick):
+    """ETC's regret made one power of d steeper (as if each exploration round cost d times
+    accept-all's) reads "no" where ETC's own reads "yes"."""
+    from strategic_apple_tasting.experiments.claims import scaling
+
+    (table,) = _parts(quick, "etc-dimension")
+    (row,) = scaling.etc_dimension(table)
+    assert row.verdict == YES
+    (row,) = scaling.etc_dimension(_times_setting(table, "etc", "dimension"))
+    assert row.verdict == NO
+
+
+@pytest.mark.parametrize(("part", "check"), [("unknown-horizon-bandit", "epochs"),
+                                             ("unknown-horizon-bandit-sharp", "sharp")])
+def test_unknown_horizon_under_bandit_feedback_swapped_for_accept_all_fails(quick, part, check):
+    """Accept-all's runs in unknown-horizon's place under bandit feedback (apple tasting kept):
+    the exponents differ and the rate row reads "no"."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from strategic_apple_tasting.experiments.claims import unknown_bandit
+
+    (table,) = _parts(quick, part)
+    rule = getattr(unknown_bandit, check)
+    start = "unknown-horizon ("
+    assert _one(rule(table), start).verdict == YES
+    bandit = pc.equal(table.column("feedback"), "bandit")
+    apple = table.filter(pc.invert(bandit))
+    swapped = pa.concat_tables([apple, _with(table.filter(bandit), "unknown-horizon",
+                                             "accept-all")])
+    assert _one(rule(swapped), start).verdict == NO
+

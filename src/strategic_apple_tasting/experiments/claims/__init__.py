@@ -27,8 +27,10 @@ from . import (
     horizons,
     lending,
     peers,
+    scaling,
     stochastic,
     unclean,
+    unknown_bandit,
 )
 from .parts import NON_STRATEGIC, PARTS, SIZES, Size, part_cost, parts
 from .rows import (
@@ -87,6 +89,15 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("budget-truthful",), budget.partial),
     (("budget-german",), budget.german),
     (("budget-fico",), budget.fico),
+    # Regret's dependence on the bounds' constants (SA-OLS: σ, d, c1·c2, c0; ETC: d)
+    (("scaling-sigma",), scaling.sigma),
+    (("scaling-dimension",), scaling.dimension),
+    (("scaling-delta",), scaling.delta),
+    (("scaling-c0",), scaling.c0),
+    (("etc-dimension",), scaling.etc_dimension),
+    # The unknown-horizon learner under bandit feedback against apple tasting
+    (("unknown-horizon-bandit",), unknown_bandit.epochs),
+    (("unknown-horizon-bandit-sharp",), unknown_bandit.sharp),
 ]
 
 #: The parts that are not sweeps: name → part with ``run(out, size, say)``, ``load(out)``,

@@ -28,6 +28,18 @@ SHARP = {"dimension": 2, "delta": 0.1, "sigma": 0.01}
 DELAYS = (0, 10, 100, 1000)
 #: The budgets of the lending parts (German credit).
 LENDING_DELTAS = (0.25, 0.5, 1.0)
+#: The axes of the scaling parts, one at a time about the stochastic game: the settings each
+#: moves (σ; d; δ, which moves c1·c2 alone; c0 of the mixture contexts).
+SCALING = {"sigma": {"sigma": [0.025, 0.05, 0.1, 0.2, 0.4]},
+           "dimension": {"dimension": [2, 3, 5, 10]},
+           "delta": {"delta": [0.1, 0.2, 0.3, 0.4, 0.5]},
+           "c0": {"contexts": "mixture", "c0": [0.125, 0.25, 0.5, 1.0]}}
+#: Where the unknown-horizon learner stays in its explore-then-commit epochs (τ* = 1.2·10⁹) and
+#: each explores a small share of its rounds (T0/τ at most 13% from τ = 2¹⁵ on): on the
+#: stochastic game its epochs explore all but a few of their rounds at these T.
+EPOCHS = {"dimension": 2, "delta": 0.7, "sigma": 0.01}
+#: The dimensions of explore-then-commit's part across d.
+ETC_DIMENSIONS = (2, 5, 10)
 
 
 @dataclass(frozen=True)
@@ -245,6 +257,30 @@ def parts(size: Size) -> dict[str, dict]:
         "stackelberg": {"horizon": main // 10, "seeds": seeds,
                         "game": {"dimension": 3, "delta": 0.2, "truthful": 0.5},
                         "learners": _learners("sa-ols", "oracle", "naive-greedy")},
+        # The regret's dependence on the constants of thm:stochastic-main-app, one axis at a
+        # time about the stochastic game (scaling.py): σ; d; δ, which moves c1·c2; c0, through
+        # mixture contexts. Naive greedy beside SA-OLS: the control of the δ axis.
+        **{f"scaling-{axis}": {"horizon": main, "seeds": seeds,
+                               "game": {**STOCHASTIC, **grid},
+                               "learners": _learners("sa-ols", "naive-greedy")}
+           for axis, grid in SCALING.items()},
+        # Explore-then-commit across d at one horizon (thm:etc-reg's factor d), where T0 < T/2
+        # at every d.
+        "etc-dimension": {"horizon": size.etc_horizons[-2], "seeds": size.etc_seeds,
+                          "seeds_per_cell": 16,
+                          "game": {**SHARP, "dimension": list(ETC_DIMENSIONS)},
+                          "learners": _learners("etc")},
+        # The unknown-horizon learner under both feedbacks on the same seeds: in its
+        # explore-then-commit epochs (τ* is past T), with SA-OLS and ETC for thm:best-both, and
+        # where it has switched to SA-OLS (τ* = 312 on the sharp game).
+        "unknown-horizon-bandit": {"horizon": main, "seeds": seeds,
+                                   "game": {**EPOCHS, "feedback": ["apple", "bandit"]},
+                                   "learners": _learners("unknown-horizon", "sa-ols", "etc",
+                                                         "accept-all")},
+        "unknown-horizon-bandit-sharp": {"horizon": 1_000_000, "seeds": seeds,
+                                         "game": {**SHARP, "feedback": ["apple", "bandit"]},
+                                         "learners": _learners("unknown-horizon",
+                                                               "accept-all")},
     }
 
 
@@ -270,7 +306,12 @@ COST = {"stochastic": 5.1, "bounds": 0.2, "etc": 0.14, "adversarial-d1": 0.14,
         # d = 49 (German credit), protocol holdout: the full size's 28.8 and 4.8 million
         # agent-rounds took 138 s and 25 s on 2 workers (each seed's split searched once a
         # worker): about 10 µs a round on each.
-        "lending": 10.0, "lending-linear": 10.0}
+        "lending": 10.0, "lending-linear": 10.0,
+        # CPU time a cell (timing.md) over agent-rounds, quick run on 1 worker, warm cache: the
+        # machine was shared (load about 11 on 2 cores), so its wall time was 3 to 8 times more
+        "scaling-sigma": 0.68, "scaling-dimension": 0.38, "scaling-delta": 0.28,
+        "scaling-c0": 0.31, "etc-dimension": 0.27, "unknown-horizon-bandit": 0.78,
+        "unknown-horizon-bandit-sharp": 0.23}
 
 
 def part_cost(name: str, rounds: int) -> float:
