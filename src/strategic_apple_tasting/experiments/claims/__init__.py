@@ -21,11 +21,15 @@ from . import (
     agents,
     backtest,
     budget,
+    c1bound,
+    cleanpoints,
     constants,
     delays,
     efficient,
     horizons,
+    lemmas,
     lending,
+    overconsistency,
     peers,
     stochastic,
     unclean,
@@ -87,6 +91,12 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("budget-truthful",), budget.partial),
     (("budget-german",), budget.german),
     (("budget-fico",), budget.fico),
+    # The paper's lemmas checked directly: lem:lb's bounds on c1, lem:leq0 and lem:l2-bandit-1
+    # per round, cond:clean under any policy, consistency under an over-estimated δ
+    (("stochastic",), c1bound.c1_bounds),
+    (("stochastic",), lemmas.lemmas),
+    (("stochastic",), cleanpoints.clean),
+    (("overestimate-consistency",), overconsistency.consistency),
 ]
 
 #: The parts that are not sweeps: name → part with ``run(out, size, say)``, ``load(out)``,

@@ -245,6 +245,14 @@ def parts(size: Size) -> dict[str, dict]:
         "stackelberg": {"horizon": main // 10, "seeds": seeds,
                         "game": {"dimension": 3, "delta": 0.2, "truthful": 0.5},
                         "learners": _learners("sa-ols", "oracle", "naive-greedy")},
+        # The over-estimated budget's consistency (the footnote's first part): SA-OLS told
+        # δ' = 0.1, 0.15, 0.2, 0.3 against agents of 0.1, as in "overestimate", with
+        # shifted-ols (learns from gamed points, inconsistent) as the control of the error's rate.
+        "overestimate-consistency": {"horizon": main, "seeds": seeds,
+                                     "game": {"dimension": 3, "delta": 0.1, "sigma": 0.1},
+                                     "learners": [{"name": "sa-ols",
+                                                   "delta": [0.1, 0.15, 0.2, 0.3]},
+                                                  {"name": "shifted-ols"}]},
     }
 
 
