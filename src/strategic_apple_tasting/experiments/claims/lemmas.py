@@ -92,10 +92,11 @@ def leq0_violations(game: Game, learner: Learner, seeds=SEEDS, rounds: int = ROU
     return bad, checked, worst
 
 
-def leq0_row(d: int, delta: float, sigma: float) -> Claim:
-    """lem:leq0 on every round of SA-OLS's games, against SA-OLS told δ/2."""
+def leq0_row(d: int, delta: float, sigma: float, told: float | None = None) -> Claim:
+    """lem:leq0 on every round of SA-OLS's games, against SA-OLS told δ/2. ``told``, if given,
+    is the δ SA-OLS is told in place of the agents' (a sabotage: below it, agents outreach)."""
     game = Game(dimension=d, delta=delta, sigma=sigma)
-    bad, checked, worst = leq0_violations(game, SAOLS())
+    bad, checked, worst = leq0_violations(game, SAOLS(delta=told))
     wrong, _, control_worst = leq0_violations(game, SAOLS(delta=delta / 2))
     return Claim(
         "every round, ⟨θ̂^(a*) − θ̂^(a), x⟩ ≤ 0 (SA-OLS's action agrees with its estimate on "
