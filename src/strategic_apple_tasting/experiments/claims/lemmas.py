@@ -103,9 +103,10 @@ def leq0_row(d: int, delta: float, sigma: float, told: float | None = None) -> C
         "the true context)", "lem:leq0",
         "rounds where it is > 0", exact(bad, 0), EVERY_ROUND,
         Control("SA-OLS told δ/2 (agents game further than it assumes)", exact(wrong, 0)),
-        detail=f"{checked:,} rounds checked ({len(SEEDS)} seeds × {ROUNDS:,} rounds after "
-               f"the warm-up, per-round API) at d = {d}, δ = {delta:g}, σ = {sigma:g}; "
-               f"largest value {worst:.3g} (control's {control_worst:.3g})",
+        detail=f"{checked:,} rounds checked ({len(SEEDS)} seeds × {ROUNDS:,} rounds, the "
+               f"warm-up's {d} left out, per-round API) at d = {d}, δ = {delta:g}, "
+               f"σ = {sigma:g}; largest value {worst + 0.0:.3g} (control's "
+               f"{control_worst + 0.0:.3g})",
         why="SA-OLS accepted a report whose true context its estimate rejects, or the "
             "reverse", label=PAPER)
 
