@@ -97,6 +97,7 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("stochastic",), lemmas.lemmas),
     (("stochastic",), cleanpoints.clean),
     (("overestimate-consistency",), overconsistency.consistency),
+    (("estimation-bound",), lemmas.sharp),
 ]
 
 #: The parts that are not sweeps: name → part with ``run(out, size, say)``, ``load(out)``,
