@@ -63,7 +63,7 @@ def test_clean_rows_hold_for_the_games_agents(small_grid):
 ])
 def test_clean_row_flips_when_agents_overshoot_the_condition(small_grid, model):
     gamma = 0.0 if model.tremble == 0.05 else 0.05
-    row = cleanpoints._row("c", "cond:clean", model, gamma, "δ/2", (0.5, 0.0))
+    row = cleanpoints.clean_row("c", "cond:clean", model, gamma, "δ/2", (0.5, 0.0))
     assert row.verdict == NO and row.measured.value > 0
 
 

@@ -108,8 +108,10 @@ def count(model, conditions: tuple[tuple[float, float], ...]
     return [(a, b, c) for a, b, c in tallies], movers
 
 
-def _row(claim: str, source: str, model, gamma: float, control_what: str,
-         control: tuple[float, float]) -> Claim:
+def clean_row(claim: str, source: str, model, gamma: float, control_what: str,
+              control: tuple[float, float]) -> Claim:
+    """The row of the condition with γ = ``gamma`` for agents of ``model``'s kind, its control
+    the condition (k, γ') = ``control``."""
     (found, control_found), movers = count(model, ((1.0, gamma), control))
     bad, bare, clean = found
     return Claim(
@@ -126,13 +128,13 @@ def _row(claim: str, source: str, model, gamma: float, control_what: str,
 def clean_rows() -> list[Row]:
     """``cond:clean`` for lazy agents and ``cond:clean-app`` for γ-trembling agents."""
     return [
-        _row("a report with ⟨β, x'⟩ > δ‖β‖ + r0 was not moved, under any shifted linear policy",
-             "cond:clean", LazyBestResponse(), 0.0,
-             "the condition with δ/2 in place of δ", (0.5, 0.0)),
-        _row(f"γ-trembling agents (γ = {GAMMA:g}, largest overshoot): a report with "
-             f"⟨β, x'⟩ > (δ + γ)‖β‖ + r0 was not moved, under any shifted linear policy",
-             "cond:clean-app", TremblingHand(tremble=GAMMA, adversarial=True), GAMMA,
-             "the condition without γ (cond:clean's, for lazy agents)", (1.0, 0.0)),
+        clean_row("a report with ⟨β, x'⟩ > δ‖β‖ + r0 was not moved, under any shifted linear "
+                  "policy", "cond:clean", LazyBestResponse(), 0.0,
+                  "the condition with δ/2 in place of δ", (0.5, 0.0)),
+        clean_row(f"γ-trembling agents (γ = {GAMMA:g}, largest overshoot): a report with "
+                  f"⟨β, x'⟩ > (δ + γ)‖β‖ + r0 was not moved, under any shifted linear policy",
+                  "cond:clean-app", TremblingHand(tremble=GAMMA, adversarial=True), GAMMA,
+                  "the condition without γ (cond:clean's, for lazy agents)", (1.0, 0.0)),
     ]
 
 
@@ -141,4 +143,4 @@ def clean(*_tables) -> list[Row]:
     return clean_rows()
 
 
-__all__ = ["clean", "clean_rows", "count"]
+__all__ = ["clean", "clean_row", "clean_rows", "count"]
