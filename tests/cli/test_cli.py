@@ -399,7 +399,8 @@ def test_reproduce_runs_the_parts_asked_for_with_an_overall_progress_line(tmp_pa
     assert table.count("\n| ") == 2 and "can lock into learning nothing" in table
     assert main(["reproduce", "--quick", "--list"]) == 0
     listed = capsys.readouterr().out.splitlines()
-    assert listed[0] == "stochastic: stochastic.stochastic, constants.constants"
+    assert listed[0] == ("stochastic: stochastic.stochastic, constants.constants, "
+                         "c1bound.c1_bounds, lemmas.lemmas, cleanpoints.clean")
     assert len(listed) == len(PARTS["quick"]) + 1
     assert listed[-1] == "backtest: backtest.rows"
     assert "warm-ups: delays.delays, delays.periods" in listed

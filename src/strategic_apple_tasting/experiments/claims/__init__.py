@@ -21,11 +21,15 @@ from . import (
     agents,
     backtest,
     budget,
+    c1bound,
+    cleanpoints,
     constants,
     delays,
     efficient,
     horizons,
+    lemmas,
     lending,
+    overconsistency,
     peers,
     scaling,
     stochastic,
@@ -98,6 +102,13 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     # The unknown-horizon learner under bandit feedback against apple tasting
     (("unknown-horizon-bandit",), unknown_bandit.epochs),
     (("unknown-horizon-bandit-sharp",), unknown_bandit.sharp),
+    # The paper's lemmas checked directly: lem:lb's bounds on c1, lem:leq0 and lem:l2-bandit-1
+    # per round, cond:clean under any policy, consistency under an over-estimated δ
+    (("stochastic",), c1bound.c1_bounds),
+    (("stochastic",), lemmas.lemmas),
+    (("stochastic",), cleanpoints.clean),
+    (("overestimate-consistency",), overconsistency.consistency),
+    (("estimation-bound",), lemmas.sharp),
 ]
 
 #: The parts that are not sweeps: name → part with ``run(out, size, say)``, ``load(out)``,
