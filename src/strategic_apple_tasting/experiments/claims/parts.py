@@ -245,6 +245,14 @@ def parts(size: Size) -> dict[str, dict]:
         "stackelberg": {"horizon": main // 10, "seeds": seeds,
                         "game": {"dimension": 3, "delta": 0.2, "truthful": 0.5},
                         "learners": _learners("sa-ols", "oracle", "naive-greedy")},
+        # EXP3-SAE with γ-trembling agents (app:trembling): adversarial-d1's trap, horizons
+        # and seeds, the agents overshooting by up to γ (trembling.py).
+        "adversarial-trembling-d1": {"horizon": list(size.adversarial_horizons),
+                                     "seeds": size.adversarial_seeds,
+                                     "game": {**trap, "dimension": 1, "r0": 0.2,
+                                              "agents": "trembling", "tremble": 0.05},
+                                     "learners": _learners("exp3-sae", "sa-ols", "accept-all",
+                                                           "reject-all")},
     }
 
 
@@ -270,7 +278,9 @@ COST = {"stochastic": 5.1, "bounds": 0.2, "etc": 0.14, "adversarial-d1": 0.14,
         # d = 49 (German credit), protocol holdout: the full size's 28.8 and 4.8 million
         # agent-rounds took 138 s and 25 s on 2 workers (each seed's split searched once a
         # worker): about 10 µs a round on each.
-        "lending": 10.0, "lending-linear": 10.0}
+        "lending": 10.0, "lending-linear": 10.0,
+        # adversarial-d1 with trembling agents: the same learners and rounds (measured below)
+        "adversarial-trembling-d1": 0.2}
 
 
 def part_cost(name: str, rounds: int) -> float:
