@@ -147,14 +147,15 @@ class AdaptivePart:
     horizons, seeds : dict
         At each size: the horizons (each learner is tuned to T, so each runs once per T) and
         the seeds.
-    per_round : float
-        Estimated seconds an agent-round (the per-round API: for the time left).
+    per_round : dict
+        Estimated seconds an agent-round at each size, over the four learners (for the time
+        left): EXP3.P-SAE's round costs O(k), k the experts it has played, which grows with T.
     """
 
     name: str
     horizons: dict[str, tuple[int, ...]]
     seeds: dict[str, int]
-    per_round: float
+    per_round: dict[str, float]
 
     def rounds(self, size: str) -> int:
         """Agent-rounds at ``size``."""
@@ -198,7 +199,7 @@ class AdaptivePart:
 
     def cost(self, size: str) -> float:
         """Its estimated time in seconds (for the time left)."""
-        return self.per_round * self.rounds(size)
+        return self.per_round[size] * self.rounds(size)
 
     def write_report(self, out: str | Path, title: str) -> Path:
         """A page of the final figures (mean over seeds by learner and horizon)."""
@@ -272,30 +273,37 @@ def adaptive(table: pa.Table) -> list[Row]:
 
 def _adapts(table: pa.Table, horizon: int) -> Consistency:
     """By construction the adversary plays each learner what it gets wrong: accept-all the bad
-    point (all but its uniform rounds, a share 1 − explore/2 in expectation), and a different
-    share to a learner that accepts the good point and rejects the bad one."""
+    point (after its first rounds, all but the uniform ones: a share 1 − explore/2), and
+    another mix to a learner that errs elsewhere."""
     _, share = _final(table, "accept-all", "bad_share")
     _, exp3p = _final(table, "exp3p-sae", "bad_share")
-    explore = ADVERSARY.explore
+    explore, memory = ADVERSARY.explore, ADVERSARY.memory
     n = share[:, -1].size
     expected = 1 - explore / 2
-    # 4 binomial standard errors of the share over the cycle rounds: a wider miss is a bug.
-    tol = 4 * math.sqrt(expected * (1 - expected) / horizon)
-    ok = bool(np.all(np.abs(share[:, -1] - expected) <= tol)
-              and not np.allclose(exp3p[:, -1], share[:, -1]))
+    # Both rates of wrong decisions start at 1, so it first plays the good point (|gap| 0.3
+    # against the bad point's 0.1) until that rate has decayed by 3: about memory·ln 3 rounds
+    # of the good point more than the share counts. Beyond that, 4 binomial standard errors:
+    # a wider miss is a bug.
+    start = memory * math.log(ADVERSARY.margin / (GAME["r0"] / 2)) / horizon
+    se = math.sqrt(expected * (1 - expected) / horizon)
+    low, high = expected - start - 4 * se, expected + 4 * se
+    ok = bool(np.all((share[:, -1] >= low) & (share[:, -1] <= high))
+              and abs(exp3p[:, -1].mean() - share[:, -1].mean()) > 0.5)
     return Consistency(
         "the adaptive adversary adapts: it plays accept-all the bad point (share 1 − "
-        "explore/2), EXP3.P-SAE another mix", SOURCE,
-        f"bad point's share at T = {horizon:,}: accept-all {share[:, -1].mean():.4f} "
-        f"(expected {expected:.3f} ± {tol:.3f}, {n} seeds), EXP3.P-SAE "
-        f"{exp3p[:, -1].mean():.4f}", ok)
+        "explore/2 after its first rounds), EXP3.P-SAE another mix", SOURCE,
+        f"bad point's share at T = {horizon:,}: accept-all {share[:, -1].mean():.4f} (expected "
+        f"in [{low:.4f}, {high:.4f}], {n} seeds), EXP3.P-SAE {exp3p[:, -1].mean():.4f}", ok)
 
 
-#: The part (quick: four seeds, T = 10⁴ and 10⁵; full: eight, T up to 10⁷). About 3 µs an
-#: agent-round (EXP3.P-SAE 6, accept-all 1), measured on a loaded machine.
+#: The part (quick: four seeds, T = 10⁴ and 10⁵, 1.76 million agent-rounds; full: eight, T up
+#: to 10⁷, 355 million). Measured on a loaded machine: about 3 µs an agent-round at the quick
+#: size (EXP3.P-SAE 6, accept-all 1); EXP3.P-SAE's rounds cost 88 µs at T = 10⁶ (181 experts,
+#: most played), so the full size takes hours, most of them EXP3.P-SAE's.
 PART = AdaptivePart("adaptive-d1",
                     horizons={"full": (10**4, 10**5, 10**6, 10**7), "quick": (10**4, 10**5)},
-                    seeds={"full": 8, "quick": 4}, per_round=3e-6)
+                    seeds={"full": 8, "quick": 4},
+                    per_round={"full": 25e-6, "quick": 3e-6})
 PARTS = (PART,)
 
 __all__ = ["GAME", "LEARNERS", "PART", "PARTS", "AdaptivePart", "adaptive", "expert_grid",
