@@ -279,8 +279,9 @@ COST = {"stochastic": 5.1, "bounds": 0.2, "etc": 0.14, "adversarial-d1": 0.14,
         # agent-rounds took 138 s and 25 s on 2 workers (each seed's split searched once a
         # worker): about 10 µs a round on each.
         "lending": 10.0, "lending-linear": 10.0,
-        # adversarial-d1 with trembling agents: the same learners and rounds (measured below)
-        "adversarial-trembling-d1": 0.2}
+        # adversarial-d1 with trembling agents: 22 s for its 17.8 million agent-rounds on one
+        # worker, at a load average of 10 on 2 cores (adversarial-d1's 0.14 was measured idle)
+        "adversarial-trembling-d1": 1.2}
 
 
 def part_cost(name: str, rounds: int) -> float:
