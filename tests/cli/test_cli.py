@@ -401,8 +401,8 @@ def test_reproduce_runs_the_parts_asked_for_with_an_overall_progress_line(tmp_pa
     listed = capsys.readouterr().out.splitlines()
     assert listed[0] == ("stochastic: stochastic.stochastic, constants.constants, "
                          "c1bound.c1_bounds, lemmas.lemmas, cleanpoints.clean")
-    assert len(listed) == len(PARTS["quick"]) + 1
-    assert listed[-1] == "backtest: backtest.rows"
+    assert len(listed) == len(PARTS["quick"]) + 2  # the parts that are not sweeps last
+    assert listed[-2:] == ["backtest: backtest.rows", "adaptive-d1: adaptive.rows"]
     assert "warm-ups: delays.delays, delays.periods" in listed
 
 

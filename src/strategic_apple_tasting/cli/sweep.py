@@ -272,12 +272,16 @@ def write_part_report(out: Path, name: str, size: str) -> str:
 
 
 def write_run_report(out: Path, name: str, size: str) -> str:
-    """Write the report of a part of a reproduction that is not a sweep (a backtest); its path,
-    relative to ``out``."""
+    """Write the report of a part of a reproduction that is not a sweep (a backtest, or a part
+    with its own ``write_report``); its path, relative to ``out``."""
     from ..experiments.claims import RUNS
     from ..reports.backtest import write_backtest_report
     from ..scenarios.datasets import load_dataset
 
+    part = RUNS[name]
+    own = getattr(part, "write_report", None)
+    if own is not None:  # a part that writes its own page (the adaptive adversary's runs)
+        return str(own(out / name, f"reproduce ({size}): {name}").relative_to(out))
     page = write_backtest_report(RUNS[name].load(out / name).to_pandas(),
                                  load_dataset(RUNS[name].data), out / name / "report",
                                  title=f"reproduce ({size}): {name}")

@@ -158,6 +158,7 @@ def _run_learner(name: str) -> None:
             if engine == "compiled" and compiled_path_refusal(game, learner) is not None:
                 continue
             simulate(game, [learner], HORIZON, seeds=1, engine=engine)
+    _run_adaptive(name, learner)
     # The learner estimating its budget, also in a data game with groups: the
     # estimator on both paths, and the groups counted with its shift as it changes.
     estimator = estimating(cls)
@@ -171,6 +172,16 @@ def _run_learner(name: str) -> None:
                 simulate(game, [estimator], HORIZON, seeds=1, engine=engine)
             except ValueError:  # a learner that cannot estimate in this game
                 pass
+
+
+def _run_adaptive(name: str, learner: Learner) -> None:
+    """The adaptive adversary's own loop (``claims/adaptive.py``), for the learners its part
+    plays: compiled per learner state class, like the engine's."""
+    from ..game.game import Game
+    from .claims import adaptive
+
+    if name in adaptive.LEARNERS:
+        adaptive.play_adaptive(Game(**adaptive.GAME), learner.clone(), 0, HORIZON)
 
 
 def _read_out(learner: Learner) -> None:

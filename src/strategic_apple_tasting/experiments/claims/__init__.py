@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from ..sweep import load
 from . import (
+    adaptive,
     agents,
     backtest,
     budget,
@@ -33,6 +34,7 @@ from . import (
     peers,
     scaling,
     stochastic,
+    trembling,
     unclean,
     unknown_bandit,
 )
@@ -109,12 +111,16 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     (("stochastic",), cleanpoints.clean),
     (("overestimate-consistency",), overconsistency.consistency),
     (("estimation-bound",), lemmas.sharp),
+    # EXP3-SAE with γ-trembling agents on the greedy trap
+    (("adversarial-trembling-d1", "adversarial-d1"), trembling.trembling),
+    # EXP3.P-SAE and EXP3-SAE against an adaptive adversary (not a sweep: RUNS)
+    *(((part.name,), part.rows) for part in adaptive.PARTS),
 ]
 
 #: The parts that are not sweeps: name → part with ``run(out, size, say)``, ``load(out)``,
-#: ``cost(size)`` and ``data`` (its book); run after the sweeps, into ``out/<name>``, each
-#: resumable.
-RUNS = {part.name: part for part in backtest.PARTS}
+#: ``cost(size)`` and ``data`` (a backtest's book) or ``write_report(out, title)`` (the
+#: adaptive adversary's runs); run after the sweeps, into ``out/<name>``, each resumable.
+RUNS = {part.name: part for part in (*backtest.PARTS, *adaptive.PARTS)}
 
 
 def part_names(size: str) -> list[str]:

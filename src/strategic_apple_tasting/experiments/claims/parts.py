@@ -295,6 +295,14 @@ def parts(size: Size) -> dict[str, dict]:
         "estimation-bound": {"horizon": main, "seeds": seeds,
                              "game": {**SHARP, "delta": 0.3},
                              "learners": _learners("sa-ols", "shifted-ols")},
+        # EXP3-SAE with γ-trembling agents (app:trembling): adversarial-d1's trap, horizons
+        # and seeds, the agents overshooting by up to γ (trembling.py).
+        "adversarial-trembling-d1": {"horizon": list(size.adversarial_horizons),
+                                     "seeds": size.adversarial_seeds,
+                                     "game": {**trap, "dimension": 1, "r0": 0.2,
+                                              "agents": "trembling", "tremble": 0.05},
+                                     "learners": _learners("exp3-sae", "sa-ols", "accept-all",
+                                                           "reject-all")},
     }
 
 
@@ -329,7 +337,10 @@ COST = {"stochastic": 5.1, "bounds": 0.2, "etc": 0.14, "adversarial-d1": 0.14,
         # Measured at a load of 12 to 14 on 2 cores, warm cache, one worker: the cells' CPU
         # time a round (their wall time was 5 to 10 times it, a sixth of a core each):
         # 2,000,000 agent-rounds in 1.9 s CPU (9.1 s wall) and 800,000 in 1.7 s (18.4 s wall).
-        "overestimate-consistency": 0.95, "estimation-bound": 2.1}
+        "overestimate-consistency": 0.95, "estimation-bound": 2.1,
+        # adversarial-d1 with trembling agents: 22 s for its 17.8 million agent-rounds on one
+        # worker, at a load average of 10 on 2 cores (adversarial-d1's 0.14 was measured idle)
+        "adversarial-trembling-d1": 1.2}
 
 
 def part_cost(name: str, rounds: int) -> float:
