@@ -10,10 +10,9 @@ state and the decision bookkeeping, each in one place).
 
 Examples
 --------
->>> import numpy as np, tempfile, pathlib
+>>> import tempfile, pathlib
 >>> from strategic_apple_tasting.learners import SAOLS
->>> learner = SAOLS(delta=0.2)
->>> learner.reset(3, np.random.default_rng(0))
+>>> learner = SAOLS(delta=0.2, r0=0.0, feedback="apple").reset(3, rng=0)
 >>> path = save_learner(learner, pathlib.Path(tempfile.mkdtemp()) / "learner.sat")
 >>> type(load_learner(path)).__name__
 'SAOLS'
