@@ -155,6 +155,15 @@ def test_replay_equals_the_saved_learner_and_a_changed_log_does_not(serve, capsy
     while len(load.reported) < 40:
         assert time.monotonic() < deadline, f"{len(load.reported)} outcomes in 60 s"
         time.sleep(0.01)
+    # The learner learns in its own thread, behind the log: wait until it has learned what
+    # the check below needs (stopping at once raced it: on a quick machine it had learned 14).
+    with server.client() as c:
+        while True:
+            m = c.get("/metrics").json()
+            if m["outcomes_learned"] > 20 and (m["rule_version"] or 0) > 3:
+                break
+            assert time.monotonic() < deadline, f"learned {m['outcomes_learned']} in 60 s"
+            time.sleep(0.05)
     server.stop()  # the clients see the server go; the learner saves at the stop
     assert main(["serve", "check", "--database", server.database]) == 0
     out = capsys.readouterr().out
