@@ -27,11 +27,12 @@ import time
 import numba
 import numpy as np
 
-from strategic_apple_tasting.game import Game
+from strategic_apple_tasting.game import Game, UniformBall, draw_contexts
 from strategic_apple_tasting.game.policies import score
 from strategic_apple_tasting.learners import SAOLS, AcceptAll, Exp3SAE, SampledSAE
 from strategic_apple_tasting.learners.exp3p_sae import Exp3PSAE
 from strategic_apple_tasting.learners.kernels import learner_policy, learner_update
+from strategic_apple_tasting.metrics import log_slopes
 
 
 @numba.njit
@@ -48,8 +49,7 @@ def _rounds(state, rng, xs, rewards):
 
 def _inputs(d: int, rounds: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal((rounds, d + 2))  # first d of a point on the (d+1)-sphere: the ball
-    xs = np.ascontiguousarray(x[:, :d] / np.linalg.norm(x, axis=1, keepdims=True))
+    xs = draw_contexts(UniformBall(), d, rounds, rng)
     rewards = xs[:, 0] + 0.1 * rng.standard_normal(rounds)
     return xs, rewards
 
@@ -74,7 +74,7 @@ def per_round(d: int, learner, rounds: int, repeats: int, delta: float = 0.1
 
 def exponent(x: list[float], y: list[float]) -> float:
     """The least-squares slope of log y on log x."""
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+    return float(log_slopes(np.array(x), np.array([y]))[0])
 
 
 def main() -> None:

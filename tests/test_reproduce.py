@@ -628,6 +628,7 @@ def test_unknown_horizon_under_bandit_feedback_swapped_for_accept_all_fails(quic
                                              "accept-all")])
     assert _one(rule(swapped), start).verdict == NO
 
+
 def test_sa_ols_in_place_of_exp3_sae_fails_the_rate_with_trembling_agents(quick):
     """EXP3-SAE's results with trembling agents replaced by SA-OLS's (trapped about half the
     time: linear): the rate row no longer reads "yes", its check fails."""

@@ -70,10 +70,14 @@ def _rounds(inst: GameInstance, horizon: int
         done += n
 
 
-def play(inst: GameInstance, learner: Learner, horizon: int) -> Iterator[Round]:
+def play(inst: GameInstance, learner: Learner, horizon: int,
+         watch: Callable[[np.ndarray, bool, bool], None] | None = None) -> Iterator[Round]:
     """Play ``horizon`` rounds of ``inst`` with ``learner`` (bound and reset on ``inst``'s
     learner stream), through its per-round API, as a user's loop would: the paper's game, in
-    which each round's outcome is learned before the next rule is published."""
+    which each round's outcome is learned before the next rule is published. ``watch``, if
+    given, is called each round after the decision and before the learner learns from it, as
+    ``watch(x, accepted, best)`` (the true context, the decision, π*'s): the learner is then
+    as it was when it decided (a lemma about each round reads its estimate there)."""
     game = inst.game
     if game.delay or game.period > 1:
         raise ValueError(f"the per-round API plays the paper's game only (delay 0, period 1), "
@@ -84,6 +88,8 @@ def play(inst: GameInstance, learner: Learner, horizon: int) -> Iterator[Round]:
         x_obs, moved = inst.next_response(rule, x, row)
         a = learner.act(x_obs)
         best = mean1 >= mean0
+        if watch is not None:
+            watch(x, a, best)
         observed = a or bandit
         used = learner.update(x_obs, a, (r1 if a else rew0) if observed else None)
         yield Round(a, moved, used, abs(mean1 - mean0) if a != best else 0.0,

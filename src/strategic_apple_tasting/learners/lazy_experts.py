@@ -640,6 +640,22 @@ def sample_expert(state, rng, gamma, coords_out):
 # -- geometry ------------------------------------------------------------------------------------
 
 
+def grid_points(d: int, points_per_axis: int, bound: float = 1.0) -> np.ndarray:
+    """Every expert's grid point, (n^d, d), in the experts' index order (first axis most
+    significant), with :func:`expert_point`'s arithmetic: the grid EXP3-SAE plays, for code
+    that reads all of it at once.
+
+    Examples
+    --------
+    >>> grid_points(1, 3).ravel().tolist()
+    [-1.0, 0.0, 1.0]
+    """
+    n = points_per_axis
+    i = np.arange(n, dtype=np.float64)
+    axis = bound * ((2 * i - (n - 1)) / (n - 1)) if n > 1 else np.zeros(1)
+    return np.stack(np.meshgrid(*[axis] * d, indexing="ij"), axis=-1).reshape(-1, d)
+
+
 @njit
 def expert_point(state, coords, bound, out):
     """The expert's grid point in [−B, B]^d: −B + 2B·i/(n − 1) per axis (n = 1: 0).

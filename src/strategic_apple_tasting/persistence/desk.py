@@ -9,6 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from ..game.policies import GeneralRule, LinearThreshold
+from ..learners.decisions import DeskRecord, PendingDecision, PublishedRule
+from ..learners.encoding import ARRAY_TAG as _ARRAY
 from ..learners.encoding import jsonable
 from .fields import Refused
 from .fields import doc_bool as _bool
@@ -26,8 +29,6 @@ DESK_KEYS = ("in_force", "rules", "uses", "pending", "reported", "version", "nex
 
 # -- the decision bookkeeping ------------------------------------------------------------------
 def encode_rule(rule: Any, path: str, arrays: dict[str, np.ndarray], owner: str) -> Any:
-    from ..game.policies import GeneralRule
-
     doc = {"beta": jsonable(np.asarray(rule.beta, dtype=float)),
            "threshold": float(rule.threshold), "probability": float(rule.probability)}
     if isinstance(rule, GeneralRule):
@@ -64,8 +65,6 @@ def encode_desk(learner: Any, arrays: dict[str, np.ndarray], owner: str) -> dict
 
 
 def _beta(node: Any, d: int, field: str) -> np.ndarray:
-    from ..learners.encoding import ARRAY_TAG as _ARRAY
-
     node = _object(node, field, (_ARRAY, "dtype"))
     if node["dtype"] != "float64":
         raise Refused(f"{field}.dtype must be 'float64', got {_show(node['dtype'])}")
@@ -87,8 +86,6 @@ class Desk:
 
     def read(self, node: Any, format_version: int) -> Any:
         """The desk's bookkeeping (a :class:`~.decisions.DeskRecord`), every field checked."""
-        from ..learners.decisions import DeskRecord, PendingDecision
-
         doc = _object(node, "desk", DESK_KEYS)
         version = _int(doc["version"], "desk.version")
         clock = _real(doc["clock"], "desk.clock", 0.0)
@@ -143,8 +140,6 @@ class Desk:
 
     def _rules(self, entries: list[Any], newest: int, clock: float
                ) -> tuple[dict[int, Any], dict[int, dict[str, Any]]]:
-        from ..learners.decisions import PublishedRule
-
         learner = self.learner
         fields = learner.tags().published_fields
         rules: dict[int, Any] = {}
@@ -172,8 +167,6 @@ class Desk:
         return rules, snapshots
 
     def _rule(self, node: Any, field: str) -> Any:
-        from ..game.policies import GeneralRule, LinearThreshold
-
         general = isinstance(node, dict) and "state" in node
         if general and not self.learner.tags().nonlinear:
             raise Refused(f"{field} must be a linear threshold ({type(self.learner).__name__} "
@@ -246,8 +239,6 @@ class Desk:
 
 def _copied(rule: Any) -> Any:
     """``rule``, or for a general rule one on a copy of its state."""
-    from ..game.policies import GeneralRule
-
     if isinstance(rule, GeneralRule):
         return GeneralRule.publish(rule.state, rule.beta, rule.threshold)
     return rule

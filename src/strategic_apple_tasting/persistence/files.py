@@ -46,7 +46,9 @@ from typing import Any
 
 import numpy as np
 
+from .._version import __version__
 from ..learners.encoding import jsonable
+from ..learners.registry import LEARNERS
 from .archive import Archive
 from .desk import encode_desk
 from .fields import Refused
@@ -74,8 +76,6 @@ def _clip(text: str, most: int = 100) -> str:
 
 # -- the learner -------------------------------------------------------------------------------
 def _class_name(learner: Any) -> str:
-    from ..learners.registry import LEARNERS
-
     cls = type(learner)
     if LEARNERS.get(cls.name) is cls:
         return cls.name
@@ -108,8 +108,6 @@ def _digest(members: Iterable[tuple[str, bytes]]) -> str:
 def dumps(learner: Any) -> bytes:
     """``learner`` (reset, at any point of a run) in the saved format, as bytes (what
     :func:`save` writes; a database keeps them in a column)."""
-    from .._version import __version__
-
     live = learner.state  # refuses a learner not reset
     owner = type(learner).__name__
     arrays: dict[str, np.ndarray] = {}

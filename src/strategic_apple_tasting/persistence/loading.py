@@ -36,9 +36,10 @@ from typing import Any
 
 import numpy as np
 
-#: A file whose learner's state is larger than its size times deflate's largest ratio cannot
-#: hold it.
-from .archive import INFLATE
+from ..learners.base import Learner
+from ..learners.encoding import from_jsonable
+from ..learners.registry import ENTRY_POINTS, LEARNERS, learner_class
+from .archive import INFLATE  # a state larger than a file's size times this cannot be in it
 from .desk import Desk
 from .fields import Refused
 from .fields import doc_int as _int
@@ -87,18 +88,13 @@ def allowed(allow: Any) -> dict[str, type | None]:
 
 
 def _learner_class(item: Any) -> bool:
-    """Whether ``item`` is a learner class: by what a learner class has (the loader sits above
-    the protocol it reads, and imports no learner's base)."""
-    return isinstance(item, type) and all(
-        callable(getattr(item, name, None))
-        for name in ("tags", "param_names", "reset", "check_state", "restore"))
+    """Whether ``item`` is a learner class."""
+    return isinstance(item, type) and issubclass(item, Learner)
 
 
 def resolve(name: Any, allow: dict[str, type | None]) -> type:
     """The class a file's ``learner`` field names: registered, or allowed by the caller.
     Nothing is imported for any other name."""
-    from ..learners.registry import ENTRY_POINTS, LEARNERS, learner_class
-
     if not isinstance(name, str):
         raise Refused(f"learner must be a learner's name, got {_show(name)}")
     if name in LEARNERS:
@@ -119,8 +115,6 @@ def resolve(name: Any, allow: dict[str, type | None]) -> type:
 
 # -- the learner's template ------------------------------------------------------------------
 def _params(node: Any, cls: type) -> dict[str, Any]:
-    from ..learners.encoding import from_jsonable
-
     names = cls.param_names()
     node = _object(node, "params", names)
     try:

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from ..game.agents import MODELS, AgentsCore
+from ..learners.budget import BudgetBelief
 from .fields import Refused
 from .fields import doc_object as _object
 from .fields import show as _show
@@ -128,8 +130,6 @@ class States:
         :class:`~..game.agents.AgentsCore` hold the model's own record (``LazyBestResponse``
         with its fields): rebuilt by the model's class and compiled, then held to the template
         as any field is. None when ``node`` is no such record."""
-        from ..game.agents import MODELS, AgentsCore
-
         model = {m.__name__: m for m in MODELS}.get(node["tuple"])
         if type(template) is not AgentsCore or model is None:
             return None
@@ -167,8 +167,6 @@ class States:
         """Files written before a learner told δ held its agent model in a
         :class:`~.budget.BudgetBelief` hold the model alone: decoded as the belief's ``base``.
         None when the template is no told belief."""
-        from ..learners.budget import BudgetBelief
-
         if type(template) is not BudgetBelief or template.estimating:
             return None
         return template._replace(base=self.decode(node, template.base, field, exact))

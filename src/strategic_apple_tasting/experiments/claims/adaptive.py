@@ -3,8 +3,9 @@ extends to agents chosen by an *adaptive* adversary with EXP3.P in place of EXP3
 
 Not a sweep: the adversary (:class:`~strategic_apple_tasting.game.adaptive.AdaptiveTrap`) picks
 each round's agent from the learner's past decisions, which the compiled engine's context
-models never see, so the part plays the game round by round through the per-round API
-(:func:`play_adaptive`), with the game's own streams (the adversary draws from the seed's
+models never see, so the part plays the game in a loop of its own (:func:`play_adaptive`: the
+learner's own kernels round by round, compiled; the tests hold it to the per-round API's game
+bit for bit), with the game's own streams (the adversary draws from the seed's
 ``contexts`` stream, which a trap does not use otherwise). On the greedy trap at d = 1 (r0 =
 0.2, δ = σ = 0.1) it plays, after the warm-up, the good or the bad point, whichever the
 learner has lately decided worse. Learners: EXP3.P-SAE (the remark's), EXP3-SAE (plain EXP3,
@@ -40,7 +41,8 @@ from ...game.policies import score
 from ...learners import Learner, make_learner
 from ...learners.budget import estimating_belief
 from ...learners.kernels import learner_policy, learner_update
-from .measures import bound_slope, mean, paired, rows, slope_of
+from ...learners.lazy_experts import grid_points as expert_grid
+from .measures import across, bound_slope, mean, paired, slope_of
 from .rows import MEASURED, PAPER, Check, Claim, Consistency, Control, Row
 
 #: The remark's learner, plain EXP3's, and the controls the adversary defeats.
@@ -50,18 +52,6 @@ GAME = {"dimension": 1, "delta": 0.1, "sigma": 0.1, "r0": 0.2}
 #: The adversary of the part (memory 100 rounds, uniform points 10% of the time).
 ADVERSARY = AdaptiveTrap()
 SOURCE = "§4, remark after thm:upd-one (EXP3.P for an adaptive adversary)"
-
-
-def expert_grid(d: int, points_per_axis: int, bound: float = 1.0) -> np.ndarray:
-    """EXP3-SAE's experts, (n^d, d): every point of the grid −B + 2B·i/(n − 1) per axis.
-
-    Examples
-    --------
-    >>> expert_grid(1, 3).ravel().tolist()
-    [-1.0, 0.0, 1.0]
-    """
-    axis = np.linspace(-bound, bound, points_per_axis) if points_per_axis > 1 else np.zeros(1)
-    return np.stack(np.meshgrid(*[axis] * d, indexing="ij"), axis=-1).reshape(-1, d)
 
 
 @njit
@@ -183,7 +173,8 @@ class AdaptivePart:
             for name in LEARNERS:
                 for seed in range(self.seeds[size]):
                     result = play_adaptive(game, make_learner(name), seed, horizon)
-                    found.append({"learner": name, "seed": seed, "horizon": horizon, **result})
+                    found.append({"learner": name, "seed": seed, "horizon": horizon,
+                                  "t": horizon, **result})
             write_table(pa.Table.from_pylist(found), path)
             say(f"{self.name} T = {horizon:,}: {len(LEARNERS)} learners, {self.seeds[size]} "
                 f"seeds, {time.perf_counter() - began:.1f} s")
@@ -205,7 +196,7 @@ class AdaptivePart:
         """A page of the final figures (mean over seeds by learner and horizon)."""
         frame = self.load(out).to_pandas()
         table = frame.groupby(["learner", "horizon"]).mean(numeric_only=True).drop(
-            columns="seed").to_html(float_format=lambda v: f"{v:,.4g}")
+            columns=["seed", "t"]).to_html(float_format=lambda v: f"{v:,.4g}")
         page = Path(out) / "report" / "index.html"
         page.parent.mkdir(parents=True, exist_ok=True)
         page.write_text(f"<!doctype html><meta charset='utf-8'><title>{title}</title>"
@@ -217,23 +208,15 @@ class AdaptivePart:
         return adaptive(table)
 
 
-def _final(table: pa.Table, learner: str, column: str = "hindsight_regret"
-           ) -> tuple[np.ndarray, np.ndarray]:
-    """Horizons and the (seeds × horizons) matrix of ``column`` (seeds in order)."""
-    sub = rows(table, learner=learner).to_pandas()
-    matrix = sub.pivot(index="seed", columns="horizon", values=column).sort_index()
-    return matrix.columns.to_numpy(), matrix.to_numpy(dtype=float)
-
-
 def adaptive(table: pa.Table) -> list[Row]:
     """EXP3.P-SAE's and EXP3-SAE's rates against the adaptive adversary (accept-all the
     control), and that the adversary adapts."""
     d, sigma = GAME["dimension"], GAME["sigma"]
     rate = (d + 1) / (d + 2)
-    horizons, exp3p = _final(table, "exp3p-sae")
-    _, exp3 = _final(table, "exp3-sae")
-    _, accept = _final(table, "accept-all")
-    _, saols = _final(table, "sa-ols")
+    horizons, exp3p = across(table, "exp3p-sae", "hindsight_regret")
+    _, exp3 = across(table, "exp3-sae", "hindsight_regret")
+    _, accept = across(table, "accept-all", "hindsight_regret")
+    _, saols = across(table, "sa-ols", "hindsight_regret")
     top = f"{horizons[0]:,}…{horizons[-1]:,}"
     limit = bound_slope(lambda t: theory.exp3_sae_regret_bound(d, int(t), sigma=sigma),
                         horizons[0], horizons[-1])
@@ -275,8 +258,8 @@ def _adapts(table: pa.Table, horizon: int) -> Consistency:
     """By construction the adversary plays each learner what it gets wrong: accept-all the bad
     point (after its first rounds, all but the uniform ones: a share 1 − explore/2), and
     another mix to a learner that errs elsewhere."""
-    _, share = _final(table, "accept-all", "bad_share")
-    _, exp3p = _final(table, "exp3p-sae", "bad_share")
+    _, share = across(table, "accept-all", "bad_share")
+    _, exp3p = across(table, "exp3p-sae", "bad_share")
     explore, memory = ADVERSARY.explore, ADVERSARY.memory
     n = share[:, -1].size
     expected = 1 - explore / 2

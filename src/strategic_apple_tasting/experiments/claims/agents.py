@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from ... import theory
 from ...metrics import log_slopes
-from .measures import at, exact, mean, paired, rates, setting
+from .measures import at, exact, mean, paired, rates, setting, values
 from .rows import PAPER, Check, Claim, Consistency, Control, Row
 from .stochastic import count_check, saols_rate
 
@@ -69,13 +69,22 @@ def mixture(table: pa.Table) -> list[Row]:
     ]
 
 
+def told(label: str) -> float:
+    """The δ' in a learner's label ``sa-ols(delta=δ')``: the budget it was told.
+
+    Examples
+    --------
+    >>> told("sa-ols(delta=0.15)")
+    0.15
+    """
+    return float(label.split("=")[1].rstrip(")"))
+
+
 def overestimate(table: pa.Table) -> list[Row]:
     """SA-OLS told a budget δ + Δ against agents of budget δ."""
     d, delta = setting(table, "dimension"), setting(table, "delta")
-    labels = sorted(set(table.column("learner").to_pylist()),
-                    key=lambda s: float(s.split("=")[1].rstrip(")")))
-    told = [float(s.split("=")[1].rstrip(")")) for s in labels]
-    excess = np.array(told[1:]) - delta
+    labels = sorted(values(table, "learner"), key=told)
+    excess = np.array([told(lb) for lb in labels[1:]]) - delta
     base_regret, base_accepted = rates(table, labels[0])[1], rates(table, labels[0], "accepted")[1]
     # Per seed, what each Δ adds a round over the second half of the run (common random
     # numbers: the same agents and noise for every Δ), then the log–log slope against Δ.

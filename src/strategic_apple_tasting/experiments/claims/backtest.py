@@ -31,7 +31,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .measures import mean
+from .measures import mean, values
 from .parts import LENDING_DELTAS
 from .rows import MEASURED, Check, Claim, Control, Row
 
@@ -152,7 +152,7 @@ class BacktestPart:
         by_arm = (table.to_pandas().sort_values("seed").groupby(["delta", "arm"])["profit"]
                   .apply(lambda p: p.to_numpy(dtype=float)))
         seeds = len(set(table.column("seed").to_pylist()))
-        for delta in sorted(set(table.column("delta").to_pylist())):
+        for delta in values(table, "delta"):
             profit = by_arm.loc[delta]
             mine, kept = profit[RECOMMENDED], profit[KEPT]
             shown = ", ".join(f"{arm} {profit[arm].mean():.1f}"

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...scenarios.fico import GROUPS as FICO_GROUPS
-from .measures import at, mean, paired, rows, setting
+from .measures import at, mean, paired, rows, setting, values
 from .rows import BEYOND, Check, Claim, Control, Row
 
 SOURCE = "the gaming budget estimated from the applicants (the paper assumes δ known)"
@@ -48,7 +48,7 @@ def learners(delta: float) -> list[dict]:
 def _columns(table: pa.Table, column: str) -> list[tuple[str, dict[str, np.ndarray]]]:
     """Per dimension (the part's cells): each learner's ``column`` at T, one value per seed."""
     out = []
-    for d in sorted(set(table.column("dimension").to_pylist())):
+    for d in values(table, "dimension"):
         cell = rows(table, dimension=d)
         out.append((f"d = {d}", {label: at(cell, label, column=column) for label in TOLD}))
     return out

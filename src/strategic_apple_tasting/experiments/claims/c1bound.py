@@ -33,8 +33,8 @@ import numpy as np
 import pyarrow as pa
 
 from ... import theory
-from ...metrics import Estimate
-from .constants import SEED, ball
+from ...metrics import Estimate, log_slopes
+from .constants import SEED, ball, below_on_grid, ratio
 from .measures import exact, proportion, setting
 from .rows import PAPER, Check, Claim, Control, Row
 
@@ -97,14 +97,7 @@ def failing(bound: Callable[[int, float], float]) -> str:
     >>> failing(lambda d, delta: 0.45 if d == 2 else 0.0)
     'd = 2: δ = 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9'
     """
-    parts = []
-    for d in GRID_D:
-        bad = [delta for delta in GRID_DELTA if theory.c1(d, delta) < bound(d, delta)]
-        if bad:
-            parts.append(f"d = {d}: δ = {', '.join(f'{v:g}' for v in bad)}")
-    return "; ".join(parts) if parts else (
-        f"no setting of the grid d = {', '.join(map(str, GRID_D))}, δ = "
-        f"{GRID_DELTA[0]:g}…{GRID_DELTA[-1]:g}")
+    return below_on_grid(theory.c1, bound, GRID_D, GRID_DELTA)
 
 
 def tightest(bound: Callable[[int, float], float]) -> tuple[float, int, float]:
@@ -116,13 +109,9 @@ def tightest(bound: Callable[[int, float], float]) -> tuple[float, int, float]:
 def ratio_slopes(rate: Callable[[int, float], float]) -> dict[float, float]:
     """Per δ, the log–log slope of c1 / ``rate`` against d over :data:`LARGE_D` (least squares
     on the exact values)."""
-    x = np.log(np.array(LARGE_D, dtype=float))
-    out = {}
-    for delta in THETA_DELTA:
-        y = np.array([math.log(theory.c1(d, delta)) - math.log(rate(d, delta))
-                      for d in LARGE_D])
-        out[delta] = float(np.polyfit(x, y, 1)[0])
-    return out
+    ratios = np.array([[theory.c1(d, delta) / rate(d, delta) for d in LARGE_D]
+                       for delta in THETA_DELTA])
+    return dict(zip(THETA_DELTA, log_slopes(np.array(LARGE_D), ratios).tolist(), strict=True))
 
 
 def least_slope(rate: Callable[[int, float], float]) -> tuple[float, float]:
@@ -139,10 +128,6 @@ def measured_c1(d: int, delta: float, samples: int = SAMPLES) -> Estimate:
     return proportion(int((x[:, 0] >= delta).sum()), samples)
 
 
-def _ratio(est: Estimate, bound: float) -> Estimate:
-    return Estimate(est.value / bound, est.low / bound, est.high / bound, seeds=est.seeds)
-
-
 def c1_rows(d: int, delta: float, samples: int = SAMPLES) -> list[Row]:
     """The explicit bound on c1 at (d, δ) against the measured c1, and the Θ statements."""
     c1 = measured_c1(d, delta, samples)
@@ -156,9 +141,9 @@ def c1_rows(d: int, delta: float, samples: int = SAMPLES) -> list[Row]:
     return [
         Claim("c1(d, δ) ≥ (1 − δ)^((d+1)/2)/(√π (d + 1)) · Γ(d/2 + 1)/Γ(d/2 + ½) (lem:lb's "
               "explicit bound)", "lem:lb (the bound its proof ends with)",
-              "measured c1 / the bound", _ratio(c1, bound), HOLDS,
+              "measured c1 / the bound", ratio(c1, bound), HOLDS,
               Control("measured c1 / 4 × the bound (the proof's vol(A)/vol(H) with its bounds)",
-                      _ratio(c1, proof_quotient(d, delta))),
+                      ratio(c1, proof_quotient(d, delta))),
               detail=f"measured c1 {c1.shown()} (exact {exact_c1:.4f}) at d = {d}, "
                      f"δ = {delta:g}, bound {bound:.4f}; the bound fails (exact c1) at "
                      f"{failing(lemma_bound)}; over the {grid} settings c1/bound is at least "

@@ -24,13 +24,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
 
 from ... import theory
+from ...engine import reference
 from ...game import Game
 from ...learners import SAOLS, Learner
 from ...metrics import seed_matrix
@@ -54,26 +54,24 @@ class Step(NamedTuple):
     x: np.ndarray  # the true context
     estimate: np.ndarray | None  # θ̂_t, the estimate behind this round's rule
     accepted: bool
-    best: bool  # a*_t: ⟨θ1, x⟩ ≥ r0
-    moved: bool
+    best: bool  # a*_t: π*'s decision
 
 
-def play(game: Game, learner: Learner, seed: int, rounds: int) -> Iterator[Step]:
-    """Play ``rounds`` rounds of ``game`` (instance ``seed``) with ``learner`` through the
-    per-round API, as :func:`strategic_apple_tasting.engine.reference.play` does, yielding what
-    each round's lemma reads."""
+def play(game: Game, learner: Learner, seed: int, rounds: int) -> list[Step]:
+    """Play ``rounds`` rounds of ``game`` (instance ``seed``) with ``learner`` on the engine's
+    per-round loop (:func:`strategic_apple_tasting.engine.reference.play`), keeping what each
+    round's lemma reads: the learner's estimate as it decided."""
     inst = game.instance(seed)
     bound = learner.bind(inst, rounds).reset(game.dimension, inst.rngs["learner"])
-    for t in range(1, rounds + 1):
-        x = inst.next_context()
-        rule = bound.policy()
+    steps: list[Step] = []
+
+    def watch(x: np.ndarray, accepted: bool, best: bool) -> None:
         estimate = bound.estimate()
-        x_obs, moved = inst.next_response(rule, x)
-        a = bound.act(x_obs)
-        r1, _ = inst.next_rewards(x)
-        yield Step(t, x, None if estimate is None else np.array(estimate), a,
-                   inst.optimal_action(x), moved)
-        bound.update(x_obs, a, r1 if a else None)
+        steps.append(Step(len(steps) + 1, x, None if estimate is None else np.array(estimate),
+                          accepted, best))
+    for _ in reference.play(inst, bound, rounds, watch):
+        pass
+    return steps
 
 
 def leq0_violations(game: Game, learner: Learner, seeds=SEEDS, rounds: int = ROUNDS

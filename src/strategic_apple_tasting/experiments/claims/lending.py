@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from .measures import at, mean, rows, setting
+from .measures import at, mean, rows, setting, values
 from .rows import MEASURED, Check, Claim, Consistency, Control, Row
 
 SOURCE = "strategy-aware learning on real loans (German credit; no theorem)"
@@ -80,7 +80,7 @@ def lending(table: pa.Table) -> list[Row]:
     with gaming (the claim) and without (the control)."""
     out: list[Row] = []
     horizon = int(setting(table, "horizon"))
-    for delta in sorted(set(table.column("delta").to_pylist())):
+    for delta in values(table, "delta"):
         on = rows(table, delta=delta, truthful=0.0)
         off = rows(table, delta=delta, truthful=1.0)
         best = _best(on, AWARE)
@@ -118,7 +118,7 @@ def misspecified(table: pa.Table, linear: pa.Table) -> list[Row]:
     (the claim) and on the recorded outcomes (the control)."""
     out: list[Row] = []
     horizon = int(setting(linear, "horizon"))
-    for delta in sorted(set(linear.column("delta").to_pylist())):
+    for delta in values(linear, "delta"):
         right = rows(linear, delta=delta)
         real = rows(table, delta=delta, truthful=0.0)
         gain = mean(_profit(right, "sa-ols") - _profit(right, "naive-greedy"))

@@ -27,6 +27,11 @@ def rows(table: pa.Table, **settings: object) -> pa.Table:
     return table
 
 
+def values(table: pa.Table, name: str) -> list:
+    """The distinct values of a setting (a column), sorted: a part's grid along it."""
+    return sorted(set(table.column(name).to_pylist()))
+
+
 def setting(table: pa.Table, name: str):
     """A setting shared by every row (the first row's)."""
     return table.column(name)[0].as_py()

@@ -16,7 +16,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ...metrics import exponent_along
-from .measures import at, mean, setting
+from .agents import told
+from .measures import at, mean, setting, values
 from .rows import PAPER, Claim, Control, Row
 from .stochastic import ERROR_RATE
 
@@ -25,23 +26,12 @@ SAOLS_PREFIX = "sa-ols(delta="
 CONTROL = "shifted-ols"
 
 
-def told(label: str) -> float:
-    """The δ' in a label ``sa-ols(delta=δ')``.
-
-    Examples
-    --------
-    >>> told("sa-ols(delta=0.15)")
-    0.15
-    """
-    return float(label[len(SAOLS_PREFIX):].rstrip(")"))
-
-
 def consistency(table: pa.Table) -> list[Row]:
     """One row per over-estimate: the slope of SA-OLS's mean error along the run."""
     d, delta, horizon = (setting(table, "dimension"), setting(table, "delta"),
                          int(setting(table, "horizon")))
-    labels = sorted((s for s in set(table.column("learner").to_pylist())
-                     if s.startswith(SAOLS_PREFIX)), key=told)
+    labels = sorted((s for s in values(table, "learner") if s.startswith(SAOLS_PREFIX)),
+                    key=told)
 
     def slope(name: str):
         return exponent_along(table, name, "theta_error", t_min=horizon / 100)

@@ -26,17 +26,13 @@ import pyarrow as pa
 
 from ... import theory
 from ...metrics import log_slopes
-from .measures import at, mean, rows, setting, slope_of
+from .measures import at, mean, rows, setting, slope_of, values
 from .rows import PAPER, Check, Claim, Control, Row
 
 #: What each scaling part's axis is, as the theorem's quantity: (the part's setting, the
 #: quantity's name in the rows).
 AXES = {"sigma": ("sigma", "σ"), "dimension": ("dimension", "d"),
         "delta": ("delta", "1/(c1·c2)"), "c0": ("c0", "1/c0")}
-
-
-def _values(table: pa.Table, column: str) -> list:
-    return sorted(set(table.column(column).to_pylist()))
 
 
 def _game(table: pa.Table, **at_point: object) -> dict:
@@ -71,7 +67,7 @@ def after_warmup(table: pa.Table, learner: str, axis: str) -> tuple[list[dict], 
     ``learner``'s regret from the end of SA-OLS's warm-up (round d) to T."""
     column, _ = AXES[axis]
     games, columns = [], []
-    for value in _values(table, column):
+    for value in values(table, column):
         sub = rows(table, **{column: value})
         game = _game(sub)
         games.append(game)
@@ -79,8 +75,8 @@ def after_warmup(table: pa.Table, learner: str, axis: str) -> tuple[list[dict], 
     return games, np.column_stack(columns)
 
 
-def _shown(values: np.ndarray) -> str:
-    return ", ".join(f"{v:.3g}" for v in values)
+def _shown(xs: np.ndarray) -> str:
+    return ", ".join(f"{v:.3g}" for v in xs)
 
 
 def constant(table: pa.Table, axis: str) -> Claim:
@@ -153,7 +149,7 @@ def c0(table: pa.Table) -> list[Row]:
 
 def etc_dimension(table: pa.Table) -> list[Row]:
     """Explore-then-commit's regret at one T across d against thm:etc-reg's factor d."""
-    dims = np.array(_values(table, "dimension"), dtype=float)
+    dims = np.array(values(table, "dimension"), dtype=float)
     sigma_, horizon = float(setting(table, "sigma")), int(setting(table, "horizon"))
     total = np.column_stack([at(rows(table, dimension=int(d)), "etc") for d in dims])
     t0 = np.array([theory.etc_exploration_rounds(int(d), horizon, sigma=sigma_) for d in dims])

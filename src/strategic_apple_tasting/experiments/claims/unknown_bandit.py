@@ -12,16 +12,12 @@ accept-all's, linear, and a comparison of rates there cannot discriminate.)
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 
 from ... import theory
-from .measures import along, at, mean, paired, rows, setting
-from .rows import PAPER, Check, Claim, Control, Row
-from .stochastic import feedback_gap
-
-#: thm:best-both's factor.
-FACTOR = 4.0
+from .measures import along, at, mean, rows, setting
+from .rows import Claim, Row
+from .stochastic import best_both, feedback_gap
 
 
 def _tau(table: pa.Table) -> float:
@@ -45,19 +41,11 @@ def epochs(table: pa.Table) -> list[Row]:
     tasting's, and thm:best-both's factor 4 under bandit feedback."""
     out: list[Row] = [_gap(table, "explore-then-commit epochs, τ* past T")]
     band = rows(table, feedback="bandit")
-    horizon = int(setting(band, "horizon"))
-    uh, sa, etc, aa = (at(band, n) for n in ("unknown-horizon", "sa-ols", "etc", "accept-all"))
-    out.append(Claim(
-        "under bandit feedback, unknown-horizon is within 4× of the better of SA-OLS and ETC",
-        "thm:best-both with §3 bandit extension", f"mean regret ratio at T = {horizon:,}",
-        paired(lambda u, s, e: u / np.minimum(s, e), uh, sa, etc),
-        Check(f"≤ {FACTOR:g}", high=FACTOR),
-        Control("accept-all", paired(lambda a, s, e: a / np.minimum(s, e), aa, sa, etc)),
-        detail=f"unknown-horizon {mean(uh).shown()}, SA-OLS {mean(sa).shown()}, "
-               f"ETC {mean(etc).shown()} (bandit feedback)",
+    out.append(best_both(
+        band, "under bandit feedback, unknown-horizon is within 4× of the better of SA-OLS and "
+        "ETC", "thm:best-both with §3 bandit extension", detail=" (bandit feedback)",
         why=f"as under apple tasting: τ* = {_tau(band):,.0f} is where the explicit bounds "
-            f"cross, far past T, so the ETC epochs run long after SA-OLS is the better learner",
-        label=PAPER))
+            f"cross, far past T, so the ETC epochs run long after SA-OLS is the better learner"))
     return out
 
 
