@@ -77,6 +77,14 @@ def small(tmp_path_factory):
     return part.load(out)
 
 
+def test_threads_do_not_change_the_rows(small, tmp_path):
+    """The runs of a horizon on two threads give the rows of the runs one at a time."""
+    part = adaptive.AdaptivePart("adaptive-small", horizons={"quick": (1_000, 10_000)},
+                                 seeds={"quick": 2}, per_round={"quick": 3e-6})
+    part.run(tmp_path, "quick", say=lambda _: None, threads=2)
+    assert part.load(tmp_path).equals(small)
+
+
 def _swap(table: pa.Table, measured: str, stand_in: str) -> pa.Table:
     learner = table.column("learner")
     copy = table.filter(pc.equal(learner, stand_in))
