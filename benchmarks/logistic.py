@@ -49,6 +49,7 @@ from strategic_apple_tasting.game import LinearThreshold
 from strategic_apple_tasting.game.agents import CLEAN_MARGIN, REACH
 from strategic_apple_tasting.game.policies import clean_above
 from strategic_apple_tasting.learners import Learner, NaiveLogistic, OffsetLogistic, SALogistic
+from strategic_apple_tasting.learners.binding import belief_of
 from strategic_apple_tasting.scenarios import load_german_credit
 from strategic_apple_tasting.scenarios.run import BEST_RULE, compare_lending
 
@@ -75,7 +76,7 @@ class BatchLogistic(Learner):
         self._w = np.zeros(d)
         self._h = self.ridge * np.eye(d)
         self._h_late, self._b_late = np.zeros((d, d)), np.zeros(d)  # rows past the buffer
-        self._model = self._belief()
+        self._model = belief_of(self)
         self._rounds = self._learned = 0
         self._next = d
 

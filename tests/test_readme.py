@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,27 @@ def test_readme_service_blocks_run_as_one_script(block, tmp_path):
 def test_readme_python_block_runs(code, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # a block may write files (a saved learner), as a user's would
     exec(compile(code, str(README), "exec"), {})
+
+
+def layout_order(text: str, layers: tuple[frozenset[str], ...]) -> list[str]:
+    """What is wrong with the README's layout paragraph against the import layers: a public
+    layer it does not name (in backticks), or one it names before a lower one."""
+    section = text.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    rank = {area: i for i, layer in enumerate(layers) for area in layer}
+    public = [a for a in rank if not a.startswith("_") or a == "_jit"]
+    public = [a for a in public if a not in ("__init__",)]
+    found = {a: section.find(f"`{a}`") for a in public}
+    wrong = [f"{a} is not named" for a, at in found.items() if at < 0]
+    named = sorted((at, a) for a, at in found.items() if at >= 0)
+    wrong += [f"{b} (layer {rank[b]}) is named after {a} (layer {rank[a]})"
+              for (_, a), (_, b) in pairwise(named) if rank[b] < rank[a]]
+    return wrong
+
+
+def test_the_layout_paragraph_names_every_layer_in_order():
+    from tests.test_import_circles import LAYERS
+
+    assert layout_order(README.read_text(), LAYERS) == []
+    # The control: the paragraph as it read before the saved-files layer is refused.
+    stale = README.read_text().replace("← `persistence`", "")
+    assert layout_order(stale, LAYERS) == ["persistence is not named"]

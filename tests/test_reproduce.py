@@ -654,3 +654,42 @@ def test_trembling_regret_unlike_the_lazy_agents_fails_the_consistency_check(qui
         return found
     assert row(table).holds
     assert not row(_with(table, "exp3-sae", "sa-ols")).holds
+
+
+def stated_differences(document: str) -> tuple[int, int, list[str]]:
+    """The count of quick/full verdict differences ``document`` states ("the quick run's
+    verdicts differ from the full run's in N of the M rows both have"), and the claims of
+    the list under that sentence (one bullet each, the claim first, then a colon)."""
+    import re
+
+    found = re.search(r"verdicts differ from the full run's in (\d+) of the (\d+) rows both "
+                      r"have:\n\n((?:- .*\n(?:  .*\n)*)*)", document)
+    assert found, "the document states no count of quick/full verdict differences"
+    bullets = re.findall(r"^- (.*?): (?:yes|no|not discriminating at this T|inconclusive) "
+                         r"\(full\)", found.group(3), flags=re.M)
+    return int(found.group(1)), int(found.group(2)), bullets
+
+
+def test_the_documents_count_of_quick_and_full_differences_is_computed(quick):
+    """docs/reproducing.md states how many rows' verdicts differ between its full table and
+    the quick run, and lists them: both are this quick run's, computed against the table."""
+    from pathlib import Path
+
+    from strategic_apple_tasting.experiments.claims.compare import (
+        table_rows,
+        verdict_differences,
+    )
+
+    out, _, _ = quick
+    document = (Path(__file__).parents[1] / "docs" / "reproducing.md").read_text()
+    run = (out / "claims.md").read_text()
+    found = verdict_differences(document, run)
+    both = len(set(table_rows(document)) & set(table_rows(run)))
+    assert stated_differences(document) == (len(found), both, [c for c, _, _ in found])
+    # The control: the table with one more verdict changed no longer agrees with the count.
+    differing = {c for c, _, _ in found}
+    row = next(line for line in document.splitlines()
+               if line.startswith("| ") and line.split(" | ")[0][2:] in table_rows(run)
+               and line.split(" | ")[0][2:] not in differing)
+    flipped = document.replace(row, row.rsplit("|", 2)[0] + "| changed |")
+    assert len(verdict_differences(flipped, run)) == len(found) + 1

@@ -43,6 +43,7 @@ from .engine import play, run_one, run_reference, simulate
 from .engine.grid import recording_grid
 from .game import FEEDBACK, BoundedRatioMixture, Game, GeneralRule, LinearThreshold
 from .learners import Learner
+from .learners.introspect import model_attributes
 
 #: Rounds of the checks' runs: enough for every learner to leave its first phase.
 HORIZON = 400
@@ -470,7 +471,7 @@ def _nan_in_state(learner: Learner) -> str | None:
         return None
 
     found = first(learner.state, "state")
-    for name, value in learner.model_attributes().items():
+    for name, value in model_attributes(learner).items():
         found = found or first(value, name)
     return found
 

@@ -39,3 +39,21 @@ def test_the_command_says_whether_the_documents_table_is_a_runs(tmp_path, capsys
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("only in the document: ") and out[-1].endswith("1 difference(s)")
     assert main([str(readme), str(tmp_path / "missing.md")]) == 2
+
+
+def test_verdicts_that_differ_are_named_and_a_reason_alone_is_not_a_difference(tmp_path,
+                                                                             capsys):
+    from strategic_apple_tasting.experiments.claims.compare import verdict_differences
+
+    quick = [ROWS[0].replace("| yes |", "| not discriminating at this T: small T |"),
+             ROWS[1].replace("**no**: why", "**no**: another reason")]
+    assert verdict_differences(_table(*ROWS), _table(*quick)) == [
+        ("a \\| b", "yes", "not discriminating at this T")]
+    assert verdict_differences(_table(*ROWS), _table(*ROWS)) == []  # the control: none
+    assert verdict_differences(_table(*ROWS), _table(ROWS[1])) == []  # a row only in one
+    (tmp_path / "full.md").write_text(_table(*ROWS))
+    (tmp_path / "quick.md").write_text(_table(*quick))
+    assert main(["--verdicts", str(tmp_path / "full.md"), str(tmp_path / "quick.md")]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "a \\| b: yes (full), not discriminating at this T (quick)",
+        "the verdicts differ in 1 of the 2 rows both tables have"]

@@ -17,6 +17,7 @@ from strategic_apple_tasting.game.agents import AGENTS, AgentsCore
 from strategic_apple_tasting.game.contexts import MODELS as CONTEXT_MODELS
 from strategic_apple_tasting.game.contexts import ContextsCore
 from strategic_apple_tasting.learners import LEARNERS
+from strategic_apple_tasting.learners.introspect import param_names
 
 #: A run of every registered learner (each configuration its class gives, and estimating its
 #: budget if it can) in every game shape the flags give (each agent model, each context model,
@@ -33,13 +34,14 @@ from strategic_apple_tasting.experiments.precompile import estimating
 from strategic_apple_tasting.engine.probe import probe_rule
 from strategic_apple_tasting.learners import LEARNERS
 from strategic_apple_tasting.learners.budget import estimate_budget
+from strategic_apple_tasting.learners.introspect import check_configurations
 
 shapes = [{"agents": a, "cost": [1.0, 2.0] if a == "ellipsoid" else None} for a in FLAG_AGENTS]
 shapes += [{"contexts": c} for c in FLAG_CONTEXTS]
 shapes += [{"feedback": "bandit"}, {"delay": 3, "delay_law": "uniform"}, {"period": 2},
            {"truthful": 0.5}, {"data": "fico"}, {"data": "fico", "rewards": "linear"}]
 for name in sys.argv[1:]:
-    configurations = list(LEARNERS[name].check_configurations())
+    configurations = check_configurations(LEARNERS[name])
     if estimating(LEARNERS[name]) is not None:  # the budget estimated as it plays
         configurations.append(estimating(LEARNERS[name]))
     for learner in configurations:
@@ -105,7 +107,7 @@ def test_every_learner_that_can_estimate_its_budget_is_compiled_estimating_it():
     ``delta="estimate"`` too: only the oracle, which knows δ, refuses it. (After the learner
     protocol's stricter parameter check, every one was silently skipped: r0 was None.)"""
     can = {name for name, cls in LEARNERS.items()
-           if cls.tags().strategy_aware and "delta" in cls.param_names()}
+           if cls.tags().strategy_aware and "delta" in param_names(cls)}
     assert {"sa-ols", "sa-logistic", "exp3-sae"} <= can
     assert {n for n in can if precompile.estimating(LEARNERS[n]) is None} == {"oracle"}
 

@@ -10,9 +10,10 @@ import pytest
 from strategic_apple_tasting.checks import check_learner, parametrize_with_checks
 from strategic_apple_tasting.game import LinearThreshold
 from strategic_apple_tasting.learners import LEARNERS, AcceptAll, Learner, LearnerTags
+from strategic_apple_tasting.learners.introspect import check_configurations
 
 CONFIGURATIONS = [learner for name in sorted(LEARNERS)
-                  for learner in LEARNERS[name].check_configurations()]
+                  for learner in check_configurations(LEARNERS[name])]
 
 
 @parametrize_with_checks(CONFIGURATIONS)

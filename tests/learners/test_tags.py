@@ -148,3 +148,47 @@ def test_a_bad_declaration_is_refused_with_the_class():
         class Loose(AppleOnly):
             name = "loose"
             tags = "strategy_aware=False"
+
+
+def test_the_checks_run_the_instances_the_tags_declare():
+    """``check_with`` gives one instance's hyperparameters each; the classmethod of earlier
+    releases still answers (warning), and a subclass still overriding it is still asked."""
+    from strategic_apple_tasting.learners.introspect import check_configurations
+
+    class Two(AppleOnly):
+        name = "two"
+        tags = LearnerTags(supported_feedback=("apple",), check_with=({}, {"r0": 0.5}))
+
+    assert [lr.r0 for lr in check_configurations(Two)] == [None, 0.5]
+    assert [lr.r0 for lr in check_configurations(AppleOnly)] == [None]  # the default: one
+    with pytest.warns(DeprecationWarning, match=r"^Two.check_configurations\(\) is deprecated"):
+        assert [lr.r0 for lr in Two.check_configurations()] == [None, 0.5]
+
+    class Old(AppleOnly):
+        name = "old"
+
+        @classmethod
+        def check_configurations(cls):
+            return [cls(r0=0.25)]
+
+    with pytest.warns(DeprecationWarning, match=r"^Old.check_configurations is deprecated"):
+        assert [lr.r0 for lr in check_configurations(Old)] == [0.25]
+    for bad in ({}, (), ({"r0": 1}, "r0=1"), ({1: 2},)):
+        with pytest.raises(ValueError, match=r"^check_with must be a non-empty tuple of "
+                                             r"dictionaries of hyperparameters, got "):
+            LearnerTags(check_with=bad)
+
+
+def test_the_methods_that_became_functions_warn_and_answer_the_same():
+    from strategic_apple_tasting.learners import binding, introspect
+
+    learner = SAOLS(delta=0.1, r0=0.0, feedback="apple")
+    with pytest.warns(DeprecationWarning, match=r"^SAOLS.param_names\(\) is deprecated: call "
+                                                r"strategic_apple_tasting.learners.introspect"):
+        assert SAOLS.param_names() == list(introspect.param_names(SAOLS))
+    with pytest.warns(DeprecationWarning, match=r"^SAOLS.model_attributes\(\) is deprecated"):
+        assert learner.model_attributes() == introspect.model_attributes(learner) == {}
+    with pytest.warns(DeprecationWarning, match=r"^SAOLS.compiled_belief\(\) is deprecated: "
+                                                r"call strategic_apple_tasting.learners.binding"):
+        old = learner.compiled_belief()
+    assert repr(old) == repr(binding.compiled_belief_of(learner))  # arrays: no ==

@@ -20,6 +20,7 @@ import pytest
 from strategic_apple_tasting import Game, simulate
 from strategic_apple_tasting.checks import parametrize_with_checks, replay, tables_identical
 from strategic_apple_tasting.learners import learner_class
+from strategic_apple_tasting.learners.introspect import check_configurations
 from strategic_apple_tasting.peers import (
     PEERS,
     MABWiserLinGreedy,
@@ -42,7 +43,7 @@ def _needs(cls):
 
 
 AVAILABLE = [cls for cls in PEERS.values() if library_available(cls.library)]
-CONFIGURATIONS = [lr for cls in AVAILABLE for lr in cls.check_configurations()]
+CONFIGURATIONS = [lr for cls in AVAILABLE for lr in check_configurations(cls)]
 ADAPTERS = [pytest.param(cls, id=name, marks=_needs(cls)) for name, cls in PEERS.items()]
 
 

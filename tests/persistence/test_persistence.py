@@ -27,6 +27,7 @@ from strategic_apple_tasting.learners import (
     Exp3SAE,
     LinUCB,
 )
+from strategic_apple_tasting.learners.introspect import check_configurations
 from strategic_apple_tasting.persistence import load_learner, save_learner
 from tests import saved
 
@@ -45,7 +46,7 @@ def test_every_package_learner_saves(tmp_path):
     the package refuses."""
     inst = Game(dimension=3, delta=0.1).instance(0)
     for name, cls in sorted(LEARNERS.items()):
-        learner = cls.check_configurations()[0].clone().bind(inst, 500)
+        learner = check_configurations(cls)[0].clone().bind(inst, 500)
         lr = _run(learner.reset(3, rng=1))
         back = load_learner(save_learner(lr, tmp_path / f"{name}.sat"))
         assert repr(back) == repr(lr) and back.pending() == lr.pending(), name

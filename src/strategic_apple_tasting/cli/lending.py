@@ -6,6 +6,7 @@ import argparse
 import math
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,10 @@ from .common import (
 
 
 def fill_lending(lend: argparse.ArgumentParser) -> None:
+    """``sat lending``'s flags and their help.
+
+    Why it is long: one declaration per flag, in the order ``--help`` shows them; split, it
+    would only scatter the command's help."""
     from ..engine.simulate import default_threads
     from ..game import REWARDS
     from ..scenarios.datasets import DATASETS
@@ -168,12 +173,49 @@ def cli_spelling(message: str) -> str:
             .replace("rewards=", "--cost-matrix "))
 
 
-def cmd_lending(args: argparse.Namespace) -> int:
-    from ..game.game import budget_label
-    from ..scenarios import LEARNERS, compare_lending, format_table, from_lending, run_lending
-    from ..scenarios.datasets import load_dataset
-    from ..scenarios.lending import load_csv
+@dataclass(frozen=True)
+class LendingPlan:
+    """What ``sat lending`` runs, every flag checked against the others and the learners
+    against each game, the book loaded: :func:`make_plan` makes it before any work, so a
+    command that cannot run stops in one line having done nothing.
 
+    Attributes
+    ----------
+    data
+        The book: a bundled data set or the ``--csv`` file's rows, as a data set.
+    deltas
+        The budgets, one run each (one entry, a group → budget mapping, for
+        ``--delta-by-group``).
+    learners
+        The learners' names, as given (before ``--estimate-delta`` turns them into learners
+        estimating the budget).
+    protocol
+        The evaluation protocol's settings (``protocol``, and ``holdout_share`` if given).
+    backtest
+        The backtest's settings (``new_share``, ``incumbent_share``, ``refit_every``,
+        ``history``), or None for the comparison.
+    """
+
+    data: Any
+    deltas: list
+    learners: list[str]
+    protocol: dict[str, Any]
+    horizon: int
+    seeds: int
+    truthful: float
+    rewards: str
+    delay: int
+    period: int
+    threads: int
+    estimate_delta: bool
+    backtest: dict[str, Any] | None
+    out: Path | None
+    report: Path | None
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    """The flags against each other (``UsageError``) and their values (``ValueError``), and
+    ``--out`` and ``--report`` writable: before the book is read."""
     csv_only = {"label": args.label, "default_value": args.default_value,
                 "features": args.features, "amount": args.amount, "rate": args.rate,
                 "cost_matrix": args.cost_matrix, "group": args.group, "time": args.time,
@@ -194,12 +236,11 @@ def cmd_lending(args: argparse.Namespace) -> int:
         prepare_out(args.out.parent, force=True)
     if args.delta_by_group is not None and args.delta:
         raise UsageError("--delta and --delta-by-group both give the budget: give one")
-    deltas: list = args.delta or [0.25]
-    for d in deltas:
+    for d in args.delta or []:
         if not (d >= 0 and d != float("inf")):
             raise ValueError(f"--delta must be a finite number >= 0, got {d!r}")
-    if len(set(deltas)) != len(deltas):
-        raise ValueError(f"--delta must not repeat a budget, got {deltas!r}")
+    if args.delta and len(set(args.delta)) != len(args.delta):
+        raise ValueError(f"--delta must not repeat a budget, got {args.delta!r}")
     if args.report is not None:
         prepare_out(args.report, force=True, holds="index.html", flag="--report")
     backtest_only = {"new_share": args.new_share, "incumbent_share": args.incumbent_share,
@@ -216,73 +257,127 @@ def cmd_lending(args: argparse.Namespace) -> int:
     if args.holdout_share is not None and args.protocol != "holdout":
         raise UsageError(f"--holdout-share applies only with --protocol holdout, got "
                          f"--protocol {args.protocol}")
-    protocol = {"protocol": args.protocol}
-    if args.holdout_share is not None:
-        protocol["holdout_share"] = args.holdout_share
+
+
+def _load_book(args: argparse.Namespace) -> Any:
+    """The applicants: a bundled data set, or the ``--csv`` file's rows (its errors in the
+    command line's words)."""
+    from ..scenarios import from_lending
+    from ..scenarios.datasets import load_dataset
+    from ..scenarios.lending import load_csv
+
     if args.csv is None:
         gameable = None if args.gameable is None else tuple(args.gameable)
-        data = load_dataset(args.data or "german-credit", gameable)
-    else:
-        try:
-            book = load_csv(args.csv, label=args.label, default_value=args.default_value,
-                            features=args.features, gameable=args.gameable or (),
-                            amount=args.amount, rate=args.rate, missing=args.missing,
-                            group=args.group, time=args.time, lgd=args.lgd,
-                            rewards=args.cost_matrix or (1.0, -1.0))
-        except ValueError as exc:
-            raise ValueError(cli_spelling(str(exc))) from None
-        data = from_lending(book)
+        return load_dataset(args.data or "german-credit", gameable)
+    try:
+        book = load_csv(args.csv, label=args.label, default_value=args.default_value,
+                        features=args.features, gameable=args.gameable or (),
+                        amount=args.amount, rate=args.rate, missing=args.missing,
+                        group=args.group, time=args.time, lgd=args.lgd,
+                        rewards=args.cost_matrix or (1.0, -1.0))
+    except ValueError as exc:
+        raise ValueError(cli_spelling(str(exc))) from None
+    return from_lending(book)
+
+
+def _backtest_settings(args: argparse.Namespace, data: Any) -> dict[str, Any]:
+    """``--backtest``'s settings, defaults filled; ``ValueError`` for a book it cannot split."""
+    from ..scenarios.backtest import INCUMBENT_SHARE, NEW_SHARE, REFIT_EVERY
+
+    if data.contexts.population:
+        raise ValueError(f"--backtest needs applicants that are rows; {data.title}'s rows are "
+                         "a population's cells drawn by weight")
+    return {"new_share": NEW_SHARE if args.new_share is None else args.new_share,
+            "incumbent_share": (INCUMBENT_SHARE if args.incumbent_share is None
+                                else args.incumbent_share),
+            "refit_every": REFIT_EVERY if args.refit_every is None else args.refit_every,
+            "history": args.history or ["accepted"]}
+
+
+def make_plan(args: argparse.Namespace) -> LendingPlan:
+    """The command's plan: the flags checked, the book loaded, every group named and each
+    budget >= 0, the protocol's settings and its limit on the horizon, and the learners'
+    parameters in each game checked, before any work."""
+    from ..engine.simulate import check_learners
+    from ..learners import make_learner
+    from ..scenarios import LEARNERS
+    from ..scenarios.backtest import BACKTEST_LEARNERS
     from ..scenarios.datasets import data_game
 
+    _check_flags(args)
+    protocol: dict[str, Any] = {"protocol": args.protocol}
+    if args.holdout_share is not None:
+        protocol["holdout_share"] = args.holdout_share
+    data = _load_book(args)
+    deltas: list = args.delta or [0.25]
     if args.delta_by_group is not None:
         from ..experiments.settings import group_budget_setting
 
-        budgets = group_budget_setting(args.delta_by_group)
-        deltas = [budgets]
-    from ..engine.simulate import check_learners
-    from ..learners import make_learner
-    from ..scenarios.backtest import BACKTEST_LEARNERS
-
+        deltas = [group_budget_setting(args.delta_by_group)]
     names: list = args.learner or list(BACKTEST_LEARNERS if args.backtest else LEARNERS)
     if args.estimate_delta and all(n == "oracle" for n in names):
         raise UsageError("--estimate-delta recommends a learner that estimates the budget; "
                          "the oracle knows it (a benchmark, never recommended): add another "
                          "with -l, got -l oracle")
-    # Every group named, each budget >= 0, the protocol's settings and its limit on the
-    # horizon, and the learners' parameters in each game: checked before any work.
     for delta in deltas:
         game = data_game(data, delta=delta, **protocol)
         check_learners(game, [make_learner(n) for n in names], args.horizon)
     game.contexts.check_horizon(args.horizon)
+    return LendingPlan(
+        data=data, deltas=deltas, learners=names, protocol=protocol, horizon=args.horizon,
+        seeds=args.seeds, truthful=args.truthful, rewards=args.rewards, delay=args.delay,
+        period=args.period, threads=args.threads, estimate_delta=args.estimate_delta,
+        backtest=_backtest_settings(args, data) if args.backtest else None, out=args.out,
+        report=args.report)
+
+
+def cmd_lending(args: argparse.Namespace) -> int:
+    """``sat lending``: parse (argparse) → :func:`make_plan` → run → print."""
+    chosen = make_plan(args)
+    data = chosen.data
     gameable_columns = data.notes.get("gameable_attributes", data.gameable_names())
     print(f"data: {data.source}; {data.n} rows, d = {data.d}, gameable: "
           f"{', '.join(gameable_columns) or 'none'}", flush=True)
-    if args.backtest:
-        return _backtest(args, data, deltas)
-    learners: list = args.learner or list(LEARNERS)
-    if args.estimate_delta:
+    if chosen.backtest is not None:
+        frame = _run_backtest(chosen)
+        _print_backtest(chosen, frame)
+    else:
+        table = _run_comparison(chosen)
+        _print_comparison(chosen, table)
+    return 0
+
+
+def _run_comparison(plan: LendingPlan) -> Any:
+    """Every learner on every seed at each budget (the budget estimated first, with
+    ``--estimate-delta``), with a progress line a second at most; the runs' table."""
+    import pandas as pd
+
+    from ..game.game import budget_label
+    from ..scenarios import run_lending
+
+    learners: list = plan.learners
+    if plan.estimate_delta:
         from ..scenarios.budget import estimate_lending_budget, estimating, format_estimate
 
-        for delta in deltas:
-            est = estimate_lending_budget(data, delta=delta, truthful=args.truthful,
-                                          horizon=args.horizon)
+        for delta in plan.deltas:
+            est = estimate_lending_budget(plan.data, delta=delta, truthful=plan.truthful,
+                                          horizon=plan.horizon)
             print(f"applicants gaming with {budget_label(delta)}, answering the "
                   f"least-squares rule: "
                   f"{format_estimate(est)}", flush=True)
         learners = estimating(learners)
-    runs = len(learners) * args.seeds * len(deltas)
+    deltas = plan.deltas
+    runs = len(learners) * plan.seeds * len(deltas)
     at = (budget_label(deltas[0]) if isinstance(deltas[0], dict)
           else f"δ = {', '.join(f'{d:g}' for d in deltas)}")
-    print(f"running {len(learners)} learners × {args.seeds} seeds × {args.horizon:,} "
+    print(f"running {len(learners)} learners × {plan.seeds} seeds × {plan.horizon:,} "
           f"applicants at {at} ({runs} runs) on "
-          f"{args.threads} thread(s), protocol {args.protocol}", flush=True)
-    import pandas as pd
-
+          f"{plan.threads} thread(s), protocol {plan.protocol['protocol']}", flush=True)
     start = time.perf_counter()
     shown = [-math.inf]  # when a progress line was last printed: one a second at most
     tables = []
     for i, delta in enumerate(deltas):
-        before = i * len(learners) * args.seeds
+        before = i * len(learners) * plan.seeds
 
         def progress(done: int, total: int, before: int = before, delta: Any = delta
                      ) -> None:
@@ -298,93 +393,89 @@ def cmd_lending(args: argparse.Namespace) -> int:
                 tail = f", about {took / done_all * (runs - done_all):,.0f} s left"
             print(f"[{done_all}/{runs} runs] {budget_label(delta)}: {took:,.0f} s{tail}",
                   flush=True)
-        tables.append(run_lending(data, learners, horizon=args.horizon, seeds=args.seeds,
-                                  delta=delta, truthful=args.truthful, rewards=args.rewards,
-                                  delay=args.delay, period=args.period,
-                                  per_decade=10, threads=args.threads, progress=progress,
-                                  **protocol))
+        tables.append(run_lending(plan.data, learners, horizon=plan.horizon, seeds=plan.seeds,
+                                  delta=delta, truthful=plan.truthful, rewards=plan.rewards,
+                                  delay=plan.delay, period=plan.period,
+                                  per_decade=10, threads=plan.threads, progress=progress,
+                                  **plan.protocol))
     table = pd.concat(tables, ignore_index=True)
     took = time.perf_counter() - start
     print(f"done in {took:,.1f} s (compilation included); money in the data's units, per "
           f"1,000 applicants for profit")
+    return table
+
+
+def _print_comparison(plan: LendingPlan, table: Any) -> None:
+    """The comparison's summary, the recommendation (``--estimate-delta``), the table by
+    group, and the files asked for."""
+    from ..scenarios import compare_lending, format_table
+
     summary = compare_lending(table)
     print(format_table(summary))
-    if args.estimate_delta:
+    if plan.estimate_delta:
         from ..scenarios.budget import recommend
 
         for delta, part in summary.groupby("delta", sort=False):
             name, why = recommend(part)
             print(f"recommended at δ = {delta:g}: {name}: {why}")
-    if data.contexts.group_names:
+    groups = plan.data.contexts.group_names
+    if groups:
         from ..scenarios.groups import format_groups, group_summary
 
-        print(f"by group ({', '.join(data.contexts.group_names)}; the learners never see it):")
-        print(format_groups(group_summary(table, data.contexts.group_names)))
-    if args.out is not None:
-        _write_table(table, args.out)
-    if args.report is not None:
+        print(f"by group ({', '.join(groups)}; the learners never see it):")
+        print(format_groups(group_summary(table, groups)))
+    if plan.out is not None:
+        _write_table(table, plan.out)
+    if plan.report is not None:
         from ..reports.lending import write_lending_report
 
-        print(f"report: {write_lending_report(table, data, args.report)}")
-    return 0
+        print(f"report: {write_lending_report(table, plan.data, plan.report)}")
 
 
-def _backtest(args: argparse.Namespace, data: Any, deltas: list) -> int:
-    """``sat lending --backtest``: the lender's backtest at each budget, its table, and what
-    deploying the best learner gains over the raised incumbent."""
+def _run_backtest(plan: LendingPlan) -> Any:
+    """``sat lending --backtest``: the lender's backtest at each budget; the runs' table."""
     import pandas as pd
 
     from ..game.game import budget_label
-    from ..scenarios.backtest import (
-        BACKTEST_LEARNERS,
-        BASELINES,
-        INCUMBENT_SHARE,
-        NEW_SHARE,
-        REFIT_EVERY,
-        backtest,
-        compare_backtest,
-        format_backtest,
-        gain_sentence,
-    )
+    from ..scenarios.backtest import BASELINES, backtest
 
-    settings = {"new_share": NEW_SHARE if args.new_share is None else args.new_share,
-                "incumbent_share": (INCUMBENT_SHARE if args.incumbent_share is None
-                                    else args.incumbent_share),
-                "refit_every": REFIT_EVERY if args.refit_every is None else args.refit_every,
-                "history": args.history or ["accepted"]}
-    if data.contexts.population:
-        raise ValueError(f"--backtest needs applicants that are rows; {data.title}'s rows are "
-                         "a population's cells drawn by weight")
-    learners = args.learner or list(BACKTEST_LEARNERS)
+    settings, data = plan.backtest or {}, plan.data
     new = round(settings["new_share"] * data.n)
     froms = settings["history"]
     each = ("" if froms == ["accepted"] else
             f" (each from the {' and the '.join(froms)} history)")
-    print(f"backtest: {len(learners)} learners{each} and {len(BASELINES)} incumbent baselines × "
-          f"{args.seeds} seeds × about {new:,} new applicants each, after a history of about "
-          f"{data.n - new:,}, on {args.threads} thread(s)", flush=True)
+    print(f"backtest: {len(plan.learners)} learners{each} and {len(BASELINES)} incumbent "
+          f"baselines × {plan.seeds} seeds × about {new:,} new applicants each, after a "
+          f"history of about {data.n - new:,}, on {plan.threads} thread(s)", flush=True)
     start = time.perf_counter()
     frames = []
-    for delta in deltas:
+    for delta in plan.deltas:
         def progress(done: int, total: int, delta: Any = delta) -> None:
             took = time.perf_counter() - start
             print(f"[{done}/{total} seeds] {budget_label(delta)}: {took:,.0f} s", flush=True)
-        frames.append(backtest(data, learners, delta=delta, seeds=args.seeds,
-                               truthful=args.truthful, threads=args.threads,
+        frames.append(backtest(data, plan.learners, delta=delta, seeds=plan.seeds,
+                               truthful=plan.truthful, threads=plan.threads,
                                progress=progress, **settings))
     frame = pd.concat(frames, ignore_index=True)
     print(f"done in {time.perf_counter() - start:,.1f} s")
+    return frame
+
+
+def _print_backtest(plan: LendingPlan, frame: Any) -> None:
+    """The backtest's table, what deploying the best learner gains over the raised
+    incumbent, and the files asked for."""
+    from ..scenarios.backtest import compare_backtest, format_backtest, gain_sentence
+
     summary = compare_backtest(frame)
     print(format_backtest(summary))
     for line in gain_sentence(summary):
         print(line)
-    if args.out is not None:
-        _write_table(frame, args.out)
-    if args.report is not None:
+    if plan.out is not None:
+        _write_table(frame, plan.out)
+    if plan.report is not None:
         from ..reports.backtest import write_backtest_report
 
-        print(f"report: {write_backtest_report(frame, data, args.report)}")
-    return 0
+        print(f"report: {write_backtest_report(frame, plan.data, plan.report)}")
 
 
 def _write_table(frame: Any, out: Path) -> None:

@@ -62,6 +62,10 @@ def _database_flags(p: argparse.ArgumentParser, sub: bool = False) -> None:
 
 
 def fill_serve(p: argparse.ArgumentParser) -> None:
+    """``sat serve``'s flags and their help.
+
+    Why it is long: one declaration per flag, in the order ``--help`` shows them; split, it
+    would only scatter the command's help."""
     from .common import (
         Parser,
         add_game_flags,

@@ -301,8 +301,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         part_names,
         tally,
     )
-    from ..experiments.spec import SpecError, check_spec
-    from ..experiments.sweep import default_executor, drop_unfinished, run_sweep, terminate_workers
+    from ..experiments.spec import check_spec
+    from ..experiments.sweep import default_executor
     from ..experiments.timing import timing_markdown
     from ..reports.html import write_claims_page
 
@@ -330,49 +330,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
           + f", {where} -> {out}", flush=True)
     work = {name: part_cost(name, spec.rounds) for name, spec in parts.items()}
     work.update({name: RUNS[name].cost(size) for name in runs})
-    count = len(parts) + len(runs)
     start = time.perf_counter()
-    done = 0.0
-    walls: dict[str, tuple[float, float | None]] = {}  # part → its wall (and CPU, in process)
     # One pool for every part: its workers keep the compiled kernels they have loaded. On a
     # cluster the cells run there, and the pool here writes the reports.
     with default_executor(args.workers) as pool, _executor(args.scheduler) as dask:
-        cells = pool if dask is None else dask.executor
-        for k, (name, spec) in enumerate(parts.items(), 1):
-            print(overall_line(k, count, name, len(spec.cells),
-                               time.perf_counter() - start, done, sum(work.values())),
-                  flush=True)
-            began = time.perf_counter()
-            with progress_display(len(spec.cells)) as progress:
-                try:
-                    run_sweep(spec, out / name, executor=cells, progress=progress, warn=say)
-                except SpecError:
-                    raise ValueError(f"{out / name} holds results of other sweeps than this "
-                                     f"version's bundled {name!r} part: use another --out, or "
-                                     f"delete {out}") from None
-                except KeyboardInterrupt:
-                    # The workers ignore Ctrl-C; leaving the block would wait for their cells.
-                    terminate_workers(pool)
-                    pool.shutdown(wait=True, cancel_futures=True)
-                    if dask is None:  # (a cluster's cells may still be writing)
-                        drop_unfinished(out / name)
-                    print(f"sat: interrupted; finished cells are kept in {out}: rerun the "
-                          "same command to resume", file=sys.stderr)
-                    return 130
-            walls[name] = (time.perf_counter() - began, None)
-            done += work[name]
-        for k, name in enumerate(runs, len(parts) + 1):
-            print(overall_line(k, count, name, None, time.perf_counter() - start, done,
-                               sum(work.values())), flush=True)
-            began, cpu = time.perf_counter(), time.process_time()
-            try:
-                RUNS[name].run(out / name, size, say=print, threads=args.workers)
-            except KeyboardInterrupt:
-                print(f"sat: interrupted; finished budgets are kept in {out / name}: rerun the "
-                      "same command to resume", file=sys.stderr)
-                return 130
-            walls[name] = (time.perf_counter() - began, time.process_time() - cpu)
-            done += work[name]
+        walls = _run_parts(parts, runs, out, size, pool, dask, work, start, args.workers)
+        if walls is None:
+            return 130
         # The parts' reports are independent and mostly drawing: the pool writes them while
         # this process measures the claims (they took 40% of the quick run one at a time).
         pages = {name: pool.submit(write_part_report, out, name, size) for name in parts}
@@ -396,6 +360,57 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     print(f"table: {out / 'claims.md'}; what it cost: {out / 'timing.md'}")
     print(f"report: {index}")
     return 0
+
+
+def _run_parts(parts: dict[str, Any], runs: list[str], out: Path, size: str, pool: Any,
+               dask: Any, work: dict[str, float], start: float, workers: int
+               ) -> dict[str, tuple[float, float | None]] | None:
+    """Run the reproduction's sweeps (their cells on ``pool``, or on the Dask cluster) and
+    then its other runs, each with an overall progress line; every part's wall time (and CPU
+    time, for a run made in this process), or None when interrupted (finished cells kept)."""
+    from ..experiments.claims import RUNS
+    from ..experiments.spec import SpecError
+    from ..experiments.sweep import drop_unfinished, run_sweep, terminate_workers
+
+    cells = pool if dask is None else dask.executor
+    count, total = len(parts) + len(runs), sum(work.values())
+    done = 0.0
+    walls: dict[str, tuple[float, float | None]] = {}
+    for k, (name, spec) in enumerate(parts.items(), 1):
+        print(overall_line(k, count, name, len(spec.cells), time.perf_counter() - start, done,
+                           total), flush=True)
+        began = time.perf_counter()
+        with progress_display(len(spec.cells)) as progress:
+            try:
+                run_sweep(spec, out / name, executor=cells, progress=progress, warn=say)
+            except SpecError:
+                raise ValueError(f"{out / name} holds results of other sweeps than this "
+                                 f"version's bundled {name!r} part: use another --out, or "
+                                 f"delete {out}") from None
+            except KeyboardInterrupt:
+                # The workers ignore Ctrl-C; leaving the block would wait for their cells.
+                terminate_workers(pool)
+                pool.shutdown(wait=True, cancel_futures=True)
+                if dask is None:  # (a cluster's cells may still be writing)
+                    drop_unfinished(out / name)
+                print(f"sat: interrupted; finished cells are kept in {out}: rerun the "
+                      "same command to resume", file=sys.stderr)
+                return None
+        walls[name] = (time.perf_counter() - began, None)
+        done += work[name]
+    for k, name in enumerate(runs, len(parts) + 1):
+        print(overall_line(k, count, name, None, time.perf_counter() - start, done, total),
+              flush=True)
+        began, cpu = time.perf_counter(), time.process_time()
+        try:
+            RUNS[name].run(out / name, size, say=print, threads=workers)
+        except KeyboardInterrupt:
+            print(f"sat: interrupted; finished budgets are kept in {out / name}: rerun the "
+                  "same command to resume", file=sys.stderr)
+            return None
+        walls[name] = (time.perf_counter() - began, time.process_time() - cpu)
+        done += work[name]
+    return walls
 
 
 def cmd_results(args: argparse.Namespace) -> int:

@@ -28,6 +28,7 @@ import numpy as np
 from .._jit import njit
 from ..game.agents import compiled_agents, reach
 from ..game.policies import score
+from ..learners.binding import compiled_belief_of
 from ..learners.budget import BudgetBelief, estimating_belief
 
 #: What a tally counts per group, in the order of its columns (and of the table's
@@ -105,7 +106,7 @@ def shift_belief(learner: Any) -> BudgetBelief | None:
     if live is not None:
         return live
     if type(learner).tags().strategy_aware and "delta" in learner.get_params():
-        return learner.compiled_belief()
+        return compiled_belief_of(learner)
     return None
 
 

@@ -190,6 +190,12 @@ def run_rounds(state, contexts, agents, rewards, truth, streams, schedule, group
 @njit(inline="never", **NO_NRT)
 def _rounds(state, contexts, agents, rewards, truth, streams, schedule, groups, out, scratch,
             pending):
+    """The compiled engine's loop: every round of one run, recorded on the grid.
+
+    Why it is long: the round (draw, publish, respond, decide, reward, learn, tally, record,
+    with delays and periods) is one loop over locals; its steps are already calls to the
+    learner's, the agents' and the contexts' kernels, and what is left inline is the
+    bookkeeping those calls share, which split functions would pass back and forth."""
     theta1, theta0, bandit, r0, sigma = (truth.theta1, truth.theta0, truth.bandit, truth.r0,
                                          truth.sigma)
     context_rng, agent_rng, noise_rng = streams.contexts, streams.agents, streams.noise

@@ -268,43 +268,14 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
     >>> table.num_rows == 2 * 2 * len(recording_grid(100))
     True
     """
-    learner_list = [_as_learner(s) for s in
-                    ([learners] if isinstance(learners, Learner | str) else learners)]
-    if not learner_list:
-        raise ValueError("learners must not be empty")
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
-    for lr in learner_list:
-        if not isinstance(lr, Learner):
-            raise ValueError(f"learners must be Learner instances or their names, got {lr!r}")
-        if game.period > 1 and not lr.tags().holds_rules:
-            raise ValueError(f"learner {lr.name} cannot hold a rule for a period (period = "
-                             f"{game.period}): its rule reads its live model, which changes as "
-                             "it learns")
-        refusal = compiled_path_refusal(game, lr)
-        if engine == "compiled" and refusal is not None:
-            raise ValueError(f"engine 'compiled' cannot run this: {refusal} (use engine 'auto' "
-                             "or 'reference')")
+    learner_list = _checked_learners(game, learners, engine)
     compiled = [engine != "reference" and compiled_path_refusal(game, lr) is None
                 for lr in learner_list]
     names = [lr.name for lr in learner_list]
     identities = [(learner_id(lr), learner_params(lr)) for lr in learner_list]
     seed_list = _seeds(seeds)
     horizon = check_horizon(horizon)
-    recording_grid(horizon, per_decade)  # checks per_decade
-    if not (isinstance(threads, int) and not isinstance(threads, bool) and threads >= 1):
-        raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
-    limit = physical_memory() if max_memory is None else max_memory
-    need = memory_needed(game, learner_list, horizon, len(seed_list), threads, per_decade)
-    if need > limit:
-        raise ValueError(f"this run needs about {_gib(need)} of memory (d = {game.dimension}, "
-                         f"{min(threads, len(seed_list) * len(learner_list))} run(s) at once), "
-                         f"more than the {_gib(limit)} allowed: lower the dimension, the "
-                         f"threads or the horizon, or raise max_memory (--max-memory)")
-    check_rows = getattr(game.contexts, "check_horizon", None)
-    if check_rows is not None:
-        check_rows(horizon)  # a protocol's limit: each row at most once
-    check_learners(game, learner_list, horizon)
+    _check_run(game, learner_list, horizon, len(seed_list), threads, per_decade, max_memory)
     grids = [_grid(game, lr, horizon, per_decade) for lr in learner_list]
     everywhere = np.unique(np.concatenate(grids))
     jobs = [(i, s) for i in range(len(learner_list)) for s in seed_list]
@@ -366,6 +337,51 @@ def simulate(game: Game, learners: Sequence[Learner | str] | Learner | str, hori
     by_seed = dict(zip(seed_list, shortfalls, strict=True))
     return _table(game, horizon, names, identities, jobs, grids, outputs, by_seed, everywhere,
                   crossed)
+
+
+def _checked_learners(game: Game, learners: Sequence[Learner | str] | Learner | str,
+                      engine: str) -> list[Learner]:
+    """The learners as a list of instances (names made), each one the game and ``engine`` can
+    run; else ``ValueError`` in one line."""
+    learner_list = [_as_learner(s) for s in
+                    ([learners] if isinstance(learners, Learner | str) else learners)]
+    if not learner_list:
+        raise ValueError("learners must not be empty")
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    for lr in learner_list:
+        if not isinstance(lr, Learner):
+            raise ValueError(f"learners must be Learner instances or their names, got {lr!r}")
+        if game.period > 1 and not lr.tags().holds_rules:
+            raise ValueError(f"learner {lr.name} cannot hold a rule for a period (period = "
+                             f"{game.period}): its rule reads its live model, which changes as "
+                             "it learns")
+        refusal = compiled_path_refusal(game, lr)
+        if engine == "compiled" and refusal is not None:
+            raise ValueError(f"engine 'compiled' cannot run this: {refusal} (use engine 'auto' "
+                             "or 'reference')")
+    return learner_list
+
+
+def _check_run(game: Game, learner_list: list[Learner], horizon: int, seeds: int,
+               threads: int, per_decade: int, max_memory: int | None) -> None:
+    """Refuse, before anything is allocated, a run that cannot be made: a bad ``per_decade``
+    or ``threads``, more memory than allowed, more rows than the protocol gives, a learner
+    whose parameters the game refuses."""
+    recording_grid(horizon, per_decade)  # checks per_decade
+    if not (isinstance(threads, int) and not isinstance(threads, bool) and threads >= 1):
+        raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
+    limit = physical_memory() if max_memory is None else max_memory
+    need = memory_needed(game, learner_list, horizon, seeds, threads, per_decade)
+    if need > limit:
+        raise ValueError(f"this run needs about {_gib(need)} of memory (d = {game.dimension}, "
+                         f"{min(threads, seeds * len(learner_list))} run(s) at once), "
+                         f"more than the {_gib(limit)} allowed: lower the dimension, the "
+                         f"threads or the horizon, or raise max_memory (--max-memory)")
+    check_rows = getattr(game.contexts, "check_horizon", None)
+    if check_rows is not None:
+        check_rows(horizon)  # a protocol's limit: each row at most once
+    check_learners(game, learner_list, horizon)
 
 
 def budget_estimate(bound: Learner) -> tuple[float, float, float, float] | None:

@@ -51,6 +51,7 @@ import numpy as np
 
 from ..game.policies import GeneralRule, LinearThreshold
 from ..learners import Learner, LearnerTags
+from ..learners.introspect import param_names
 
 #: Rounds of each short run: past every learner's warm-up at d = 2 (compiling does not depend on
 #: it, but a path is only loaded when it runs).
@@ -130,12 +131,12 @@ def estimating(cls: type) -> Learner | None:
     strategy-aware learner with a ``delta``. Its state's
     :class:`~..learners.budget.BudgetBelief` estimates instead of being told δ: the same
     compiled type."""
-    if not (cls.tags().strategy_aware and "delta" in cls.param_names()):
+    if not (cls.tags().strategy_aware and "delta" in param_names(cls)):
         return None
     learner = cls(delta="estimate")
     # Checked as a game binds it (r0 and the feedback filled): the oracle refuses it (it knows
     # δ, and has no estimator).
-    known = {k: v for k, v in (("r0", 0.0), ("feedback", "apple")) if k in cls.param_names()}
+    known = {k: v for k, v in (("r0", 0.0), ("feedback", "apple")) if k in param_names(cls)}
     try:
         learner.clone(**known).check_params()
     except ValueError:

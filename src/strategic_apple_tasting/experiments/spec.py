@@ -51,6 +51,7 @@ import numpy as np
 from ..engine import MAX_HORIZON, MAX_PER_DECADE, MAX_SEED, memory_needed, physical_memory
 from ..game import Game
 from ..learners import Learner, learner_class
+from ..learners.introspect import param_names
 from .settings import GAME_SETTINGS, cost_matrix, game_from_settings
 
 TOP_KEYS = ("horizon", "seeds", "seeds_per_cell", "per_decade", "game", "learners")
@@ -216,7 +217,7 @@ def _check_learner(i: int, entry: Any) -> tuple[str, str | None, dict[str, list[
     label = entry.pop("label", None)
     if label is not None and not isinstance(label, str):
         raise SpecError(f"{path}.label must be a string, got {_show(label)}")
-    allowed = cls.param_names()
+    allowed = list(param_names(cls))
     params = {}
     for key, raw in entry.items():
         if key not in allowed:

@@ -3,9 +3,12 @@ aliases, for one release: a learner's tags as class attributes (``SAOLS.strategy
 ``SAOLS.tags().strategy_aware``), its runtime under the base's old private names (``self._d``,
 ``self._rng``, ``self._state``: read ``self.dimension``, ``self.generator``, ``self.state``), and
 the decision desk's methods forwarded one by one (``learner.decide(...)``: call
-``learner.desk.decide(...)``).
+``learner.desk.decide(...)``), and four methods that became functions of the learner's public
+face (``param_names``, ``model_attributes`` and ``check_configurations``: :mod:`.introspect`;
+``compiled_belief``: :func:`.binding.compiled_belief_of`).
 
-Reading a tag or the runtime through an alias warns (``DeprecationWarning``); the desk's
+Reading a tag or the runtime through an alias, or calling a moved method, warns
+(``DeprecationWarning``); the desk's
 forwarders do not (they are the decision API's calls of earlier releases, on paths a service
 runs per request), but are deprecated just the same and go in the next release, with this
 module.
@@ -16,7 +19,13 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from . import binding, introspect
 from .tags import TAG_NAMES
+
+
+def _moved(old: str, new: str, module: str = "introspect") -> None:
+    warnings.warn(f"{old} is deprecated: call strategic_apple_tasting.learners.{module}.{new}",
+                  DeprecationWarning, stacklevel=3)
 
 
 class _TagAlias:
@@ -57,6 +66,30 @@ class LegacyLearnerAPI:
     _state = _RuntimeAlias("state")
 
     desk: Any
+
+    @classmethod
+    def param_names(cls) -> list[str]:
+        """Deprecated: :func:`~.introspect.param_names`."""
+        _moved(f"{cls.__name__}.param_names()", "param_names(cls)")
+        return list(introspect.param_names(cls))
+
+    @classmethod
+    def check_configurations(cls) -> list[Any]:
+        """Deprecated: ``tags = LearnerTags(check_with=...)``, read by
+        :func:`~.introspect.check_configurations`."""
+        _moved(f"{cls.__name__}.check_configurations()", "check_configurations(cls)")
+        return [cls(**params) for params in cls.tags().check_with]
+
+    def model_attributes(self) -> dict[str, Any]:
+        """Deprecated: :func:`~.introspect.model_attributes`."""
+        _moved(f"{type(self).__name__}.model_attributes()", "model_attributes(learner)")
+        return introspect.model_attributes(self)
+
+    def compiled_belief(self) -> Any:
+        """Deprecated: :func:`~.binding.compiled_belief_of`."""
+        _moved(f"{type(self).__name__}.compiled_belief()", "compiled_belief_of(learner)",
+               "binding")
+        return binding.compiled_belief_of(self)
 
     def publish(self, time: float | None = None) -> Any:
         """Deprecated alias of ``desk.publish``."""

@@ -34,7 +34,6 @@ from __future__ import annotations
 import dataclasses
 import dis
 import functools
-import inspect
 import math
 import threading
 import types
@@ -47,9 +46,9 @@ from ..game.game import check_number
 from ..game.policies import GeneralRule, LinearThreshold
 from . import binding
 from ._aliases import LegacyLearnerAPI
-from .budget import BudgetBelief
 from .decisions import DecisionDesk, DeskHooks, DeskRecord
 from .inputs import all_finite, check_bound, check_vector
+from .introspect import param_names
 from .kernels import (
     LearnerKernels,
     has_rule,
@@ -71,21 +70,6 @@ __all__ = ["RESERVED", "Learner", "LearnerKernels", "has_rule", "learner_estimat
 #: runtime. A subclass overriding one would bypass them, or be overwritten by them.
 RESERVED = frozenset({"_d", "_rng", "_state", "_desk", "_lock", "desk", "reset", "restore",
                       "policy", "act", "update", "estimate", "state", "dimension", "generator"})
-
-_PARAM_NAMES: dict[tuple[type, Any], tuple[str, ...]] = {}
-
-
-def _param_names(cls: type) -> tuple[str, ...]:
-    """The names of ``cls.__init__``'s parameters: read once per class (the per-round and
-    decision API ask for them every round, and ``inspect.signature`` took a third of a
-    plain-Python learner's round)."""
-    key = (cls, cls.__init__)
-    names = _PARAM_NAMES.get(key)
-    if names is None:
-        sig = inspect.signature(cls.__init__)
-        names = _PARAM_NAMES[key] = tuple(p for p in sig.parameters if p != "self")
-    return names
-
 
 def serialized(method: Callable) -> Callable:
     """A public method of a learner, run while holding the learner's own lock: calls from
@@ -143,6 +127,35 @@ def _quadratic_bytes(init_state: Callable[[int], Any], d: int) -> int:
     b = sizes[1] - sizes[0] - 3 * c
     a = sizes[0] - b - c
     return int(max(sizes[2], a + b * d + c * d * d))
+
+
+def _checked_feedback(accepted: Any, reward: Any, bound: float, feedback: str | None
+                      ) -> float | None:
+    """A round's feedback as the per-round API takes it: ``accepted`` a bool, ``reward`` None
+    or a finite number within the learner's input bound (None for a rejection under apple
+    tasting); else ``ValueError`` in one line."""
+    if not isinstance(accepted, bool | np.bool_):
+        raise ValueError(f"accepted must be True or False (a bool), got {accepted!r}")
+    if reward is None:
+        return None
+    reward = check_bound("reward", check_number(
+        "reward", float(reward) if isinstance(reward, np.floating) else reward), bound)
+    if not accepted and feedback == "apple":
+        # Apple tasting: a rejected applicant's outcome is never seen, so learning from one
+        # would use information the principal cannot have.
+        raise ValueError(f"reward must be None when accepted is False under apple tasting (a "
+                         f"rejected applicant's outcome is not observed), got {reward!r}")
+    return float(reward)
+
+
+def _desk_for(learner: Learner, run: _Runtime) -> DecisionDesk:
+    """A fresh decision desk for a learner just reset: its hooks call the learner's, under its
+    lock."""
+    return DecisionDesk(DeskHooks(
+        name=learner.name, publish=functools.partial(_next_rule, learner),
+        learn=learner._learn, state=functools.partial(_live_state, learner),
+        params=learner.get_params, tags=type(learner).tags,
+        feedback=learner.get_params().get("feedback"), dimension=run.d), lock=run.lock)
 
 
 def _generator(rng: Any) -> np.random.Generator:
@@ -297,29 +310,18 @@ class Learner(LegacyLearnerAPI):
         the checks, the engine, the loader, the service and the reports read."""
         return cls.__tags
 
-    @classmethod
-    def check_configurations(cls) -> list[Learner]:
-        """The instances the public checks (:mod:`strategic_apple_tasting.checks`) run this
-        learner in: by default one, with default hyperparameters; a learner whose options take
-        other code paths gives one instance for each."""
-        return [cls()]
-
     # -- hyperparameters -------------------------------------------------------------------
-    @classmethod
-    def param_names(cls) -> list[str]:
-        """The names of the hyperparameters (``__init__``'s parameters), in order."""
-        return list(_param_names(cls))
-
     def get_params(self) -> dict[str, Any]:
         """The hyperparameters, as given to the constructor."""
-        return {p: getattr(self, p) for p in _param_names(type(self))}
+        return {p: getattr(self, p) for p in param_names(type(self))}
 
     def clone(self, **overrides: Any) -> Learner:
         """A fresh, unreset learner with the same hyperparameters (some overridden)."""
-        unknown = set(overrides) - set(self.param_names())
+        names = param_names(type(self))
+        unknown = set(overrides) - set(names)
         if unknown:
             raise ValueError(f"{self.name} has no parameter {sorted(unknown)[0]!r}; "
-                             f"allowed: {', '.join(self.param_names())}")
+                             f"allowed: {', '.join(names)}")
         return type(self)(**{**self.get_params(), **overrides})
 
     def bind(self, instance: Any, horizon: int | None = None) -> Learner:
@@ -327,15 +329,6 @@ class Learner(LegacyLearnerAPI):
         the agents, σ, a data game's rewards) and whose unset ``horizon`` is the run's
         (:func:`.binding.bind`)."""
         return binding.bind(self, instance, horizon)
-
-    def _belief(self) -> Any:
-        """The agent model this learner assumes: ``agents`` (default lazy) with ``delta``."""
-        return binding.belief(self.get_params(), self.tags().input_bound)
-
-    def compiled_belief(self) -> BudgetBelief:
-        """:meth:`_belief` as compiled code receives it, in the learner's state
-        (:func:`.binding.compiled_belief`)."""
-        return binding.compiled_belief(self._belief())
 
     def check_params(self) -> None:
         """Refuse, with a ``ValueError`` in one line, a hyperparameter out of its range (what
@@ -356,29 +349,17 @@ class Learner(LegacyLearnerAPI):
 
     def check_state(self, state: Any, template: Any, where: str) -> None:
         """Raise ``ValueError`` naming the field (``f"{where}.counts[1]"``) if ``state``, read
-        from a saved file, breaks an invariant this learner's code relies on.
-
-        The loader calls it before anything uses the state, with the learner's own template
-        (``_init_state(d)`` of the saved parameters); the state has the template's fields,
-        dtypes and shapes already, and for a compiled learner its scalars equal the template's.
-        A plain-Python learner's attributes are set on ``self`` by then. It runs the hook
-        ``_check_state(state, template, where)``, by default the kernels' own check
-        (:class:`LearnerKernels`), if any.
-        """
+        from a saved file, breaks an invariant this learner's code relies on: the loader's
+        call, before anything uses the state, with the learner's own template
+        (``_init_state(d)``), whose fields, dtypes and shapes (and a compiled learner's
+        scalars) the state has already. It runs the hook ``_check_state``, by default the
+        kernels' own check (:class:`LearnerKernels`), if any."""
         self._check_state(state, template, where)
 
     def _check_state(self, state: Any, template: Any, where: str) -> None:
         kernels = type(self).kernels
         if kernels is not None and kernels.check is not None:
             kernels.check(state, template, where)
-
-    def model_attributes(self) -> dict[str, Any]:
-        """What the learner keeps on itself besides its hyperparameters, its state and the
-        base's runtime: a plain-Python learner may keep its model there (``self._gram``),
-        which a saved file holds as its ``attributes``."""
-        params = set(_param_names(type(self)))
-        return {k: v for k, v in vars(self).items()
-                if k not in params and k != "_Learner__run"}
 
     def milestones(self, d: int) -> list[int]:
         """Rounds after which this learner changes phase (explore-then-commit's T0, ...), for a
@@ -423,12 +404,7 @@ class Learner(LegacyLearnerAPI):
         except BaseException:  # a learner whose reset failed is as it was before
             run.d, run.rng, run.state, run.desk = before
             raise
-        feedback = self.get_params().get("feedback")
-        run.desk = DecisionDesk(DeskHooks(
-            name=self.name, publish=functools.partial(_next_rule, self), learn=self._learn,
-            state=functools.partial(_live_state, self),
-            params=self.get_params, tags=type(self).tags, feedback=feedback,
-            dimension=run.d), lock=run.lock)
+        run.desk = _desk_for(self, run)
         return self
 
     def __reset_run(self) -> _Runtime:
@@ -516,22 +492,11 @@ class Learner(LegacyLearnerAPI):
         run = self.__reset_run()
         bound = self.tags().input_bound
         x = check_vector("x_obs", x_obs, run.d, bound)
-        if not isinstance(accepted, bool | np.bool_):
-            raise ValueError(f"accepted must be True or False (a bool), got {accepted!r}")
-        if reward is not None:
-            reward = check_bound("reward", check_number(
-                "reward", float(reward) if isinstance(reward, np.floating) else reward), bound)
-            if not accepted and run.desk.hooks.feedback == "apple":
-                # Apple tasting: a rejected applicant's outcome is never seen, so learning
-                # from one would use information the principal cannot have.
-                raise ValueError(f"reward must be None when accepted is False under apple "
-                                 f"tasting (a rejected applicant's outcome is not observed), "
-                                 f"got {reward!r}")
+        reward = _checked_feedback(accepted, reward, bound, run.desk.hooks.feedback)
         # The per-round API is the decision API's special case: the round's outcome is learned
         # under the rule in force, and the next policy() call publishes.
         version = run.desk.current().version
-        used = run.desk.learn_under(version, x, bool(accepted),
-                                    None if reward is None else float(reward))
+        used = run.desk.learn_under(version, x, bool(accepted), reward)
         run.desk.end_round()
         return used
 

@@ -10,6 +10,7 @@ from .._jit import njit
 from ..game.agents import REACH, compiled_agents
 from ._invariants import fixed
 from .base import Learner, LearnerKernels
+from .binding import belief_of
 from .budget import parse_estimate
 from .inputs import check_vector
 from .tags import LearnerTags
@@ -104,7 +105,7 @@ class Oracle(Learner):
         beta = check_vector("theta1", self.theta1, d)
         if self.theta0 is not None:
             beta = beta - check_vector("theta0", self.theta0, d)
-        belief = compiled_agents(self._belief())
+        belief = compiled_agents(belief_of(self))
         threshold = float(REACH[type(belief)](belief, np.ascontiguousarray(beta)) + self.r0)
         return FixedPolicyState(beta=beta.copy(), threshold=threshold, has_estimate=True)
 

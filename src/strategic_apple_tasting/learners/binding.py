@@ -1,8 +1,9 @@
 """A learner and its game: the hyperparameters a game fills, the agent model a learner assumes,
 and the checks every learner's common hyperparameters (``delta``, ``r0``, ``feedback``) get.
 
-:class:`~.base.Learner`'s ``bind``, ``compiled_belief`` and ``check_params`` call these, on the
-learner's public face only (its parameters, tags, name and ``clone``).
+:class:`~.base.Learner`'s ``bind`` and ``check_params`` call these, and a learner's
+``_init_state`` reads its assumed agents with :func:`belief_of` or :func:`compiled_belief_of`,
+on the learner's public face only (its parameters, tags, name and ``clone``).
 """
 
 from __future__ import annotations
@@ -72,6 +73,18 @@ def compiled_belief(model: Any) -> Any:
     if not isinstance(model, BudgetBelief):
         model = BudgetBelief.known(model)
     return model.compiled()
+
+
+def belief_of(learner: Any) -> Any:
+    """The agent model ``learner`` assumes (:func:`belief` of its hyperparameters and input
+    bound): ``agents`` (default lazy) with ``delta``."""
+    return belief(learner.get_params(), learner.tags().input_bound)
+
+
+def compiled_belief_of(learner: Any) -> BudgetBelief:
+    """:func:`belief_of` as compiled code receives it, in the learner's state
+    (:func:`compiled_belief`)."""
+    return compiled_belief(belief_of(learner))
 
 
 def check_params(name: str, params: dict[str, Any], tags: LearnerTags) -> None:

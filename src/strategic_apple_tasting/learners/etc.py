@@ -6,6 +6,7 @@ from typing import Any
 
 from .. import theory
 from .base import Learner
+from .binding import compiled_belief_of
 from .phased_ols import ACCEPT, COMMIT, FOREVER, KEEP, KERNELS, REJECT, new_state, phase_ends
 from .tags import LearnerTags
 from .theorem import Theorem
@@ -93,4 +94,4 @@ class ExploreThenCommit(Learner):
         return phase_ends(self._phases(d))
 
     def _init_state(self, d: int) -> Any:
-        return new_state(d, self.compiled_belief(), self.r0, self._phases(d))
+        return new_state(d, compiled_belief_of(self), self.r0, self._phases(d))

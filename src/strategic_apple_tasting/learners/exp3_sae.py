@@ -12,6 +12,7 @@ from .._jit import njit
 from ..game.agents import reach
 from ._invariants import fixed, within
 from .base import Learner, LearnerKernels
+from .binding import compiled_belief_of
 from .lazy_experts import (
     check_experts,
     expert_point,
@@ -172,7 +173,7 @@ class Exp3SAE(Learner):
         p = self.parameters(d)
         capacity = int(min(self.horizon, p.grid_size))
         return Exp3SAEState(
-            agents=self.compiled_belief(), r0=float(self.r0), bound=float(self.bound),
+            agents=compiled_belief_of(self), r0=float(self.r0), bound=float(self.bound),
             lam=float(p.lam), eta=float(p.eta), gamma=float(p.gamma),
             experts=new_experts(d, p.points_per_axis, max(capacity, 1)),
             played=np.zeros(d, dtype=np.int64), q_played=np.ones(1))

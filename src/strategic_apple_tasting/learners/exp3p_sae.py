@@ -13,6 +13,7 @@ from .._jit import njit
 from ..game.agents import reach
 from ._invariants import fixed, within
 from .base import Learner, LearnerKernels
+from .binding import compiled_belief_of
 from .exp3p_experts import check_weights, new_weights, sample, update
 from .lazy_experts import expert_point, experts_bytes
 from .tags import LearnerTags
@@ -231,7 +232,7 @@ class Exp3PSAE(Learner):
         bonus = p.alpha / (math.sqrt(n_experts) * math.sqrt(horizon))
         capacity = int(min(self.horizon, p.grid_size))
         return Exp3PSAEState(
-            agents=self.compiled_belief(), r0=float(self.r0), bound=float(self.bound),
+            agents=compiled_belief_of(self), r0=float(self.r0), bound=float(self.bound),
             lam=float(p.lam), gamma=float(p.gamma), bonus=bonus,
             weights=new_weights(d, p.points_per_axis, max(capacity, 1), log_w0),
             played=np.zeros(d, dtype=np.int64), q_played=np.ones(1))

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Learner
+from .binding import compiled_belief_of
 from .phased_ols import FOREVER, GREEDY, KEEP, KERNELS, new_state, phase_ends, warm_up
 from .tags import LearnerTags
 from .theorem import Theorem
@@ -49,7 +50,7 @@ class _GreedyOLS(Learner, abstract=True):
         return phase_ends(self._phases(d))
 
     def _init_state(self, d: int) -> Any:
-        return new_state(d, self.compiled_belief(), self.r0, self._phases(d), shift=self._shift,
+        return new_state(d, compiled_belief_of(self), self.r0, self._phases(d), shift=self._shift,
                          clean_only=self._clean_only,
                          unlock=self.accept_when_locked)
 
@@ -107,11 +108,8 @@ class SAOLS(_GreedyOLS):
     """
 
     name = "sa-ols"
-    tags = LearnerTags(theorem=Theorem("1/2", "thm:stochastic-main-app", lambda d: 0.5))
-
-    @classmethod
-    def check_configurations(cls) -> list[Learner]:
-        return [cls(), cls(accept_when_locked=True)]
+    tags = LearnerTags(theorem=Theorem("1/2", "thm:stochastic-main-app", lambda d: 0.5),
+                       check_with=({}, {"accept_when_locked": True}))
     _shift = True
     _clean_only = True
 

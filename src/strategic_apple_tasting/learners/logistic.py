@@ -99,6 +99,7 @@ from ._invariants import (
     within,
 )
 from .base import Learner, LearnerKernels, serialized
+from .binding import compiled_belief_of
 from .inputs import check_bound
 from .least_squares import add_point, new_factor, solve
 from .tags import LearnerTags
@@ -519,7 +520,7 @@ class _Logistic(Learner, abstract=True):
         counts = np.zeros(10, dtype=np.int64)
         counts[_NEXT] = d  # the first refit: at the warm-up's end
         return LogisticState(
-            agents=self.compiled_belief(), r0=float(self.r0), repaid=repaid, defaulted=defaulted,
+            agents=compiled_belief_of(self), r0=float(self.r0), repaid=repaid, defaulted=defaulted,
             shift=self._shift, clean_only=self._clean_only, offset=self._offset,
             own=self._own(d), explore=float(self.explore), patience=self._patience(), counts=counts,
             fit=prior, late=prior.copy(), trial=new_factor(k),
@@ -602,13 +603,11 @@ class SALogistic(_Logistic):
     (1.654, False)
     """
     name = "sa-logistic"
+    # Checked with exact refits, and with the online fit alone.
+    tags = LearnerTags(outcomes_commute=False, check_with=({}, {"batch_points": 0}))
     _shift = True
     _clean_only = True
     _offset = False
-
-    @classmethod
-    def check_configurations(cls) -> list[Learner]:
-        return [cls(), cls(batch_points=0)]  # with exact refits, and the online fit alone
 
 
 class OffsetLogistic(_Logistic):

@@ -41,6 +41,7 @@ from ._invariants import (
     upper_triangular,
 )
 from .base import LearnerKernels
+from .binding import compiled_belief_of
 from .greedy_ols import _GreedyOLS
 from .least_squares import add_point, new_factor, solve
 from .tags import LearnerTags
@@ -189,7 +190,7 @@ class OffsetOLS(_GreedyOLS):
         if self.r0 is None:
             raise ValueError("offset-ols needs r0 (taken from the game by bind)")
         return OffsetOLSState(
-            agents=self.compiled_belief(), r0=float(self.r0), bandit=self.feedback == "bandit",
+            agents=compiled_belief_of(self), r0=float(self.r0), bandit=self.feedback == "bandit",
             counts=np.zeros(4, dtype=np.int64), fit1=new_factor(d + 1), fit0=new_factor(d),
             theta1=np.zeros(d + 1), theta0=np.zeros(d), row=np.zeros(d + 1),
             work1=np.zeros(d + 2), work0=np.zeros(d + 1))

@@ -19,6 +19,7 @@ from ..game.game import check_number
 from ..game.policies import clean_above, norm
 from ._invariants import cached, finite, fixed, within
 from .base import Learner, LearnerKernels
+from .binding import compiled_belief_of
 from .tags import LearnerTags
 
 #: Weights are rescaled to a largest of 1 once it falls below this: p is unchanged, and no
@@ -97,6 +98,11 @@ def _policy(state, rng, beta):
 
 @njit
 def _update(state, rng, beta, threshold, x, accepted, reward, observed):
+    """Learn one round's feedback: the context recovered, then every expert's importance-
+    weighted gain and the weights.
+
+    Why it is long: a compiled loop over the experts whose per-expert arithmetic shares the
+    round's recovered context, probability and estimates held in locals."""
     bandit = state.bandit
     if (accepted or bandit) and not observed:
         return False  # the outcome the estimates need was not seen: learn nothing
@@ -343,13 +349,10 @@ class SampledSAE(Learner):
     name = "sampled-sae"
     # update() forces the played expert's vote and floors P with its probability; P is
     # computed with the weights of the moment: outcomes in another order see other ones.
-    tags = LearnerTags(published_fields=("played", "q_played"), outcomes_commute=False)
+    # The checks' games are short: 64 experts take every code path that 1024 take.
+    tags = LearnerTags(published_fields=("played", "q_played"), outcomes_commute=False,
+                       check_with=({"experts": 64},))
     kernels = KERNELS
-
-    @classmethod
-    def check_configurations(cls) -> list[Learner]:
-        # The checks' games are short: 64 experts take every code path that 1024 take.
-        return [cls(experts=64)]
 
     def __init__(self, horizon: int | None = None, sigma: float | None = None,
                  experts: int = 1024, bound: float = 1.0, eta: float | None = None,
@@ -430,7 +433,7 @@ class SampledSAE(Learner):
         n = int(self.experts)
         experts = sample_ball(self.generator, n, d, float(self.bound))
         return SampledSAEState(
-            agents=self.compiled_belief(), r0=float(self.r0), lam=lam, eta=eta,
+            agents=compiled_belief_of(self), r0=float(self.r0), lam=lam, eta=eta,
             gamma=float(self.gamma), bandit=self.feedback == "bandit", experts=experts,
             w=np.ones(n), q=np.zeros(n), q_sum=np.full(1, _STALE),
             votes=np.zeros(n, dtype=np.bool_), x_hat=np.zeros(d),

@@ -60,6 +60,11 @@ class LearnerTags:
         too): beyond it every entry refuses in one line, before any hook. A learner whose
         arithmetic needs less declares a smaller one; the service and
         :func:`~strategic_apple_tasting.checks.check_stays_finite` hold to it.
+    check_with
+        The hyperparameters of each instance the public checks run it in
+        (:func:`~.introspect.check_configurations`): by default one, with the defaults; a
+        learner whose options take other code paths gives one entry for each
+        (``({}, {"batch_points": 0})``).
     variable_shapes
         Arrays of the state or attributes (named as the loader names them:
         ``"state.history"``, ``"attribute._seen"``) whose shape changes during a run: a saved
@@ -87,6 +92,8 @@ class LearnerTags:
     thread_safe: bool = True
     input_bound: float = INPUT_BOUND
     variable_shapes: tuple[str, ...] = ()
+    # Dictionaries do not hash: tags compare by it, and hash without it.
+    check_with: tuple[dict[str, Any], ...] = dataclasses.field(default=({},), hash=False)
 
     def __post_init__(self) -> None:
         # Normalized so that a declaration by list or numpy bool equals one by tuple and bool.
@@ -102,6 +109,12 @@ class LearnerTags:
         if unknown or not self.supported_feedback:
             raise ValueError(f"supported_feedback must be a non-empty tuple of "
                              f"{', '.join(FEEDBACK)}, got {self.supported_feedback!r}")
+        if isinstance(self.check_with, dict) or not self.check_with or not all(
+                isinstance(p, dict) and all(isinstance(k, str) for k in p)
+                for p in self.check_with):
+            raise ValueError(f"check_with must be a non-empty tuple of dictionaries of "
+                             f"hyperparameters, got {self.check_with!r}")
+        object.__setattr__(self, "check_with", tuple(dict(p) for p in self.check_with))
         bound = self.input_bound
         if isinstance(bound, bool) or not isinstance(bound, int | float) \
                 or not (math.isfinite(bound) and bound > 0):
@@ -118,8 +131,10 @@ class LearnerTags:
         return self.supported_feedback
 
 
-#: The fields of :class:`LearnerTags`: each was a class attribute of its own before.
-TAG_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(LearnerTags))
+#: The fields of :class:`LearnerTags` that were class attributes of their own before
+#: (``check_with`` was a classmethod, ``check_configurations``: :mod:`._aliases` keeps it).
+TAG_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(LearnerTags)
+                                   if f.name != "check_with")
 
 
 def declared_tags(cls: type, inherited: LearnerTags, stacklevel: int) -> LearnerTags:

@@ -6,6 +6,7 @@ from typing import Any
 
 from .. import theory
 from .base import Learner
+from .binding import belief_of, compiled_belief_of
 from .etc import exploration_rounds
 from .phased_ols import (
     ACCEPT,
@@ -87,7 +88,7 @@ class UnknownHorizon(Learner):
             return float(tau)
         if self.sigma is None:
             raise ValueError("unknown-horizon needs sigma (or switching_time) to set τ*")
-        return theory.switching_time(d, self._belief().delta, sigma=self.sigma)
+        return theory.switching_time(d, belief_of(self).delta, sigma=self.sigma)
 
     def epochs(self, d: int) -> list[tuple[int, int]]:
         """The explore-then-commit epochs before the switch, as (τ_i, T0_i) pairs."""
@@ -112,7 +113,7 @@ class UnknownHorizon(Learner):
         return phase_ends(self._phases(d))
 
     def _init_state(self, d: int) -> Any:
-        return new_state(d, self.compiled_belief(), self.r0, self._phases(d),
+        return new_state(d, compiled_belief_of(self), self.r0, self._phases(d),
                          keep=bool(self.keep_data))
 
     def _phases(self, d: int) -> list[tuple[int, int, int]]:

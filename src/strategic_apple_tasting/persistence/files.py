@@ -48,6 +48,7 @@ import numpy as np
 
 from .._version import __version__
 from ..learners.encoding import jsonable
+from ..learners.introspect import model_attributes
 from ..learners.registry import LEARNERS
 from .archive import Archive
 from .desk import encode_desk
@@ -113,7 +114,7 @@ def dumps(learner: Any) -> bytes:
     arrays: dict[str, np.ndarray] = {}
     state = encode(live, "state", arrays, owner)
     attributes = {name: encode(value, f"attribute.{name}", arrays, owner)
-                  for name, value in learner.model_attributes().items()}
+                  for name, value in model_attributes(learner).items()}
     desk = encode_desk(learner, arrays, owner)
     meta = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "written_by": __version__,

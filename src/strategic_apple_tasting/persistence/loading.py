@@ -38,6 +38,7 @@ import numpy as np
 
 from ..learners.base import Learner
 from ..learners.encoding import from_jsonable
+from ..learners.introspect import model_attributes, param_names
 from ..learners.registry import ENTRY_POINTS, LEARNERS, learner_class
 from .archive import INFLATE  # a state larger than a file's size times this cannot be in it
 from .desk import Desk
@@ -115,7 +116,7 @@ def resolve(name: Any, allow: dict[str, type | None]) -> type:
 
 # -- the learner's template ------------------------------------------------------------------
 def _params(node: Any, cls: type) -> dict[str, Any]:
-    names = cls.param_names()
+    names = list(param_names(cls))
     node = _object(node, "params", names)
     try:
         return {k: from_jsonable(v) for k, v in node.items()}
@@ -202,7 +203,7 @@ class Prepared:
                 for item in value:
                     walk(item)
         walk(self.learner.state)
-        for value in self.learner.model_attributes().values():
+        for value in model_attributes(self.learner).values():
             walk(value)
         return max(sizes)
 
@@ -276,7 +277,7 @@ def read(meta: Any, arrays: dict[str, np.ndarray], format_version: int,
     template = learner.state
     states = States(arrays, exact=cls.kernels is not None, variable=cls.tags().variable_shapes)
     state = states.decode(meta["state"], template, "state")
-    made = learner.model_attributes()
+    made = model_attributes(learner)
     node = meta["attributes"]
     if not isinstance(node, dict) or set(node) != set(made):
         given = ", ".join(sorted(node)) if isinstance(node, dict) else _show(node)

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from .. import theory
 from ..engine.simulate import DATA_COLUMNS, ESTIMATE_COLUMNS, RESULT_COLUMNS
 from ..learners import LEARNERS, Theorem, learner_class
+from ..learners.introspect import param_names
 from ..metrics import Estimate, exponent_across, exponent_along, mean_ci, regret_curves
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ def tuned_to_horizon(label: str, names: Mapping[str, str] | None = None) -> bool
     (True, False)
     """
     name = learner_name(label, names)
-    return name is not None and "horizon" in learner_class(name).param_names()
+    return name is not None and "horizon" in param_names(learner_class(name))
 
 
 def theorem_text(label: str, d: int | None, names: Mapping[str, str] | None = None) -> str:

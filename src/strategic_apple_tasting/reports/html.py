@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -173,45 +174,76 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
     else:
         groups = [((), frame.index.to_numpy())]
     shown = groups[:MAX_SECTIONS]
-
     headings = [", ".join(f"{k} = {F.format_value(v)}" for k, v in zip(grouping, key,
                                                                       strict=True))
                 or "All runs" for key, _ in shown]
     sections = []
     lower = dagger = False
     for i, ((_, index), name) in enumerate(zip(shown, headings, strict=True), start=1):
-        sub = table.take(index)
-        d = F.single_dimension(sub)
-        fits = {lb: F.fit_exponent(sub, lb, learners) for lb in F.labels(sub)}
-        caveats = {lb: F.outside_theorem(sub, lb, learners) for lb in F.labels(sub)}
-        summary, low, dag = _summary_tables(sub, fits, d, learners, caveats)
+        section, low, dag = _combination_section(table.take(index), i, name, figs, colors,
+                                                 learners)
+        sections.append(section)
         lower |= low
         dagger |= dag
-        fig = F.regret_figure(sub, fits, colors=colors, names=learners, caveats=caveats)
-        regret = figs.embed(
-            fig, f"regret-{i:02d}", f"Regret, {name}",
-            "Left: cumulative strategic regret against rounds, mean over seeds with a 95% "
-            "band, at each learner's largest horizon. Right: the same on log–log axes; dashed "
-            "lines are the fitted growth exponents (across horizons for learners tuned to the "
-            "horizon, dots with 95% CI at each horizon; along the run for t ≥ T/10 otherwise), "
-            "beside the theorems' exponents.")
-        fig, note = F.learning_figure(sub, colors=colors)
-        learning = figs.embed(
-            fig, f"learning-{i:02d}", f"Clean points and estimation error, {name}",
-            "Left: points each learner learned from (clean), mean with 95% band, against "
-            "SA-OLS's expected number d + c1(d, δ/R)·(t − d) (<code>cor:c1</code>). Right: "
-            f"estimation error ‖θ̂ − (θ1 − θ0)‖ over time. {escape(note)}")
-        lender = _lender_section(sub) if "profit" in sub.column_names else ""
-        sections.append(f'<h2 id="combo-{i}">{escape(name)}</h2>\n{lender}{summary}\n{regret}\n'
-                        f"{learning}")
-
     more = ""
     if len(groups) > MAX_SECTIONS:
         more = (f'<p class="note">{len(groups)} combinations of {escape(", ".join(grouping))}: '
                 f"the first {MAX_SECTIONS} have figures here; the settings table and the "
                 "final-regret figures cover all of them (<code>sat results DIR</code> prints "
                 "every summary).</p>")
+    finals = _final_figures(table, swept, figs, colors)
+    toc = [f'<li><a href="#combo-{i}">{escape(name)}</a></li>'
+           for i, name in enumerate(headings, start=1)]
+    if finals:
+        toc.append('<li><a href="#final">Final regret against each swept setting</a></li>')
+    toc.append('<li><a href="#settings">Settings</a></li>')
+    body = "\n".join([
+        f"<h1>{escape(title)}</h1>",
+        *([f'<p class="status" id="status">{escape(status)}</p>'] if status else []),
+        f'<p class="meta">{_meta_line(table, frame, runs, swept)}</p>',
+        f"<nav><ul>{''.join(toc)}</ul></nav>", more, *sections,
+        *(['<h2 id="final">Final regret against each swept setting</h2>', *finals]
+          if finals else []),
+        _settings_section(runs, swept, constant),
+        "<h2>Notes</h2>",
+        *(f'<p class="note">{n}</p>' for n in _notes(lower, dagger, "profit" in
+                                                      table.column_names))])
+    return write_page(out / "index.html", title, body)
 
+
+def _combination_section(sub: pa.Table, i: int, name: str, figs: Figures,
+                         colors: Mapping[str, Any], learners: Mapping[str, str]
+                         ) -> tuple[str, bool, bool]:
+    """The section of one combination of the swept settings: the lender's table (a data
+    game), the summary tables, the regret figure and the learning figure; and whether its
+    tables hold a lower bound (*) or a relabelled learner (†)."""
+    d = F.single_dimension(sub)
+    fits = {lb: F.fit_exponent(sub, lb, learners) for lb in F.labels(sub)}
+    caveats = {lb: F.outside_theorem(sub, lb, learners) for lb in F.labels(sub)}
+    summary, lower, dagger = _summary_tables(sub, fits, d, learners, caveats)
+    fig = F.regret_figure(sub, fits, colors=colors, names=learners, caveats=caveats)
+    regret = figs.embed(
+        fig, f"regret-{i:02d}", f"Regret, {name}",
+        "Left: cumulative strategic regret against rounds, mean over seeds with a 95% "
+        "band, at each learner's largest horizon. Right: the same on log–log axes; dashed "
+        "lines are the fitted growth exponents (across horizons for learners tuned to the "
+        "horizon, dots with 95% CI at each horizon; along the run for t ≥ T/10 otherwise), "
+        "beside the theorems' exponents.")
+    fig, note = F.learning_figure(sub, colors=colors)
+    learning = figs.embed(
+        fig, f"learning-{i:02d}", f"Clean points and estimation error, {name}",
+        "Left: points each learner learned from (clean), mean with 95% band, against "
+        "SA-OLS's expected number d + c1(d, δ/R)·(t − d) (<code>cor:c1</code>). Right: "
+        f"estimation error ‖θ̂ − (θ1 − θ0)‖ over time. {escape(note)}")
+    lender = _lender_section(sub) if "profit" in sub.column_names else ""
+    return (f'<h2 id="combo-{i}">{escape(name)}</h2>\n{lender}{summary}\n{regret}\n'
+            f"{learning}", lower, dagger)
+
+
+def _final_figures(table: pa.Table, swept: list[str], figs: Figures,
+                   colors: Mapping[str, Any]) -> list[str]:
+    """Final regret against each swept setting, and against c1(d, δ/R) when d or δ is
+    swept."""
     finals = []
     for setting in swept:
         fig, note = F.final_regret_figure(table, setting, swept, colors=colors)
@@ -219,7 +251,6 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
             fig, f"final-vs-{F.slug(setting)}", f"Final regret against {setting}",
             f"Mean final regret (at t = T) with 95% CI over seeds, per learner, against "
             f"{escape(setting)}. {escape(note)}"))
-
     by_c1 = F.with_c1(table)
     if by_c1 is not None:
         rest = [s for s in swept if s not in ("dimension", "delta", "radius", "horizon")]
@@ -231,15 +262,14 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
             "P(⟨u, x⟩ ≥ δ/R), the fraction of agents (contexts uniform in the ball) that stay "
             "clean under the best shifted rule (<code>cor:c1</code>): SA-OLS learns from "
             f"those only, and its regret bound carries 1/c1. {escape(note)}"))
+    return finals
 
-    toc = [f'<li><a href="#combo-{i}">{escape(name)}</a></li>'
-           for i, name in enumerate(headings, start=1)]
-    if finals:
-        toc.append('<li><a href="#final">Final regret against each swept setting</a></li>')
-    toc.append('<li><a href="#settings">Settings</a></li>')
 
+def _notes(lower: bool, dagger: bool, data_game: bool) -> list[str]:
+    """The notes under the page: what * and † mean where the tables use them, and how the
+    exponents are fitted."""
     notes = []
-    if lower and "profit" in table.column_names:
+    if lower and data_game:
         notes.append("* Stackelberg regret against the best linear rule found by a search over "
                      "the rows, answered by the agents: a lower bound.")
     elif lower:
@@ -258,25 +288,20 @@ def write_report(table: pa.Table, out_dir: str | os.PathLike, *, title: str | No
                  "least-squares slopes of log mean regret on log t; their 95% intervals come "
                  "from resampling whole seeds (points along one run are dependent, so a "
                  "regression's standard error is no interval).")
+    return notes
 
+
+def _meta_line(table: pa.Table, frame: pd.DataFrame, runs: pd.DataFrame, swept: list[str]) -> str:
+    """The line under the heading: the learners, seeds, runs, horizons, what is swept, and
+    when and by which version the page was made."""
     every = F.labels(table)
     horizons = sorted(frame["horizon"].unique()) if "horizon" in frame else []
-    meta = (f"{len(every)} learner(s) ({escape(', '.join(every))}), "
+    return (f"{len(every)} learner(s) ({escape(', '.join(every))}), "
             f"{frame['seed'].nunique()} seed(s), {len(runs)} run(s), horizon(s) "
             f"{escape(', '.join(f'{int(h):,}' for h in horizons))}; swept: "
             f"{escape(', '.join(swept) or 'nothing')}. Generated "
             f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC by strategic-apple-tasting "
             f"{escape(__version__)}.")
-    body = "\n".join([
-        f"<h1>{escape(title)}</h1>",
-        *([f'<p class="status" id="status">{escape(status)}</p>'] if status else []),
-        f'<p class="meta">{meta}</p>',
-        f"<nav><ul>{''.join(toc)}</ul></nav>", more, *sections,
-        *(['<h2 id="final">Final regret against each swept setting</h2>', *finals]
-          if finals else []),
-        _settings_section(runs, swept, constant),
-        "<h2>Notes</h2>", *(f'<p class="note">{n}</p>' for n in notes)])
-    return write_page(out / "index.html", title, body)
 
 
 def write_claims_page(claims: list[Claim], consistency: list[Consistency],

@@ -478,6 +478,46 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
     if missing not in MISSING:
         raise _fail("missing", missing, f"one of {', '.join(MISSING)}")
     gain, loss = _rewards(rewards)
+    frame = _read_frame(path, read_csv)
+    available = [str(c) for c in frame.columns]
+    frame.columns = available
+    features, gameable, extra = _mapped_columns(available, label, features, gameable, time,
+                                                group, amount, rate, lgd)
+    used = [label, *features, *extra]
+    rows = len(frame)
+    if missing == "drop":
+        frame = frame.dropna(subset=used)
+    if len(frame) == 0:
+        raise _fail("path", str(path), "a CSV with at least one row (after missing='drop', "
+                    "if given)")
+    defaulted = _defaults(frame, label, default_value)
+    raw, names, game_names = _feature_blocks(frame, features, gameable)
+    repaid_reward, default_reward = _loan_rewards(frame, gain, loss, amount, rate, lgd)
+    reward = np.where(defaulted, default_reward, repaid_reward)
+    if not np.all(np.isfinite(reward)):
+        row = int(np.argmax(~np.isfinite(reward)))
+        raise ValueError(f"rewards: the reward of row {row} overflows ({float(reward[row])!r}: "
+                         f"{'amount' if rate is None else 'amount · rate'} times rewards="
+                         f"{(gain, loss)!r}); use smaller reward multipliers or rescale "
+                         "the columns")
+    data = _assemble(raw, names, game_names, reward, defaulted, f"CSV {path}",
+                     {"label": label, "default_value": default_value, "amount": amount,
+                      "rate": rate, "lgd": lgd, "rewards": (gain, loss),
+                      "rows_dropped": rows - len(frame),
+                      "gameable_attributes": tuple(gameable), "group": group},
+                     each=(None if amount is None and rate is None and lgd is None
+                           else (repaid_reward, default_reward)))
+    if time is not None:
+        data = dataclasses.replace(data, time=_times(frame, time))
+    if group is None:
+        return data
+    codes, group_names = _group_codes(frame, group)
+    return dataclasses.replace(data, groups=codes, group_names=group_names)
+
+
+def _read_frame(path: Path, read_csv: dict[str, Any]) -> pd.DataFrame:
+    """The CSV's rows, or ``ValueError`` naming the file when pandas cannot read it or its
+    header names a column twice."""
     try:
         frame = pd.read_csv(path, **read_csv)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
@@ -485,8 +525,15 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
                          f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''})"
                          ) from None
     _unique_header(path, read_csv)
-    available = [str(c) for c in frame.columns]
-    frame.columns = available
+    return frame
+
+
+def _mapped_columns(available: list[str], label: Any, features: Sequence[str],
+                    gameable: Sequence[str], time: Any, group: Any, amount: Any, rate: Any,
+                    lgd: Any) -> tuple[list[str], list[str], list[str]]:
+    """The column mapping checked against the file's columns and against itself: the
+    features, the gameable ones, and the other columns read (time, group, amount, rate,
+    lgd)."""
     if not isinstance(label, str):
         raise _fail("label", label, "a column name")
     _columns("label", [label], available)
@@ -511,13 +558,12 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
         raise _fail("rate", rate, "given together with amount (the interest is amount · rate)")
     if lgd is not None and amount is None:
         raise _fail("lgd", lgd, "given together with amount (the loss is amount · lgd)")
-    used = [label, *features, *extra]
-    rows = len(frame)
-    if missing == "drop":
-        frame = frame.dropna(subset=used)
-    if len(frame) == 0:
-        raise _fail("path", str(path), "a CSV with at least one row (after missing='drop', "
-                    "if given)")
+    return features, gameable, extra
+
+
+def _defaults(frame: pd.DataFrame, label: str, default_value: Any) -> np.ndarray:
+    """Which rows defaulted: the label column holds two values, ``default_value`` one of
+    them, and none is missing."""
     if frame[label].isna().any():
         raise ValueError(f"label: column {label!r} has {int(frame[label].isna().sum())} "
                          "missing values; pass missing='drop' to drop those rows")
@@ -534,7 +580,13 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
         raise ValueError(f"label: column {label!r} must hold at most two values (default "
                          f"or repaid), got {len(values)}: "
                          f"{', '.join(_shown(v) for v in sorted(values, key=str)[:10])}")
-    defaulted = np.array([_same(v, default_value) for v in frame[label]], dtype=bool)
+    return np.array([_same(v, default_value) for v in frame[label]], dtype=bool)
+
+
+def _feature_blocks(frame: pd.DataFrame, features: list[str], gameable: list[str]
+                    ) -> tuple[np.ndarray, list[str], list[str]]:
+    """The features' raw columns (a numeric column one, a category one 0/1 column per level),
+    their names, and the names of the gameable ones."""
     blocks, names, game_names = [], [], []
     for column in features:
         if _categorical(frame[column]):
@@ -545,8 +597,15 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
         names += block_names
         if column in gameable:
             game_names += block_names
-    raw = np.column_stack(blocks)
-    with np.errstate(over="ignore"):  # an overflow is refused just below, in one line
+    return np.column_stack(blocks), names, game_names
+
+
+def _loan_rewards(frame: pd.DataFrame, gain: float, loss: float, amount: str | None,
+                  rate: str | None, lgd: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's reward if repaid and if defaulted: ``gain`` (× amount × rate) and ``loss``
+    (× amount × lgd), each factor only if its column is given (an overflow is left for the
+    caller to refuse)."""
+    with np.errstate(over="ignore"):  # an overflow is refused by the caller, in one line
         repaid_reward = np.full(len(frame), gain)
         default_reward = np.full(len(frame), loss)
         if amount is not None:
@@ -565,26 +624,7 @@ def load_csv(path: str | Path, *, label: str, default_value: Any, features: Sequ
                 raise ValueError(f"lgd: column {lgd!r} must hold shares in [0, 1], got "
                                  f"{float(lost[outside][0])!r} (row {int(np.argmax(outside))})")
             default_reward = default_reward * lost
-        reward = np.where(defaulted, default_reward, repaid_reward)
-    if not np.all(np.isfinite(reward)):
-        row = int(np.argmax(~np.isfinite(reward)))
-        raise ValueError(f"rewards: the reward of row {row} overflows ({float(reward[row])!r}: "
-                         f"{'amount' if rate is None else 'amount · rate'} times rewards="
-                         f"{(gain, loss)!r}); use smaller reward multipliers or rescale "
-                         "the columns")
-    data = _assemble(raw, names, game_names, reward, defaulted, f"CSV {path}",
-                     {"label": label, "default_value": default_value, "amount": amount,
-                      "rate": rate, "lgd": lgd, "rewards": (gain, loss),
-                      "rows_dropped": rows - len(frame),
-                      "gameable_attributes": tuple(gameable), "group": group},
-                     each=(None if amount is None and rate is None and lgd is None
-                           else (repaid_reward, default_reward)))
-    if time is not None:
-        data = dataclasses.replace(data, time=_times(frame, time))
-    if group is None:
-        return data
-    codes, group_names = _group_codes(frame, group)
-    return dataclasses.replace(data, groups=codes, group_names=group_names)
+    return repaid_reward, default_reward
 
 
 def _refuse_missing(values: pd.Series, column: str, field_name: str) -> None:

@@ -34,6 +34,10 @@ class _Figures:
         self.versions = versions
 
     def collect(self) -> Iterator[Metric]:
+        """Every figure as a Prometheus metric, read at scrape time.
+
+        Why it is long: one declaration per metric (its name, type and help), in the order
+        the exposition lists them."""
         f = self.figures
         for name, key, what in (
                 ("sat_decisions", "decisions", "Decisions logged"),

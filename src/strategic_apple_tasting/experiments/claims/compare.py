@@ -1,9 +1,10 @@
-"""Whether a document's claims table is a run's, row for row.
+"""Whether a document's claims table is a run's, row for row; where two runs' verdicts differ.
 
 ``python -m strategic_apple_tasting.experiments.claims.compare docs/reproducing.md
 reproduce/claims.md`` prints each difference (a row only in one table, a cell that differs)
-and exits 1, or says the tables agree and exits 0. The first table headed like
-``claims.md``'s is read in each.
+and exits 1, or says the tables agree and exits 0. With ``--verdicts FULL QUICK`` it prints
+each row both tables have whose verdict differs (the full run's, then the quick run's) and
+their count, and exits 0. The first table headed like ``claims.md``'s is read in each.
 """
 
 from __future__ import annotations
@@ -52,11 +53,37 @@ def differences(expected: str, run: str) -> list[str]:
     return out
 
 
+def verdict(cell: str) -> str:
+    """A verdict cell's verdict, without its reason: ``**no**: why`` → ``no``."""
+    return cell.split(":", 1)[0].replace("**", "").strip()
+
+
+def verdict_differences(full: str, quick: str) -> list[tuple[str, str, str]]:
+    """(claim, the full table's verdict, the quick table's) for each row both tables have
+    whose verdicts differ, in the full table's order (a reason alone does not count)."""
+    big, small = table_rows(full), table_rows(quick)
+    return [(claim, verdict(cells[-1]), verdict(small[claim][-1]))
+            for claim, cells in big.items()
+            if claim in small and verdict(cells[-1]) != verdict(small[claim][-1])]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["--verdicts"] and len(args) == 3:
+        try:
+            texts = [Path(a).read_text(encoding="utf-8") for a in args[1:]]
+            found = verdict_differences(*texts)
+            both = len(set(table_rows(texts[0])) & set(table_rows(texts[1])))
+        except (OSError, ValueError) as exc:
+            print(f"compare: error: {exc}", file=sys.stderr)
+            return 2
+        for claim, big, small in found:
+            print(f"{claim}: {big} (full), {small} (quick)")
+        print(f"the verdicts differ in {len(found)} of the {both} rows both tables have")
+        return 0
     if len(args) != 2:
         print("usage: python -m strategic_apple_tasting.experiments.claims.compare DOCUMENT "
-              "CLAIMS_MD", file=sys.stderr)
+              "CLAIMS_MD, or --verdicts FULL_MD QUICK_MD", file=sys.stderr)
         return 2
     try:
         texts = [Path(a).read_text(encoding="utf-8") for a in args]

@@ -101,7 +101,10 @@ def _learners(*names: str, **params: dict) -> list[dict]:
 
 
 def parts(size: Size) -> dict[str, dict]:
-    """Part name → sweep spec at ``size``."""
+    """Part name → sweep spec at ``size``.
+
+    Why it is long: a table of the bundled sweeps, one entry each with the comment that says
+    why its settings discriminate; it is data, read top to bottom, not logic."""
     seeds, main = size.seeds, size.main
     trap = {"contexts": "greedy-trap", "delta": 0.1, "sigma": 0.1}
     return {
