@@ -22,7 +22,7 @@ demo: compile
 
 test: compile
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -n 2 --dist loadscope --no-loadscope-reorder --doctest-modules src tests
+	$(BIN)/python -m pytest -n 2 --dist loadscope --no-loadscope-reorder --durations=25 --doctest-modules src tests
 
 bench: compile
 	$(BIN)/python benchmarks/engine.py
