@@ -41,6 +41,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 from .._version import __version__
 from . import routes
@@ -326,11 +327,14 @@ def create_app(service: Service) -> FastAPI:
     app.state.service = service
     app.state.inputs = InputCheck(config)
     app.state.process = ProcessFigures()
+    install_handlers(app)
+    app.include_router(routes.router)
     app.add_middleware(Gate, limit=config.max_body, keys=lambda: service.keys,
                        deadline=config.body_timeout,
                        limits=RateLimits(config.rate_limit) if config.rate_limit else None)
-    # Added last, so outermost: requests the gate refuses are counted and timed too.
-    app.add_middleware(RequestMetrics, figures=app.state.process, routes=lambda: app.routes)
-    install_handlers(app)
-    app.include_router(routes.router)
+    # Added last, so outermost: requests the gate refuses are counted and timed too, each
+    # under its route's path (the router's routes by their own: the router, included, has
+    # none, and would match them all).
+    labelled = [*(r for r in app.routes if isinstance(r, Route)), *routes.router.routes]
+    app.add_middleware(RequestMetrics, figures=app.state.process, routes=lambda: labelled)
     return app
