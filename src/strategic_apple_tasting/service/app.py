@@ -25,6 +25,10 @@ Bad input gets a 4xx with ``{"error": "<one line>"}`` and changes nothing: a req
 written whole or not at all. A write body must be JSON (``Content-Type: application/json``),
 UTF-8, uncompressed, at most ``max_body`` bytes, arriving whole within ``body_timeout``
 seconds. A database that cannot be written is a 503 naming why, and ``GET /health`` says so.
+
+Here: the gate (:class:`Gate`), the handlers that word every refusal, and :func:`create_app`.
+The routes are :mod:`.routes`, what a request may say :mod:`.bodies`, the service's parts
+:mod:`.running`.
 """
 
 from __future__ import annotations

@@ -123,8 +123,8 @@ async def decide(body: DecisionsIn, request: Request, service: Opened,
                                f"from 1 to {max_batch:,} allowed (max_batch)")
         items = [(a.id, inputs.features(a.x, f"applicants.{k}.x"))
                  for k, a in enumerate(body.applicants)]
-        # (checked after the count and the features, so a body with several faults is
-        # refused for the same one as ever)
+        # Checked here, after the count and the features, not by the model: a body with
+        # several faults is refused for the first in that order.
         ids = [i for i, _ in items if i is not None]
         if len(set(ids)) != len(ids):
             raise ServiceError(422, "applicants repeats an id: each decision needs its own")
@@ -300,7 +300,8 @@ async def history(service: Opened) -> Response:
 async def explained(decision_id: str, request: Request, service: Opened) -> Response:
     from .explain import explain
 
-    # (a path's segment: a model's refusal would name the path, not the id)
+    # Checked here, not by the path's own limits, whose refusal would be worded otherwise
+    # (and would change the OpenAPI document).
     if not 1 <= len(decision_id) <= store.MAX_ID:
         raise ServiceError(422, f"decision id must have from 1 to {store.MAX_ID} "
                            f"characters, got {len(decision_id)}")
@@ -333,7 +334,8 @@ async def metrics(request: Request, service: Opened, process: Process,
                   format: str | None = None) -> Response:
     from . import prom
 
-    # (a query's value: a model's refusal would not say which formats there are)
+    # Checked here, not as a Literal, whose refusal would be worded otherwise (and would
+    # change the OpenAPI document).
     if format not in (None, "json", "prometheus"):
         raise ServiceError(422, f"format must be json or prometheus, got {format!r:.60}")
     figures = await asyncio.to_thread(metrics_figures, service)
