@@ -95,3 +95,12 @@ def test_what_the_settings_bound_is_refused_with_its_place(config, x, message):
     _check(**config).bounded(1e9, "outcome")  # the bound itself is taken
     with pytest.raises(ServiceError, match=r"^outcome: must be at most 1e\+09 in magnitude"):
         _check(**config).bounded(-1.5e9, "outcome")
+
+
+@pytest.mark.parametrize(("size", "name"), [(0, "applicants"), (10_001, "outcomes")])
+def test_a_batch_empty_or_over_max_batch_is_refused(size, name):
+    with pytest.raises(ServiceError) as caught:
+        _check().batch(size, name)
+    assert (caught.value.status, caught.value.message) == (
+        422, f"{name} has {size} entries; from 1 to 10,000 allowed (max_batch)")
+    _check().batch(10_000, name)

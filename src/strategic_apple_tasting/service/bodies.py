@@ -1,6 +1,7 @@
 """What a request to the service may say: its body's shape as pydantic models (a field's type
 and limits, one applicant or a batch, a shadow's saved learner in base64), and what the
-service's settings bound (:class:`InputCheck`: the features' count, the learner's input bound).
+service's settings bound (:class:`InputCheck`: a batch's size, the features' count, the
+learner's input bound).
 
 A refusal of a body as a whole (one applicant or a batch, not both) is an error of type
 :data:`WHOLE`, whose message is the answer as it stands; any other names the field first
@@ -172,15 +173,21 @@ class ShadowIn(BaseModel):
 
 
 class InputCheck:
-    """What the learner would refuse, refused first (422), by the service's settings: a
-    feature vector of another length than the dimension, a feature or an outcome beyond the
-    learner's input bound, as given or once standardized. One per app: the bound and the
-    scaling are read once."""
+    """What the service's settings refuse (422): a batch over ``max_batch``, and what the
+    learner would refuse, refused first: a feature vector of another length than the
+    dimension, a feature or an outcome beyond the learner's input bound, as given or once
+    standardized. One per app: the bound and the scaling are read once."""
 
     def __init__(self, config: ServiceConfig) -> None:
         self.config = config
         self.bound = learner_class(config.learner).tags().input_bound
         self.scaling = config.scaling()
+
+    def batch(self, size: int, name: str) -> None:
+        """Refuse (422) a batch (``name``, of ``size`` entries) empty or over ``max_batch``."""
+        if not 1 <= size <= self.config.max_batch:
+            raise ServiceError(422, f"{name} has {size} entries; from 1 to "
+                               f"{self.config.max_batch:,} allowed (max_batch)")
 
     def bounded(self, value: float, where: str) -> None:
         """Refuse (422) what the learner would refuse: a value beyond its input bound."""

@@ -117,10 +117,7 @@ async def decide(body: DecisionsIn, request: Request, service: Opened,
                  inputs: Inputs) -> Response:
     # (one applicant or a batch, nothing beside a batch: DecisionsIn checked that)
     if body.applicants is not None:
-        max_batch = service.config.max_batch
-        if not 1 <= len(body.applicants) <= max_batch:
-            raise ServiceError(422, f"applicants has {len(body.applicants)} entries; "
-                               f"from 1 to {max_batch:,} allowed (max_batch)")
+        inputs.batch(len(body.applicants), "applicants")
         items = [(a.id, inputs.features(a.x, f"applicants.{k}.x"))
                  for k, a in enumerate(body.applicants)]
         # Checked here, after the count and the features, not by the model: a body with
@@ -145,10 +142,7 @@ async def outcomes(body: OutcomesIn, request: Request, service: Opened,
     if single:
         items = [(body.id, body.outcome)]
     else:
-        max_batch = service.config.max_batch
-        if not 1 <= len(body.outcomes) <= max_batch:
-            raise ServiceError(422, f"outcomes has {len(body.outcomes)} entries; from 1 to "
-                               f"{max_batch:,} allowed (max_batch)")
+        inputs.batch(len(body.outcomes), "outcomes")
         items = [(o.id, o.outcome) for o in body.outcomes]
         if len({i for i, _ in items}) != len(items):
             raise ServiceError(422, "outcomes repeats an id: one outcome per decision")
