@@ -30,7 +30,7 @@ from starlette.routing import Match
 #: The methods named in a label; any other is "other" (a client cannot grow the series).
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 #: Latency buckets, seconds: a group commit takes milliseconds, a publication up to
-#: ``app.PUBLISH_SECONDS``.
+#: ``routes.PUBLISH_SECONDS``.
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
            30.0)
 

@@ -7,9 +7,10 @@ import socket
 import sys
 
 from . import settings
-from .app import Service, create_app
+from .app import create_app
 from .config import ServiceConfig
 from .redact import shown
+from .running import Service
 
 
 def serve(config: ServiceConfig, host: str = "127.0.0.1", port: int = 8000,
