@@ -33,7 +33,7 @@ NOT_RUN = {
     "make test": "is the command that runs this test",
     "source .venv/bin/activate": "the test puts the environment's bin/ first on PATH instead",
     "sat reproduce --quick": "tests/test_reproduce.py runs it (shared across workers)",
-    "sat reproduce": "the full run takes 14 minutes; it is --quick's code at larger sizes",
+    "sat reproduce": "the full run takes an hour; it is --quick's code at larger sizes",
 }
 #: Small sizes: flag → value used here instead of the README's.
 SMALL = {"--horizon": "300", "-T": "300", "--seeds": "2"}

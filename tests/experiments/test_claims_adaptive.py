@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from strategic_apple_tasting.experiments.claims import adaptive
+from strategic_apple_tasting.experiments.claims import NOT_DISCRIMINATING, adaptive
 from strategic_apple_tasting.game import Game
 from strategic_apple_tasting.learners import make_learner
 
@@ -128,3 +128,15 @@ def test_the_rate_check_passes_sqrt_t_and_fails_a_learner_the_adversary_defeats(
     assert _row(adaptive.adaptive(_sqrt_t(small, learner)), start).outcome == "pass"
     defeated = _row(adaptive.adaptive(_swap(small, learner, "accept-all")), start)
     assert defeated.outcome == "fail" and defeated.measured.value > 0.95
+
+
+def test_a_rate_read_while_exp3p_sae_is_worse_than_accept_all_is_not_discriminating(small):
+    """Where EXP3.P-SAE's regret at the largest T is still above accept-all's it has not begun
+    to learn, and the row says so and why (its confidence bonus) instead of reading a rate;
+    with a regret of √T in its place (below accept-all's) that reason is gone."""
+    start = "EXP3.P-SAE's regret against an adaptive adversary"
+    row = _row(adaptive.adaptive(small), start)
+    assert row.regime.startswith("EXP3.P-SAE's regret is above accept-all's at the largest T")
+    assert "it has not begun to learn" in row.regime and row.verdict == NOT_DISCRIMINATING
+    learning = _row(adaptive.adaptive(_sqrt_t(small, "exp3p-sae")), start)
+    assert "has not begun to learn" not in learning.regime

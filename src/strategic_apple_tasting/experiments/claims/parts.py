@@ -313,37 +313,25 @@ def parts(size: Size) -> dict[str, dict]:
 PARTS = {name: parts(size) for name, size in SIZES.items()}
 
 
-#: Wall time per agent-round of each part, in microseconds, measured on the quick run with a
-#: warm cache and 2 workers (on a shared machine: a rough weight, not a speed): how
-#: `sat reproduce` weighs the parts to estimate the time left. Agent-rounds alone would not do:
-#: the peers run on the Python reference path, hundreds of times slower a round than most.
-COST = {"stochastic": 5.1, "bounds": 0.2, "etc": 0.14, "adversarial-d1": 0.14,
-        "adversarial-d2": 0.17, "adversarial-orthogonal": 3.4, "sampled-stochastic": 11.0,
-        "bandit": 0.38, "adversarial-d2-bandit": 0.3, "trembling": 0.5, "ellipsoid": 0.38,
-        "mixture": 0.17, "overestimate": 0.19, "lock-in": 1.25,
-        # the quick run measured while the suite was made fast (T = 5,000): 19.2 s for 160,000
-        # agent-rounds, about 3 s of it starting up
-        "peers": 100.0,
-        "delays": 0.13, "periods": 0.09, "warm-ups": 0.13, "unclean": 0.49,
-        "unclean-mixture": 0.69, "stackelberg": 3.3, "budget-0.1": 1.0, "budget-0.3": 1.0,
-        "budget-0.5": 1.0, "budget-heterogeneous": 1.0, "budget-truthful": 1.0,
-        "budget-german": 20.0, "budget-fico": 1.0,
-        # d = 49 (German credit), protocol holdout: the full size's 28.8 and 4.8 million
-        # agent-rounds took 138 s and 25 s on 2 workers (each seed's split searched once a
-        # worker): about 10 µs a round on each.
-        "lending": 10.0, "lending-linear": 10.0,
-        # CPU time a cell (timing.md) over agent-rounds, quick run on 1 worker, warm cache: the
-        # machine was shared (load about 11 on 2 cores), so its wall time was 3 to 8 times more
-        "scaling-sigma": 0.68, "scaling-dimension": 0.38, "scaling-delta": 0.28,
-        "scaling-c0": 0.31, "etc-dimension": 0.27, "unknown-horizon-bandit": 0.78,
-        "unknown-horizon-bandit-sharp": 0.23,
-        # Measured at a load of 12 to 14 on 2 cores, warm cache, one worker: the cells' CPU
-        # time a round (their wall time was 5 to 10 times it, a sixth of a core each):
-        # 2,000,000 agent-rounds in 1.9 s CPU (9.1 s wall) and 800,000 in 1.7 s (18.4 s wall).
-        "overestimate-consistency": 0.95, "estimation-bound": 2.1,
-        # adversarial-d1 with trembling agents: 22 s for its 17.8 million agent-rounds on one
-        # worker, at a load average of 10 on 2 cores (adversarial-d1's 0.14 was measured idle)
-        "adversarial-trembling-d1": 1.2}
+#: Wall time per agent-round of each part, in microseconds, on 2 workers: the full run of
+#: 2026-11-30 (every part in one command, a shared 2-core machine), its cells' CPU seconds over
+#: the part's agent-rounds, halved. A weight for `sat reproduce`'s estimate of the time left,
+#: not a speed: agent-rounds alone would not do (the peers run on the Python reference path,
+#: hundreds of times slower a round than most; German credit's d = 49 and its searches cost
+#: tens of times the stochastic game's round). The quick run's short cells cost more a round
+#: (start-up), in proportion much alike.
+COST = {"stochastic": 0.074, "bounds": 0.036, "etc": 0.023, "adversarial-d1": 0.053,
+        "adversarial-d2": 0.06, "adversarial-orthogonal": 0.63, "sampled-stochastic": 2.2,
+        "bandit": 0.054, "adversarial-d2-bandit": 0.11, "trembling": 0.048, "ellipsoid": 0.042,
+        "mixture": 0.034, "overestimate": 0.042, "lock-in": 0.14, "peers": 39.0,
+        "delays": 0.034, "periods": 0.028, "warm-ups": 0.04, "unclean": 0.18,
+        "unclean-mixture": 0.23, "lending": 1.8, "lending-linear": 1.7, "budget-0.1": 0.073,
+        "budget-0.3": 0.063, "budget-0.5": 0.056, "budget-heterogeneous": 0.16,
+        "budget-truthful": 0.16, "budget-german": 4.2, "budget-fico": 0.2, "stackelberg": 0.15,
+        "scaling-sigma": 0.046, "scaling-dimension": 0.064, "scaling-delta": 0.046,
+        "scaling-c0": 0.05, "etc-dimension": 0.048, "unknown-horizon-bandit": 0.034,
+        "unknown-horizon-bandit-sharp": 0.04, "overestimate-consistency": 0.042,
+        "estimation-bound": 0.039, "adversarial-trembling-d1": 0.057}
 
 
 def part_cost(name: str, rounds: int) -> float:
