@@ -160,7 +160,6 @@ def layout_order(text: str, layers: tuple[frozenset[str], ...]) -> list[str]:
     section = text.split("## Layout", 1)[1].split("\n## ", 1)[0]
     rank = {area: i for i, layer in enumerate(layers) for area in layer}
     public = [a for a in rank if not a.startswith("_") or a == "_jit"]
-    public = [a for a in public if a not in ("__init__",)]
     found = {a: section.find(f"`{a}`") for a in public}
     wrong = [f"{a} is not named" for a, at in found.items() if at < 0]
     named = sorted((at, a) for a, at in found.items() if at >= 0)

@@ -439,7 +439,8 @@ def _run_backtest(plan: LendingPlan) -> Any:
     from ..game.game import budget_label
     from ..scenarios.backtest import BASELINES, backtest
 
-    settings, data = plan.backtest or {}, plan.data
+    settings, data = plan.backtest, plan.data
+    assert settings is not None  # (cmd_lending runs the backtest only when it is planned)
     new = round(settings["new_share"] * data.n)
     froms = settings["history"]
     each = ("" if froms == ["accepted"] else

@@ -78,7 +78,7 @@ class LegacyLearnerAPI:
         """Deprecated: ``tags = LearnerTags(check_with=...)``, read by
         :func:`~.introspect.check_configurations`."""
         _moved(f"{cls.__name__}.check_configurations()", "check_configurations(cls)")
-        return [cls(**params) for params in cls.tags().check_with]
+        return introspect.check_configurations(cls)
 
     def model_attributes(self) -> dict[str, Any]:
         """Deprecated: :func:`~.introspect.model_attributes`."""

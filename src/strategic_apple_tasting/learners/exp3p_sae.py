@@ -37,6 +37,19 @@ class Exp3PSAEParameters:
     gamma: float
     confidence: float
 
+    def experts(self) -> float:
+        """K, the grid's number of experts, as a float (inf for a grid beyond the float range,
+        which the weights refuse with a clear message)."""
+        try:
+            return float(self.grid_size)
+        except OverflowError:
+            return math.inf
+
+    def bonus(self, horizon: int) -> float:
+        """EXP3.P's bonus α/√(KT) over the grid's K experts at ``horizon`` (through the square
+        roots of each factor: K·T may overflow a double where K does not)."""
+        return self.alpha / (math.sqrt(self.experts()) * math.sqrt(float(horizon)))
+
 
 class Exp3PSAEState(NamedTuple):
     agents: Any  # the agent model the learner believes in
@@ -222,14 +235,9 @@ class Exp3PSAE(Learner):
     def _init_state(self, d: int) -> Any:
         p = self.parameters(d)
         horizon = float(self.horizon)
-        try:
-            n_experts = float(p.grid_size)
-        except OverflowError:  # new_weights rejects such a grid with a clear message
-            n_experts = math.inf
-        # w0 = exp((αγ/3)·sqrt(T/K)) and the bonus α/sqrt(KT), through the square roots of each
-        # factor (K·T may overflow a double where K does not)
-        log_w0 = p.alpha * p.gamma / 3.0 * (math.sqrt(horizon) / math.sqrt(n_experts))
-        bonus = p.alpha / (math.sqrt(n_experts) * math.sqrt(horizon))
+        # w0 = exp((αγ/3)·sqrt(T/K)), through the square roots of each factor
+        log_w0 = p.alpha * p.gamma / 3.0 * (math.sqrt(horizon) / math.sqrt(p.experts()))
+        bonus = p.bonus(self.horizon)
         capacity = int(min(self.horizon, p.grid_size))
         return Exp3PSAEState(
             agents=compiled_belief_of(self), r0=float(self.r0), bound=float(self.bound),

@@ -30,29 +30,26 @@ DecisionId = Annotated[str, Field(min_length=1, max_length=store.MAX_ID)]
 WHOLE = "whole_body"
 
 
-def _storable(value: str) -> str:
-    # PostgreSQL cannot store NUL in text; a lone surrogate never gets this far (pydantic
-    # refuses a string that is not Unicode).
-    if "\x00" in value:
-        raise PydanticCustomError("nul", "contains the NUL character (U+0000), which the "
-                                  "database cannot store")
-    return value
+def _without(char: str, kind: str, message: str) -> Any:
+    """A check that refuses a string holding ``char`` (error ``kind``, ``message``)."""
+    def check(value: str) -> str:
+        if char in value:
+            raise PydanticCustomError(kind, message)
+        return value
+    return check
 
 
+# PostgreSQL cannot store NUL in text; a lone surrogate never gets this far (pydantic refuses
+# a string that is not Unicode).
+_storable = _without("\x00", "nul", "contains the NUL character (U+0000), which the database "
+                     "cannot store")
 #: A client's decision id, checked before the group commit: one the database cannot store
 #: would fail the whole group's transaction.
 StoredId = Annotated[DecisionId, AfterValidator(_storable)]
-
-
-def _addressable(value: str) -> str:
-    # GET /decisions/{id} takes the id as one path segment: one with "/" would be decided
-    # and then never explainable.
-    if "/" in value:
-        raise PydanticCustomError("slash", "contains '/', which GET /decisions/{id} cannot "
-                                  "address: give an id without it")
-    return value
-
-
+# GET /decisions/{id} takes the id as one path segment: one with "/" would be decided and
+# then never explainable.
+_addressable = _without("/", "slash", "contains '/', which GET /decisions/{id} cannot "
+                        "address: give an id without it")
 #: A new decision's id: stored, and addressable by its explanation's route.
 NewId = Annotated[StoredId, AfterValidator(_addressable)]
 #: A decision's group label: stored for figures by group, never given to the

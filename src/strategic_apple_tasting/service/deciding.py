@@ -251,9 +251,8 @@ class Writer:
         """(version, rule, whether it was published before any outcome was learned, the
         shift it carries for gaming: None if unknown)."""
         r = store.rules
-        row = conn.execute(sa.select(r.c.version, r.c.beta, r.c.threshold, r.c.probability,
-                                     r.c.learned, r.c.shift)
-                           .order_by(r.c.version.desc()).limit(1)).first()
+        row = store.newest_rule(conn, r.c.version, r.c.beta, r.c.threshold, r.c.probability,
+                                r.c.learned, r.c.shift)
         if row is None:
             raise ServiceError(503, "no rule is published yet: the learner has not started")
         if self._rule is None or self._rule[0] != row.version:

@@ -640,9 +640,8 @@ class LearnerLoop:
                 self._lock.verify(conn)
                 last = conn.execute(sa.select(sa.func.max(store.learner_state.c.seq))).scalar()
                 self._saved_at = -1 if last is None else int(last)
-                newest = conn.execute(sa.select(store.rules.c.published_at,
-                                                store.rules.c.after_seq).order_by(
-                    store.rules.c.version.desc()).limit(1)).first()
+                newest = store.newest_rule(conn, store.rules.c.published_at,
+                                           store.rules.c.after_seq)
                 if newest is None:
                     start = conn.execute(sa.select(store.start_state.c.rule)).scalar()
                     self._publish(conn, given=None if start is None else _given(start))

@@ -70,11 +70,6 @@ def _read(service: Service, query: Any) -> Any:
         return query(conn)
 
 
-def _latest_rule(conn: Any) -> Any:
-    r = store.rules
-    return conn.execute(sa.select(r).order_by(r.c.version.desc()).limit(1)).first()
-
-
 async def _rule_answer(service: Service, version: int) -> dict[str, Any]:
     """Rule ``version``'s document, as ``GET /policy`` gives the rule in force."""
     r = store.rules
@@ -275,7 +270,7 @@ async def promote(body: ShadowIn, request: Request, service: Opened) -> Response
 
 @router.api_route("/policy", methods=["GET", "HEAD"], summary="The rule in force (public)")
 async def policy(service: Opened) -> Response:
-    row = await asyncio.to_thread(_read, service, _latest_rule)
+    row = await asyncio.to_thread(_read, service, store.newest_rule)
     if row is None:
         raise ServiceError(503, "no rule is published yet")
     return json_response(_rule_doc(row, service.config))

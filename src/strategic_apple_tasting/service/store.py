@@ -255,6 +255,13 @@ group_counts = sa.Table(
     sa.Column("band_rejected", sa.BigInteger, nullable=False))
 
 
+def newest_rule(conn: Connection, *columns: Any) -> Any:
+    """The newest published rule's row (``columns`` of ``rules``, all by default), or None
+    before the first."""
+    return conn.execute(sa.select(*(columns or (rules,))).order_by(rules.c.version.desc())
+                        .limit(1)).first()
+
+
 def rule_of(row: Any) -> Any:
     """A ``rules`` (or ``shadow_rules``) row's rule: β (kept as JSON) and its threshold."""
     import numpy as np

@@ -267,10 +267,11 @@ def _not_learning(exp3p: np.ndarray, accept: np.ndarray, horizon: int) -> str:
         return ""
     d = GAME["dimension"]
     p = make_learner("exp3p-sae", horizon=horizon, sigma=GAME["sigma"]).parameters(d)
-    k = float(p.grid_size)
+    k = p.experts()
     # Each round every weight gets (γ/(3K))·(x̂ + α/(p·√(KT))): for an expert played with
-    # the floor probability γ/K the bonus term alone is α·√K/(γ·√T), against gains in [0, 1].
-    most = p.alpha * math.sqrt(k) / (p.gamma * math.sqrt(horizon))
+    # the floor probability γ/K the bonus term alone is the learner's bonus over γ/K, against
+    # gains in [0, 1].
+    most = p.bonus(horizon) * k / p.gamma
     return (f"EXP3.P-SAE's regret is above accept-all's at the largest T ({mine:.3g} against "
             f"{theirs:.3g} a round): it has not begun to learn. Its confidence bonus "
             f"α/(p·√(KT)) (α = {p.alpha:.1f}, K = {k:,.0f} experts, γ = {p.gamma:.3g}) gives an "

@@ -69,35 +69,32 @@ def verdict_differences(full: str, quick: str) -> list[tuple[str, str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["--verdicts"] and len(args) == 3:
-        try:
-            texts = [Path(a).read_text(encoding="utf-8") for a in args[1:]]
-            found = verdict_differences(*texts)
-            both = len(set(table_rows(texts[0])) & set(table_rows(texts[1])))
-        except (OSError, ValueError) as exc:
-            print(f"compare: error: {exc}", file=sys.stderr)
-            return 2
-        for claim, big, small in found:
-            print(f"{claim}: {big} (full), {small} (quick)")
-        print(f"the verdicts differ in {len(found)} of the {both} rows both tables have")
-        return 0
-    if len(args) != 2:
+    verdicts = args[:1] == ["--verdicts"]
+    paths = args[1:] if verdicts else args
+    if len(paths) != 2:
         print("usage: python -m strategic_apple_tasting.experiments.claims.compare DOCUMENT "
               "CLAIMS_MD, or --verdicts FULL_MD QUICK_MD", file=sys.stderr)
         return 2
     try:
-        texts = [Path(a).read_text(encoding="utf-8") for a in args]
-        found = differences(*texts)
+        texts = [Path(a).read_text(encoding="utf-8") for a in paths]
+        rows = [table_rows(t) for t in texts]  # (a file without a table stops here)
     except (OSError, ValueError) as exc:
         print(f"compare: error: {exc}", file=sys.stderr)
         return 2
+    if verdicts:
+        found = verdict_differences(*texts)
+        for claim, big, small in found:
+            print(f"{claim}: {big} (full), {small} (quick)")
+        print(f"the verdicts differ in {len(found)} of the {len(set(rows[0]) & set(rows[1]))} "
+              f"rows both tables have")
+        return 0
+    found = differences(*texts)
     for line in found:
         print(line)
     if found:
-        print(f"{args[0]}'s claims table is not {args[1]}'s: {len(found)} difference(s)")
+        print(f"{paths[0]}'s claims table is not {paths[1]}'s: {len(found)} difference(s)")
         return 1
-    print(f"{args[0]}'s claims table is {args[1]}'s, row for row "
-          f"({len(table_rows(texts[1]))} rows)")
+    print(f"{paths[0]}'s claims table is {paths[1]}'s, row for row ({len(rows[1])} rows)")
     return 0
 
 
