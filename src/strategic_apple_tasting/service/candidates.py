@@ -188,15 +188,23 @@ def used(conn: Connection, name: str) -> bool:
     return conn.execute(sa.select(e.c.id).where(e.c.name == name).limit(1)).first() is not None
 
 
+#: The canaries attached now (name, share), in attach order: built once, as every write
+#: transaction of decisions reads them.
+_ATTACHED_CANARIES = (
+    sa.select(store.shadow_events.c.name, store.shadow_events.c.canary)
+    .where(store.shadow_events.c.kind == "attach", store.shadow_events.c.canary > 0,
+           store.shadow_events.c.name.not_in(sa.select(store.shadow_events.c.name).where(
+               store.shadow_events.c.kind == "detach")))
+    .order_by(store.shadow_events.c.id))
+
+
 def canaries(conn: Connection) -> list[tuple[str, float, int, Any]]:
     """(name, share, rule version, rule) of each canary attached now, in attach order: the
     newest rule each has published."""
     from ..game.policies import LinearThreshold
 
-    e, r = store.shadow_events, store.shadow_rules
-    gone = sa.select(e.c.name).where(e.c.kind == "detach")
-    rows = conn.execute(sa.select(e.c.name, e.c.canary).where(
-        e.c.kind == "attach", e.c.canary > 0, e.c.name.not_in(gone)).order_by(e.c.id)).all()
+    r = store.shadow_rules
+    rows = conn.execute(_ATTACHED_CANARIES).all()
     out = []
     for row in rows:
         rule = conn.execute(sa.select(r.c.version, r.c.beta, r.c.threshold, r.c.probability)

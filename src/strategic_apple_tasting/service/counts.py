@@ -16,6 +16,7 @@ refused, and ``/metrics`` stays bounded.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -39,9 +40,17 @@ def add(conn: Connection, amounts: dict[str, int]) -> None:
     amounts = {k: int(v) for k, v in amounts.items() if v}
     if not amounts:
         return
+    conn.execute(_adding(tuple(amounts)), {f"add_{k}": v for k, v in amounts.items()})
+
+
+@functools.lru_cache(maxsize=64)
+def _adding(names: tuple[str, ...]) -> Any:
+    # Built once per set of names (a few: decisions and acceptances, outcomes and repaid
+    # ones): every write transaction runs one.
     c = store.counters
-    conn.execute(sa.update(c).where(c.c.name.in_(list(amounts))).values(
-        value=c.c.value + sa.case(amounts, value=c.c.name)))
+    amounts = {n: sa.bindparam(f"add_{n}", type_=sa.BigInteger) for n in names}
+    return sa.update(c).where(c.c.name.in_(names)).values(
+        value=c.c.value + sa.case(amounts, value=c.c.name))
 
 
 def read(conn: Connection) -> dict[str, int]:

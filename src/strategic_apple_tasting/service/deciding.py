@@ -72,6 +72,10 @@ GROUP_ROWS = 20_000
 EXPLORE_STREAM = 7
 #: The stream the canaries' coins are drawn from (independent of exploration's).
 CANARY_STREAM = 8
+#: The inserts of every transaction, built once (on the writer's thread, which shares the
+#: interpreter with the event loop, building a statement cost as much as running it).
+_INSERT_DECISIONS = sa.insert(store.decisions)
+_INSERT_OUTCOMES = sa.insert(store.outcomes)
 
 
 def coin(seed: int, id_: str, stream: int = EXPLORE_STREAM) -> float:
@@ -136,7 +140,9 @@ class Writer:
         self.scale = scale if scale is not None else (lambda x: np.asarray(x, dtype=float))
         self.cap = cap
         self._labels = counts.GroupLabels(max_groups)
-        self._queue: queue.Queue[_Request | None] = queue.Queue()
+        # (a SimpleQueue: a put is one C call, where Queue's takes a lock and notifies a
+        # condition, paid on the event loop for every request)
+        self._queue: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         # (version, rule, first guess, its shift for gaming)
         self._rule: tuple[int, LinearThreshold, bool, float | None] | None = None
@@ -188,8 +194,13 @@ class Writer:
                 group.append(more)
                 rows += len(more.items)
             self._commit(group)
+            # One hand-back per event loop, not per request: each wakes the loop through its
+            # self-pipe, and the loop then settles the whole group in one callback.
+            loops: dict[asyncio.AbstractEventLoop, list[_Request]] = {}
             for request in group:
-                request.loop.call_soon_threadsafe(_settle, request.future, request.result)
+                loops.setdefault(request.loop, []).append(request)
+            for loop, settled in loops.items():
+                loop.call_soon_threadsafe(_settle_all, settled)
             if stop:
                 return
 
@@ -286,7 +297,7 @@ class Writer:
         room = None  # acceptances the cap still allows (None: no cap applies)
         self._canaries = []
         if any(q.kind == "decisions" for q in group):
-            store.lock_log(conn)  # before reading the rule: see store.lock_log
+            store.hold_log(conn)  # before reading the rule: see store.lock_log
             version, rule, first_guess, shift = self._latest_rule(conn)
             self._canaries = candidates.canaries(conn)
             if self.cap is not None and first_guess:
@@ -324,9 +335,9 @@ class Writer:
         decisions_rows = [row for q, row in new if q.kind == "decisions"]
         outcome_rows = [row for q, row in new if q.kind == "outcomes"]
         if decisions_rows:
-            conn.execute(sa.insert(d), decisions_rows)
+            conn.execute(_INSERT_DECISIONS, decisions_rows)
         if outcome_rows:
-            conn.execute(sa.insert(o), outcome_rows)
+            conn.execute(_INSERT_OUTCOMES, outcome_rows)
         # The events are counted with the rows that record them (retention deletes rows,
         # never counts).
         totals, groups = counts.tally(decisions_rows, outcome_rows, known)
@@ -479,13 +490,14 @@ def _unavailable(exc: Exception) -> bool:
     return isinstance(exc, sa.exc.OperationalError | sa.exc.InterfaceError | OSError)
 
 
-def _settle(future: asyncio.Future, result: Any) -> None:
-    if future.done():  # the client went away
-        return
-    if isinstance(result, Exception):
-        future.set_exception(result)
-    else:
-        future.set_result(result)
+def _settle_all(requests: list[_Request]) -> None:
+    for request in requests:
+        if request.future.done():  # the client went away
+            continue
+        if isinstance(request.result, Exception):
+            request.future.set_exception(request.result)
+        else:
+            request.future.set_result(request.result)
 
 
 def _chunks(items: list[str], size: int = 5_000) -> list[list[str]]:
