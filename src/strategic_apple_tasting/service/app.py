@@ -131,12 +131,12 @@ class Gate:
             why = self._unparsable(headers)
             if why is not None:
                 return await error_response(415, why)(scope, receive, send)
-        message = (f"the request body is over {self.limit:,} bytes (max_body); send a smaller "
-                   "batch")
-        too_big = error_response(413, message, close=True)
+        def too_big() -> Any:  # (made only when refused: a response costs a JSON dump)
+            return error_response(413, f"the request body is over {self.limit:,} bytes "
+                                  "(max_body); send a smaller batch", close=True)
         length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.limit * DRAINED:
-            return await too_big(scope, receive, send)
+            return await too_big()(scope, receive, send)
         # The body is read here, whole, against the limit and the deadline, then handed on.
         # One over the limit, but not by much, is read to its end and dropped before the 413:
         # a client still sending when the connection closes gets a reset, not the answer.
@@ -156,7 +156,7 @@ class Gate:
             if seen > self.limit:
                 events = []  # (kept no more)
                 if last or seen > self.limit * DRAINED:
-                    return await too_big(scope, receive, send)
+                    return await too_big()(scope, receive, send)
                 continue
             events.append(event)
             if last:

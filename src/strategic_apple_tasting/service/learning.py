@@ -16,6 +16,7 @@ The learner is a function of the log: :func:`restore` rebuilds it from the last 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -110,12 +111,12 @@ class Entry:
         return not self.explored and (self.by is None or self.live == self.accepted)
 
 
-def read_log(conn: Connection, after: int, limit: int = CHUNK, upto: int | None = None
-             ) -> list[Entry]:
-    """The log's entries after position ``after`` (and up to ``upto``), in order, at most
-    ``limit``. One statement, so one snapshot: two queries could see a transaction that
-    commits between them in one table and not the other (PostgreSQL's read committed)."""
+@functools.lru_cache(maxsize=2)
+def _log_query(bounded: bool) -> Any:
+    """:func:`read_log`'s statement (``bounded``: with ``upto``), built once: the learner runs
+    it many times a second, and building it cost more than running it."""
     d, o = store.decisions, store.outcomes
+    after = sa.bindparam("after", type_=sa.BigInteger)
     decisions = sa.select(d.c.seq, d.c.id.label("id"), d.c.features, d.c.accepted,
                           d.c.version, sa.cast(sa.null(), sa.Double).label("outcome"),
                           d.c.capped, d.c.explored, d.c.decided_by, d.c.rule_accepted
@@ -128,10 +129,20 @@ def read_log(conn: Connection, after: int, limit: int = CHUNK, upto: int | None 
                          d.c.decided_by, d.c.rule_accepted
                          ).select_from(o.join(d, d.c.id == o.c.decision_id)
                                        ).where(o.c.seq > after)
-    if upto is not None:
+    if bounded:
+        upto = sa.bindparam("upto", type_=sa.BigInteger)
         decisions, outcomes = decisions.where(d.c.seq <= upto), outcomes.where(o.c.seq <= upto)
     log = sa.union_all(decisions, outcomes).subquery()
-    rows = conn.execute(sa.select(log).order_by(log.c.seq).limit(limit)).all()
+    return sa.select(log).order_by(log.c.seq).limit(sa.bindparam("limit", type_=sa.Integer))
+
+
+def read_log(conn: Connection, after: int, limit: int = CHUNK, upto: int | None = None
+             ) -> list[Entry]:
+    """The log's entries after position ``after`` (and up to ``upto``), in order, at most
+    ``limit``. One statement, so one snapshot: two queries could see a transaction that
+    commits between them in one table and not the other (PostgreSQL's read committed)."""
+    params = {"after": after, "limit": limit, **({} if upto is None else {"upto": upto})}
+    rows = conn.execute(_log_query(upto is not None), params).all()
     return [Entry(r.seq, r.id, json.loads(r.features), bool(r.accepted), r.version,
                   capped=bool(r.capped), explored=bool(r.explored), by=r.decided_by,
                   live=None if r.rule_accepted is None else bool(r.rule_accepted))
