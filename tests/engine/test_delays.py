@@ -30,7 +30,7 @@ def test_the_papers_game_is_the_special_case():
     inst_a, inst_b = game.instance(4), game.instance(4)
     a = SAOLS().bind(inst_a, 500).reset(3, inst_a.rngs["learner"])
     b = SAOLS().bind(inst_b, 500).reset(3, inst_b.rngs["learner"])
-    assert list(play(inst_a, a, 500)) == list(play_published(inst_b, b, 500))
+    assert list(play(inst_a, a, 500)) == list(play_published(inst_b, b.desk, 500))
     compiled = simulate(game, "sa-ols", 500, seeds=[4], engine="compiled")
     reference = simulate(game, "sa-ols", 500, seeds=[4], engine="reference")
     assert tables_identical(compiled, reference)
@@ -42,7 +42,7 @@ def test_a_delay_of_d_rounds_means_the_outcome_is_learned_d_rounds_later():
     game = Game(dimension=2, delta=0.1, delay=3)
     inst = game.instance(0)
     lr = SAOLS().bind(inst, 60).reset(2, inst.rngs["learner"])
-    rounds = list(play_published(inst, lr, 60))
+    rounds = list(play_published(inst, lr.desk, 60))
     for t, r in enumerate(rounds, start=1):
         accepted_before = rounds[t - 4].accepted if t > 3 else False
         arrivals = [a for (_, a, _) in r.learned if a]

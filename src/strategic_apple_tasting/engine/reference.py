@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -97,9 +97,11 @@ def play(inst: GameInstance, learner: Learner, horizon: int,
                     r1 if a else rew0, ((used, a, moved),))
 
 
-def play_published(inst: GameInstance, learner: Learner, horizon: int,
+def play_published(inst: GameInstance, desk: Any, horizon: int,
                    watch: Callable[..., None] | None = None) -> Iterator[Round]:
-    """Play ``horizon`` rounds of ``inst`` through the learner's decision API: a rule published
+    """Play ``horizon`` rounds of ``inst`` through a decision API, ``desk`` (a learner's
+    ``desk``, or a stand-in with its ``publish``, ``rule_in_force``, ``decide`` and ``report``,
+    as a service over the wire is): a rule published
     every ``period`` rounds, decisions by id, outcomes reported ``delay`` rounds late (at the
     end of round t + delay, in decision order). ``used`` is whether this round's own feedback
     was learned from, if it was learned this round. ``watch``, if given, is called each round
@@ -113,13 +115,13 @@ def play_published(inst: GameInstance, learner: Learner, horizon: int,
     published = None
     for t, (x, row, (mean1, mean0, r1, rew0)) in enumerate(_rounds(inst, horizon), start=1):
         if t == 1 or (t - 1) % period == 0:
-            published = learner.publish()
-        rule = (published if period == 1 else learner.rule_in_force()).rule
+            published = desk.publish()
+        rule = (published if period == 1 else desk.rule_in_force()).rule
         x_obs, moved = inst.next_response(rule, x, row)
         # The watcher reads the rule before the decision: deciding a rejection learns from it
         # at once, which may change what the learner believes.
         done = None if watch is None else watch(row, rule, x, x_obs, moved)
-        decision = learner.decide(x_obs, id=t)
+        decision = desk.decide(x_obs, id=t)
         a = decision.accepted
         if done is not None:
             done(a)
@@ -135,7 +137,7 @@ def play_published(inst: GameInstance, learner: Learner, horizon: int,
             arriving[t + late].append((t, r1 if a else rew0, a))
             moved_at[t] = moved
         for i, reward, was in arriving.pop(t, ()):
-            u = learner.report(i, reward)
+            u = desk.report(i, reward)
             used = u if i == t else used
             learned.append((u, was, moved_at.pop(i)))
         yield Round(a, moved, used, abs(mean1 - mean0) if a != best else 0.0,
@@ -175,7 +177,7 @@ def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray
     regret = realized = earned = 0.0
     counts = [0] * len(INT_COLUMNS)  # accepted, moved, clean, learned, gamed_as_clean
     k = 0
-    for t, r in enumerate(play_published(inst, bound, horizon, watch), start=1):
+    for t, r in enumerate(play_published(inst, bound.desk, horizon, watch), start=1):
         regret += r.regret
         realized += r.realized
         earned += r.reward
@@ -201,7 +203,7 @@ def run_reference(game: Game, learner: Learner, seed: int, record_at: np.ndarray
             out_int[k] = counts
             # The rule that decided round t: play_published publishes at the start of a
             # round, so at its end the rule in force is still that one.
-            rule = bound.rule_in_force().rule
+            rule = bound.desk.rule_in_force().rule
             out_rule[k, :-1] = rule.beta
             out_rule[k, -1] = rule.threshold
             k += 1

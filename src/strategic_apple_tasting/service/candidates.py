@@ -59,7 +59,7 @@ class Shadow:
     waiting: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self.waiting = set(self.learner.pending())
+        self.waiting = set(self.learner.desk.pending())
 
 
 def check_name(name: Any) -> str:
@@ -105,8 +105,8 @@ def make(config: ServiceConfig, name: str, learner: Any, params: Any, base: byte
     if got.dimension != config.dimension:
         raise ValueError(f"{where} has dimension {got.dimension}, the service "
                          f"{config.dimension}")
-    if got.pending():
-        raise ValueError(f"{where} has {len(got.pending())} decisions awaiting outcomes: the "
+    if got.desk.pending():
+        raise ValueError(f"{where} has {len(got.desk.pending())} decisions awaiting outcomes: the "
                          "service's log does not hold them")
     return got
 

@@ -347,7 +347,7 @@ class ServiceConfig:
 
         word = "learner" if what == "learner" else "shadow learner"
         try:
-            rule = learner.publish().rule
+            rule = learner.desk.publish().rule
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{word} {name!r} cannot publish a rule: {exc}") from None
         try:

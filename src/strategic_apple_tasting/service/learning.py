@@ -224,7 +224,7 @@ class LogLearner:
 
     @property
     def version(self) -> int:
-        rule = self.learner.rule_in_force()
+        rule = self.learner.desk.rule_in_force()
         return 0 if rule is None else rule.version
 
     def apply(self, entry: Entry) -> None:
@@ -249,7 +249,7 @@ class LogLearner:
             for shadow in list(self.shadows.values()):
                 if entry.id in shadow.waiting:
                     shadow.waiting.discard(entry.id)
-                    self._learn(entry, shadow.name, shadow.learner.report, entry.id,
+                    self._learn(entry, shadow.name, shadow.learner.desk.report, entry.id,
                                 entry.outcome)
         if self.collect:
             counts = self.tally.setdefault(entry.version, [0, 0, 0, 0.0, 0])
@@ -264,7 +264,7 @@ class LogLearner:
         self._release_due()
 
     def _report(self, entry: Entry) -> None:
-        used = self.learner.report(entry.id, entry.outcome)
+        used = self.learner.desk.report(entry.id, entry.outcome)
         self.learned += 1
         self.clean += bool(used)
         self.since += 1
@@ -299,14 +299,14 @@ class LogLearner:
             if entry.live or self.bandit:
                 return
             accepted = False
-        self.learner.record(z, entry.id, accepted, entry.version, time=self.origin + entry.seq)
+        self.learner.desk.record(z, entry.id, accepted, entry.version, time=self.origin + entry.seq)
 
     def _shadow_decides(self, shadow: Shadow, entry: Entry, z: np.ndarray) -> None:
         """A shadow's rule decides the applicant (recorded, never answered unless it is the
         canary that did). It learns only what was observed: a rejection of its own under
         apple tasting at once (nothing is observed), else only a decision equal to the one
         logged, whose outcome will come."""
-        published = shadow.learner.rule_in_force()
+        published = shadow.learner.desk.rule_in_force()
         would = published.rule.accepts(z)
         if self.collect:
             self.shadow_rows.append({"name": shadow.name, "decision_id": entry.id,
@@ -320,7 +320,7 @@ class LogLearner:
                 tally["shadow_agreed"] += bool(would) == bool(entry.accepted)
         if would != entry.accepted and (would or self.bandit):
             return  # the outcome of the shadow's decision is never observed
-        shadow.learner.record(z, entry.id, would, published.version,
+        shadow.learner.desk.record(z, entry.id, would, published.version,
                               time=shadow.origin + entry.seq)
         if would or self.bandit:
             shadow.waiting.add(entry.id)
@@ -328,7 +328,7 @@ class LogLearner:
     def attach(self, shadow: Shadow, event: int) -> PublishedRule:
         """Attach ``shadow`` here (attach event ``event``): it publishes its first rule now
         and decides every applicant after this position."""
-        rule = shadow.learner.publish(time=shadow.origin + self.seq)
+        rule = shadow.learner.desk.publish(time=shadow.origin + self.seq)
         self.shadows[shadow.name] = shadow
         self.event = event
         if self.collect:
@@ -347,20 +347,20 @@ class LogLearner:
         publishes its next rule at the same moment."""
         time = self.origin + self.seq
         before = self._explored()
-        rule = (self.learner.publish(time=time) if given is None
-                else self.learner.adopt(given, time=time))
+        rule = (self.learner.desk.publish(time=time) if given is None
+                else self.learner.desk.adopt(given, time=time))
         # A learner that explores once locked out (the logistic learners) published its
         # accept-all rule at random: the rule records the share it was drawn with.
         self.explored_share = (float(self.learner.explore)
                                if before is not None and self._explored() > before else None)
-        self.learner.hold(rule.version)
+        self.learner.desk.hold(rule.version)
         if self.held is not None:  # the service's previous rule (a warm start's are not held)
             self.releases.append((self.held, log_at))
         self.held = rule.version
         self.since = 0
         self._release_due()
         for shadow in self.shadows.values():
-            shadow_rule = shadow.learner.publish(time=shadow.origin + self.seq)
+            shadow_rule = shadow.learner.desk.publish(time=shadow.origin + self.seq)
             if self.collect:
                 self.shadow_rules.append((shadow.name, shadow_rule, self.seq))
         return rule
@@ -371,7 +371,7 @@ class LogLearner:
 
     def _release_due(self) -> None:
         while self.releases and self.seq >= self.releases[0][1]:
-            self.learner.release(self.releases.pop(0)[0])
+            self.learner.desk.release(self.releases.pop(0)[0])
 
     def saved_row(self) -> dict[str, Any]:
         attached = [s for n, s in self.shadows.items()
@@ -988,7 +988,7 @@ class LearnerLoop:
             current.detach(name, event)
             done.append((future, {"name": name, "detached_at": current.seq}))
             return
-        rule = shadow.learner.rule_in_force().rule
+        rule = shadow.learner.desk.rule_in_force().rule
         try:
             done.append((future, self._publish(conn, rule, asked.key_id, promotes=(
                 name, rule_shift(shadow.learner, np.asarray(rule.beta))))))

@@ -111,7 +111,7 @@ def _play(game: Game, seed: int, horizon: int, desk: Any, learner: Any) -> WireR
 
     inst = game.instance(seed)
     if learner is not None:  # in process: the learner bound and reset as the engine does
-        desk = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"])
+        desk = learner.bind(inst, horizon).reset(game.dimension, inst.rngs["learner"]).desk
     run = WireRun()
     last = None
     for r in play_published(inst, desk, horizon):
