@@ -353,13 +353,7 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
     if not seed_list:
         raise ValueError("seeds must not be empty")
     timed = data.time is not None
-    if folds is not None:
-        if not (isinstance(folds, int) and not isinstance(folds, bool) and folds >= 1):
-            raise ValueError(f"folds must be an integer >= 1, got {folds!r}")
-        outside = [s for s in seed_list if not 0 <= s < folds]
-        if timed and outside:
-            raise ValueError(f"seeds must each name one of the {folds} window(s) of a "
-                             f"time-ordered book (0..{folds - 1}), got {outside[0]}")
+    _check_folds(folds, seed_list, timed)
     cutoff = break_even(data, r0)
     data_game(data, delta=delta, truthful=truthful, r0=r0)  # checks the budget before work
     # Each loan's break-even at this r0, for the incumbent as for the learners.
@@ -404,6 +398,19 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
         if progress is not None:
             progress(done + 1, len(seed_list))
     return pd.DataFrame(out)
+
+
+def _check_folds(folds: Any, seeds: list[int], timed: bool) -> None:
+    """:func:`backtest`'s ``folds``: None, or an integer >= 1 of which a time-ordered book's
+    seeds each name a window."""
+    if folds is None:
+        return
+    if not (isinstance(folds, int) and not isinstance(folds, bool) and folds >= 1):
+        raise ValueError(f"folds must be an integer >= 1, got {folds!r}")
+    outside = [s for s in seeds if not 0 <= s < folds]
+    if timed and outside:
+        raise ValueError(f"seeds must each name one of the {folds} window(s) of a "
+                         f"time-ordered book (0..{folds - 1}), got {outside[0]}")
 
 
 def _shown_delta(delta: Any) -> Any:
