@@ -46,6 +46,8 @@ from .sweep import (
 TASKS = "tasks"
 #: The footer keys a task's file adds to its rows' own metadata (left out of the part's files).
 TASK_KEYS = (CELL_KEY, CELL_ROWS, CELL_CPU, CELL_WALL)
+#: The share of the tasks done before the time left is estimated.
+ESTIMATE_AFTER = 0.1
 #: Seconds between two progress lines at most while tasks finish (a line every task
 #: otherwise: thousands of short tasks would bury the output).
 QUIET = 10.0
@@ -168,10 +170,8 @@ def _submit(out: Path, files: Mapping[str, Sequence[Task]], pending: list[tuple[
                     left[file] -= 1
                     now = time.perf_counter()
                     if not running or now - last >= QUIET or done == 1:
-                        spent = now - start
                         say(f"{name}: {done} of {len(pending)} tasks ({task.label}: "
-                            f"{wall:.1f} s), {spent:.0f} s, about "
-                            f"{spent / done * (len(pending) - done):.0f} s left")
+                            f"{wall:.1f} s), {_left(now - start, done, len(pending))}")
                         last = now
                     if not left[file]:
                         _assemble(out, file, files[file], say, name)
@@ -184,6 +184,18 @@ def _submit(out: Path, files: Mapping[str, Sequence[Task]], pending: list[tuple[
     finally:
         for future in futures:
             future.cancel()
+
+
+def _left(spent: float, done: int, total: int) -> str:
+    """The time so far and, once two tasks and a tenth of them are done (the first ones are
+    mostly a worker's start-up), the time left at that pace.
+
+    >>> _left(12.0, 1, 30), _left(12.0, 3, 30)
+    ('12 s, estimating the time left', '12 s, about 108 s left')
+    """
+    if done >= 2 and done >= ESTIMATE_AFTER * total:
+        return f"{spent:.0f} s, about {spent / done * (total - done):.0f} s left"
+    return f"{spent:.0f} s, estimating the time left"
 
 
 def _save(out: Path, task: Task, future: Future) -> float:
