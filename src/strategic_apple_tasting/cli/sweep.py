@@ -334,7 +334,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     work.update({name: RUNS[name].cost(size) for name in runs})
     start = time.perf_counter()
     # One pool for every part: its workers keep the compiled kernels they have loaded. On a
-    # cluster the cells run there, and the pool here writes the reports.
+    # cluster the cells and the runs' tasks run there, and the pool here writes the reports.
     with default_executor(args.workers) as pool, _executor(args.scheduler) as dask:
         walls = _run_parts(parts, runs, out, size, pool, dask, work, start)
         if walls is None:
