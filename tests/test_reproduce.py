@@ -514,9 +514,11 @@ def test_c2_bounds_flip_with_the_contexts(quick):
 
 
 def test_reproduce_on_a_dask_cluster_reads_the_local_runs_claims(quick, tmp_path):
-    """The cells of two parts run on a real Dask scheduler with two worker processes, started
-    as a cluster is (on loopback): the claims that read them are the local run's, bit for bit,
-    and the run says what it cost (``timing.md``: every cell's CPU time, the projection)."""
+    """The cells of two parts and the tasks of a part that is not a sweep (the adaptive
+    adversary's runs, whose rows come back to the reproducing process) run on a real Dask
+    scheduler with two worker processes, started as a cluster is (on loopback): the claims
+    that read them are the local run's, bit for bit, and the run says what it cost
+    (``timing.md``: every cell's and task's CPU time, the projection)."""
     distributed = pytest.importorskip("distributed")
     import socket
     import subprocess
@@ -537,7 +539,7 @@ def test_reproduce_on_a_dask_cluster_reads_the_local_runs_claims(quick, tmp_path
                     for _ in range(2)]
         with distributed.Client(address, timeout="60s") as client:
             client.wait_for_workers(2, timeout=120)
-        parts = ["periods", "warm-ups"]
+        parts = ["periods", "warm-ups", "adaptive-d1"]
         out = tmp_path / "on-dask"
         assert main(["reproduce", "--quick", "--parts", ",".join(parts), "--scheduler",
                      address, "--out", str(out), "--workers", "1"]) == 0
@@ -549,10 +551,14 @@ def test_reproduce_on_a_dask_cluster_reads_the_local_runs_claims(quick, tmp_path
     local, *_ = quick
     assert check_claims(out, parts) == check_claims(local, parts)
     assert check_claims(out, parts)[0]  # (the parts are read by a claim)
+    run = RUNS["adaptive-d1"]
+    assert run.load(out / run.name).equals(run.load(local / run.name))
     timing = (out / "timing.md").read_text()
-    for part in parts:
+    for part in parts[:2]:
         cells = len(check_spec(PARTS["quick"][part]).cells)
         assert f"| {part} | {cells:,} | " in timing, timing
+    tasks = sum(map(len, run.files("quick").values()))
+    assert f"| adaptive-d1 | {tasks} | " in timing, timing
     assert "projected wall time" in timing and "Dask scheduler tcp://127.0.0.1" in timing
 
 

@@ -7,6 +7,7 @@ import functools
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from strategic_apple_tasting.game import DataContexts
@@ -101,6 +102,8 @@ def test_the_summary_pairs_every_arm_with_the_raised_incumbent():
     ({"history": ["reweighted", "reweighted"]}, "history must be one of accepted, reweighted"),
     ({"history": []}, "history must be one of accepted, reweighted"),
     ({"bands": 0}, "bands must be an integer >= 1, got 0"),
+    ({"folds": 0}, "folds must be an integer >= 1, got 0"),
+    ({"folds": True}, "folds must be an integer >= 1, got True"),
     ({"learners": ["reject-all", ("reject-all, reweighted history", "accept-all")],
       "history": ["accepted", "reweighted"]}, "learners must have distinct labels"),
 ])
@@ -265,3 +268,29 @@ def test_the_incumbent_lends_at_each_loans_own_break_even():
     # End to end: every arm and baseline runs, and at r0 ≠ 0 the column moves with r0.
     frame = backtest(data, ["naive-logistic"], delta=0.5, seeds=[0], r0=0.01)
     assert frame["profit"].notna().all() and len(frame) == 1 + len(BASELINES)
+
+
+def test_a_seed_run_alone_meets_the_window_it_meets_among_all_the_seeds():
+    """A task of a backtest part runs one seed: on a time-ordered book, told the seeds' count
+    (``folds``), seed s alone gives the rows it has in the run of every seed in one call, bit
+    for bit. The control: alone without ``folds``, it is a run of one window, other rows."""
+    import dataclasses
+
+    data = _loans()
+    time = np.random.default_rng(5).permutation(len(data.contexts.rows)).astype(float)
+    timed = dataclasses.replace(data, time=time)
+    learners = ["naive-logistic", "accept-all"]
+    every = backtest(timed, learners, delta=0.5, seeds=3)
+    alone = pd.concat([backtest(timed, learners, delta=0.5, seeds=[s], folds=3)
+                       for s in range(3)], ignore_index=True)
+    pd.testing.assert_frame_equal(alone, every, check_exact=True)
+    one = backtest(timed, learners, delta=0.5, seeds=[1])
+    assert not np.array_equal(one["profit"], every[every["seed"] == 1]["profit"])
+    assert set(one["new"]) == {120} and set(every["new"]) == {40}
+    # A book without a time order: each seed's split is its own, folds or not.
+    pd.testing.assert_frame_equal(backtest(data, learners, delta=0.5, seeds=[2], folds=3),
+                                  backtest(data, learners, delta=0.5, seeds=[2]),
+                                  check_exact=True)
+    with pytest.raises(ValueError, match=r"^seeds must each name one of the 3 window\(s\) of a "
+                                         r"time-ordered book \(0\.\.2\), got 3$"):
+        backtest(timed, learners, delta=0.5, seeds=[1, 3], folds=3)

@@ -55,12 +55,14 @@ def fill_reproduce(repro: argparse.ArgumentParser) -> None:
     repro.add_argument("--list", action="store_true",
                        help="list the bundled parts and the claims that read each, then exit")
     repro.add_argument("--workers", type=positive_int("--workers"), default=default_threads(),
-                       help="local worker processes (default: the CPUs available); the threads "
-                       "of the runs made in this process (the backtest, the budgets)")
+                       help="local worker processes (default: the CPUs available): the "
+                       "sweeps' cells and the other parts' tasks (the backtests' seeds, the "
+                       "adaptive runs) run on them")
     repro.add_argument("--scheduler", metavar="ADDRESS",
-                       help="run the sweeps' cells on a Dask cluster (e.g. tcp://host:8786), "
-                       "whose workers see --out at the same path; needs the 'distributed' "
-                       "extra")
+                       help="run the sweeps' cells and the other parts' tasks on a Dask "
+                       "cluster (e.g. tcp://host:8786), whose workers see --out at the same "
+                       "path (the cells' files; the tasks' rows come back to this process); "
+                       "needs the 'distributed' extra")
 
 
 #: The quick reproduction's wall time as measured, cold (compiling everything first) on 2 cores
@@ -332,9 +334,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     work.update({name: RUNS[name].cost(size) for name in runs})
     start = time.perf_counter()
     # One pool for every part: its workers keep the compiled kernels they have loaded. On a
-    # cluster the cells run there, and the pool here writes the reports.
+    # cluster the cells and the runs' tasks run there, and the pool here writes the reports.
     with default_executor(args.workers) as pool, _executor(args.scheduler) as dask:
-        walls = _run_parts(parts, runs, out, size, pool, dask, work, start, args.workers)
+        walls = _run_parts(parts, runs, out, size, pool, dask, work, start)
         if walls is None:
             return 130
         # The parts' reports are independent and mostly drawing: the pool writes them while
@@ -363,11 +365,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def _run_parts(parts: dict[str, Any], runs: list[str], out: Path, size: str, pool: Any,
-               dask: Any, work: dict[str, float], start: float, workers: int
-               ) -> dict[str, tuple[float, float | None]] | None:
-    """Run the reproduction's sweeps (their cells on ``pool``, or on the Dask cluster) and
-    then its other runs, each with an overall progress line; every part's wall time (and CPU
-    time, for a run made in this process), or None when interrupted (finished cells kept)."""
+               dask: Any, work: dict[str, float], start: float) -> dict[str, float] | None:
+    """Run the reproduction's sweeps and then its other runs, one part after another, the
+    sweeps' cells and the runs' tasks on ``pool`` or on the Dask cluster, each part with an
+    overall progress line; every part's wall time, or None when interrupted (finished cells
+    and tasks kept)."""
     from ..experiments.claims import RUNS
     from ..experiments.spec import SpecError
     from ..experiments.sweep import drop_unfinished, run_sweep, terminate_workers
@@ -375,7 +377,17 @@ def _run_parts(parts: dict[str, Any], runs: list[str], out: Path, size: str, poo
     cells = pool if dask is None else dask.executor
     count, total = len(parts) + len(runs), sum(work.values())
     done = 0.0
-    walls: dict[str, tuple[float, float | None]] = {}
+    walls: dict[str, float] = {}
+
+    def interrupted(name: str) -> None:
+        # The workers ignore Ctrl-C; leaving the block would wait for their cells.
+        terminate_workers(pool)
+        pool.shutdown(wait=True, cancel_futures=True)
+        if dask is None and name in parts:  # (a cluster's cells may still be writing)
+            drop_unfinished(out / name)
+        print(f"sat: interrupted; finished {'cells' if name in parts else 'tasks'} are kept "
+              f"in {out}: rerun the same command to resume", file=sys.stderr)
+
     for k, (name, spec) in enumerate(parts.items(), 1):
         print(overall_line(k, count, name, len(spec.cells), time.perf_counter() - start, done,
                            total), flush=True)
@@ -388,27 +400,23 @@ def _run_parts(parts: dict[str, Any], runs: list[str], out: Path, size: str, poo
                                  f"version's bundled {name!r} part: use another --out, or "
                                  f"delete {out}") from None
             except KeyboardInterrupt:
-                # The workers ignore Ctrl-C; leaving the block would wait for their cells.
-                terminate_workers(pool)
-                pool.shutdown(wait=True, cancel_futures=True)
-                if dask is None:  # (a cluster's cells may still be writing)
-                    drop_unfinished(out / name)
-                print(f"sat: interrupted; finished cells are kept in {out}: rerun the "
-                      "same command to resume", file=sys.stderr)
+                interrupted(name)
                 return None
-        walls[name] = (time.perf_counter() - began, None)
+        walls[name] = time.perf_counter() - began
         done += work[name]
     for k, name in enumerate(runs, len(parts) + 1):
         print(overall_line(k, count, name, None, time.perf_counter() - start, done, total),
               flush=True)
-        began, cpu = time.perf_counter(), time.process_time()
+        began = time.perf_counter()
         try:
-            RUNS[name].run(out / name, size, say=print, threads=workers)
+            # Its tasks' rows come back to this process, which saves them: a cluster's
+            # workers need not see --out.
+            RUNS[name].run(out / name, size, say=functools.partial(print, flush=True),
+                           executor=cells)
         except KeyboardInterrupt:
-            print(f"sat: interrupted; finished budgets are kept in {out / name}: rerun the "
-                  "same command to resume", file=sys.stderr)
+            interrupted(name)
             return None
-        walls[name] = (time.perf_counter() - began, time.process_time() - cpu)
+        walls[name] = time.perf_counter() - began
         done += work[name]
     return walls
 

@@ -372,7 +372,7 @@ def terminate_workers(pool: Executor) -> None:
 
 
 @contextlib.contextmanager
-def _sigint_recorded() -> Iterator[list[int]]:
+def sigint_recorded() -> Iterator[list[int]]:
     """Record Ctrl-C instead of raising it; the caller raises it where that is safe.
 
     Python raises KeyboardInterrupt at whatever bytecode the main thread runs next, and while
@@ -394,11 +394,11 @@ def _sigint_recorded() -> Iterator[list[int]]:
 
 
 @contextlib.contextmanager
-def _sigint_blocked() -> Iterator[None]:
+def sigint_blocked() -> Iterator[None]:
     """Block SIGINT in this thread while workers are spawned, so they inherit it blocked.
 
     Ctrl-C reaches the whole process group, and a worker interrupted while importing prints a
-    traceback. Used inside :func:`_sigint_recorded`: the kernel may deliver the signal to
+    traceback. Used inside :func:`sigint_recorded`: the kernel may deliver the signal to
     another thread (the pool's manager), whose C handler would otherwise still have the main
     thread raise KeyboardInterrupt in the middle of a spawn, leaving a worker to read half its
     start-up data.
@@ -411,6 +411,10 @@ def _sigint_blocked() -> Iterator[None]:
     finally:
         if blocked:
             signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)  # a held Ctrl-C arrives here
+
+
+#: The names the sweep's own tests of Ctrl-C import.
+_sigint_recorded, _sigint_blocked = sigint_recorded, sigint_blocked
 
 
 def run_sweep(spec: Spec, out: str | Path, *, executor: Executor | None = None,
@@ -484,8 +488,8 @@ def _run(spec: Spec, out: Path, executor: Executor | None, workers: int,
     futures: dict[Future, Path] = {}
     interrupted = False
     try:
-        with _sigint_recorded() as caught:
-            with _sigint_blocked():
+        with sigint_recorded() as caught:
+            with sigint_blocked():
                 for c in todo:
                     path = out / CELLS / f"{c.key}.parquet"
                     futures[pool.submit(run_cell, c, str(path))] = path

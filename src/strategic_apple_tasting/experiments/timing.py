@@ -1,10 +1,12 @@
 """What a run of sweeps cost, and what it would take on more workers.
 
 Each cell's file keeps the CPU and wall seconds its worker spent on it
-(:data:`.sweep.CELL_CPU`, :data:`.sweep.CELL_WALL`). :func:`cell_seconds` reads them back;
-:func:`projected_wall` schedules the cells longest first on ``w`` workers (each takes the
-next cell when it is free, as a pool does), which is within 4/3 of the best schedule
-(Graham's bound for longest-processing-time-first).
+(:data:`.sweep.CELL_CPU`, :data:`.sweep.CELL_WALL`), and so does each task's of a part that
+is not a sweep (:mod:`.tasks`). :func:`cell_seconds` reads them back; :func:`projected_wall`
+schedules the cells longest first on ``w`` workers (each takes the next cell when it is free,
+as a pool does), which is within 4/3 of the best schedule (Graham's bound for
+longest-processing-time-first); :func:`projected_parts` adds that up over parts run one after
+another, as ``sat reproduce`` runs them.
 """
 
 from __future__ import annotations
@@ -16,13 +18,15 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from .sweep import CELL_CPU, CELL_WALL, CELLS
+from .tasks import TASKS
 
 
-def cell_seconds(out: str | Path) -> list[tuple[float, float]]:
+def cell_seconds(out: str | Path, folder: str = CELLS) -> list[tuple[float, float]]:
     """(CPU, wall) seconds of each finished cell of sweep directory ``out`` that recorded
-    them (cells written before they were recorded are left out)."""
+    them (cells written before they were recorded are left out); with ``folder`` =
+    :data:`.tasks.TASKS`, of each finished task of a part that is not a sweep."""
     times = []
-    for path in sorted((Path(out) / CELLS).glob("*.parquet")):
+    for path in sorted((Path(out) / folder).glob("*.parquet")):
         try:
             meta = pq.read_metadata(path).metadata or {}
         except (OSError, ValueError):  # damaged: the sweep's own check says so
@@ -50,41 +54,48 @@ def projected_wall(seconds: Iterable[float], workers: int) -> float:
     return max(free)
 
 
+def projected_parts(seconds: Iterable[Iterable[float]], workers: int) -> float:
+    """The wall time of parts run one after another, each waiting for all its cells (or
+    tasks) before the next begins, the cells of each part of these ``seconds`` on
+    ``workers`` workers: the sum of each part's :func:`projected_wall`. A worker left idle at
+    a part's end waits for the next part, so it is never below the whole pool's projection.
+
+    >>> projected_parts([[4, 3, 3, 2, 2], [4]], 2)  # 8 + 4 (the cells of both at once: 9)
+    12.0
+    """
+    return sum((projected_wall(part, workers) for part in seconds), 0.0)
+
+
 #: The cluster sizes a run's wall time is projected for.
 PROJECTED = (2, 16, 64)
 
 
-def timing_markdown(out: str | Path, walls: dict[str, tuple[float, float | None]],
-                    wall: float, where: str) -> str:
+def timing_markdown(out: str | Path, walls: dict[str, float], wall: float, where: str) -> str:
     """What ``sat reproduce`` into ``out`` cost: the date, the machine, where the cells ran,
-    the invocation's wall time; per part its cells, their CPU seconds (every finished cell,
-    those of an earlier, resumed invocation too) and this invocation's wall seconds; the
-    runs made in this process (``walls[name][1]`` their CPU seconds); and the wall time the
-    cells would take on :data:`PROJECTED` workers, from their measured CPU seconds, plus
-    what runs on this machine whatever the cluster, as measured: the in-process runs, the
-    claims' checks and the reports (``wall`` less the parts' and runs' own)."""
+    the invocation's wall time; per part its cells (or tasks: a part that is not a sweep,
+    :mod:`.tasks`), their CPU seconds (every finished one, those of an earlier, resumed
+    invocation too) and this invocation's wall seconds ``walls[part]``; and the wall time the
+    run would take on :data:`PROJECTED` workers. The projection is the parts run one after
+    another as ``sat reproduce`` runs them, each waiting for all its cells
+    (:func:`projected_parts` of the cells' measured CPU seconds), plus what runs on this
+    machine whatever the cluster, as measured: the claims' checks and the reports (``wall``
+    less the parts' own)."""
     import datetime
     import os
     import platform
 
     out = Path(out)
-    rows, every = [], []
-    runs_wall = runs_cpu = 0.0
-    for name, (seconds, cpu) in walls.items():
-        if cpu is None:
-            cells = cell_seconds(out / name)
-            every += [c for c, _ in cells]
-            spent = sum(c for c, _ in cells)
-            rows.append(f"| {name} | {len(cells):,} | {spent:,.1f} | {seconds:,.1f} |")
-        else:
-            runs_wall += seconds
-            runs_cpu += cpu
-            rows.append(f"| {name} (in process) | – | {cpu:,.1f} | {seconds:,.1f} |")
-    total = sum(every) + runs_cpu
+    rows, by_part = [], []
+    for name, seconds in walls.items():
+        cells = cell_seconds(out / name) or cell_seconds(out / name, TASKS)
+        by_part.append([c for c, _ in cells])
+        rows.append(f"| {name} | {len(cells):,} | {sum(c for c, _ in cells):,.1f} | "
+                    f"{seconds:,.1f} |")
+    every = [c for part in by_part for c in part]
     longest = max(every, default=0.0)
     # The claims' checks and the reports run here, whatever the cluster: added as measured.
-    rest = max(0.0, wall - sum(seconds for seconds, _ in walls.values()))
-    projected = ", ".join(f"{w} workers {projected_wall(every, w) + runs_wall + rest:,.0f} s"
+    rest = max(0.0, wall - sum(walls.values()))
+    projected = ", ".join(f"{w} workers {projected_parts(by_part, w) + rest:,.0f} s"
                           for w in PROJECTED)
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return "\n".join([
@@ -93,14 +104,14 @@ def timing_markdown(out: str | Path, walls: dict[str, tuple[float, float | None]
         f"- machine: {' '.join(filter(None, (platform.machine(), platform.processor())))}, "
         f"{os.cpu_count()} CPUs, {platform.system()} {platform.release()}, Python "
         f"{platform.python_version()}",
-        f"- cells ran on: {where}",
-        f"- wall time of this invocation: {wall:,.0f} s; CPU time of every cell and run: "
-        f"{total:,.0f} s (the longest cell: {longest:,.1f} s)",
-        f"- projected wall time (the cells scheduled longest first, plus what runs here "
-        f"whatever the cluster: the in-process runs' {runs_wall:,.0f} s and the checks' and "
-        f"reports' {rest:,.0f} s): {projected}",
+        f"- cells and tasks ran on: {where}",
+        f"- wall time of this invocation: {wall:,.0f} s; CPU time of every cell and task: "
+        f"{sum(every):,.0f} s (the longest: {longest:,.1f} s)",
+        f"- projected wall time (the parts one after another, as they run, each part's cells "
+        f"or tasks scheduled longest first, plus what runs here whatever the cluster: the "
+        f"checks' and reports' {rest:,.0f} s): {projected}",
         "",
-        "| part | cells | CPU s | wall s (this invocation) |",
+        "| part | cells or tasks | CPU s | wall s (this invocation) |",
         "|---|---:|---:|---:|",
         *rows,
         ""])

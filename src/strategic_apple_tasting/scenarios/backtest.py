@@ -264,7 +264,7 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
              seeds: int | Sequence[int], truthful: float = 0.0, r0: float = 0.0,
              new_share: float = NEW_SHARE, incumbent_share: float = INCUMBENT_SHARE,
              refit_every: int = REFIT_EVERY, history: str | Sequence[str] = "accepted",
-             bands: int = BANDS, threads: int = 1,
+             bands: int = BANDS, folds: int | None = None, threads: int = 1,
              progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """The lender's backtest (module docstring) at one budget.
 
@@ -294,6 +294,12 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
     bands : int
         Score bands of the reweighting (:func:`~..learners.history.augmentation_weights`;
         default deciles).
+    folds : int, optional
+        For a book with a time order: the windows its newest rows are cut into, seed s
+        meeting window s (each seed in 0..folds − 1), so a run of some of the seeds gives
+        each the rows a run of ``range(folds)`` gives it (a task of one seed). By default one
+        window per seed given, the k-th seed given meeting the k-th. A book without a time
+        order ignores it (each seed's split is its own).
     threads, progress
         As for :func:`~strategic_apple_tasting.simulate` (``progress(seeds_done, seeds)``).
 
@@ -346,15 +352,17 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
     seed_list = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
     if not seed_list:
         raise ValueError("seeds must not be empty")
+    timed = data.time is not None
+    _check_folds(folds, seed_list, timed)
     cutoff = break_even(data, r0)
     data_game(data, delta=delta, truthful=truthful, r0=r0)  # checks the budget before work
     # Each loan's break-even at this r0, for the incumbent as for the learners.
     data = dataclasses.replace(data, contexts=at_r0(data.contexts, r0))
     out: list[dict[str, Any]] = []
-    timed = data.time is not None
     for done, seed in enumerate(seed_list):
+        fold = (done, len(seed_list)) if folds is None else (seed, folds)
         part = _Seed(data, seed, new_share, incumbent_share, cutoff,
-                     fold=(done, len(seed_list)) if timed else None)
+                     fold=fold if timed else None)
         starts = {"accepted": part.warm}
         if "reweighted" in kinds:
             starts["reweighted"] = functools.partial(part.warm, weights=augmentation_weights(
@@ -390,6 +398,19 @@ def backtest(data: DataSet, learners: Sequence[Any] = BACKTEST_LEARNERS, *, delt
         if progress is not None:
             progress(done + 1, len(seed_list))
     return pd.DataFrame(out)
+
+
+def _check_folds(folds: Any, seeds: list[int], timed: bool) -> None:
+    """:func:`backtest`'s ``folds``: None, or an integer >= 1 of which a time-ordered book's
+    seeds each name a window."""
+    if folds is None:
+        return
+    if not (isinstance(folds, int) and not isinstance(folds, bool) and folds >= 1):
+        raise ValueError(f"folds must be an integer >= 1, got {folds!r}")
+    outside = [s for s in seeds if not 0 <= s < folds]
+    if timed and outside:
+        raise ValueError(f"seeds must each name one of the {folds} window(s) of a "
+                         f"time-ordered book (0..{folds - 1}), got {outside[0]}")
 
 
 def _shown_delta(delta: Any) -> Any:

@@ -117,9 +117,11 @@ CHECKS: list[tuple[tuple[str, ...], Callable[..., list[Row]]]] = [
     *(((part.name,), part.rows) for part in adaptive.PARTS),
 ]
 
-#: The parts that are not sweeps: name → part with ``run(out, size, say)``, ``load(out)``,
-#: ``cost(size)`` and ``data`` (a backtest's book) or ``write_report(out, title)`` (the
-#: adaptive adversary's runs); run after the sweeps, into ``out/<name>``, each resumable.
+#: The parts that are not sweeps: name → part with ``files(size)`` (its independent tasks,
+#: :mod:`..tasks`), ``run(out, size, say, threads, executor)``, ``load(out)``, ``cost(size)``
+#: and ``data`` (a backtest's book) or ``write_report(out, title)`` (the adaptive adversary's
+#: runs); run after the sweeps, their tasks on the sweeps' executor, into ``out/<name>``, each
+#: resumable task by task.
 RUNS = {part.name: part for part in (*backtest.PARTS, *adaptive.PARTS)}
 
 

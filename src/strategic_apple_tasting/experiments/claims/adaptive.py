@@ -23,9 +23,8 @@ smaller; on the trap a grid expert is right on every point, so the two agree.)
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +42,7 @@ from ...learners import Learner, make_learner
 from ...learners.budget import estimating_belief
 from ...learners.kernels import learner_policy, learner_update
 from ...learners.lazy_experts import grid_points as expert_grid
+from ..tasks import Task, run_tasks
 from .measures import across, bound_slope, mean, paired, slope_of
 from .rows import MEASURED, PAPER, Check, Claim, Consistency, Control, Row
 
@@ -126,10 +126,19 @@ def play_adaptive(game: Game, learner: Learner, seed: int, horizon: int,
             "experts": float(experts.shape[0])}
 
 
+def adaptive_run(learner: str, seed: int, horizon: int) -> pa.Table:
+    """A task of the part: ``learner`` (a registry name) on seed ``seed`` to ``horizon``
+    against :data:`ADVERSARY`, as a row of its table."""
+    found = play_adaptive(Game(**GAME), make_learner(learner), seed, horizon)
+    return pa.Table.from_pylist([{"learner": learner, "seed": seed, "horizon": horizon,
+                                  "t": horizon, **found}])
+
+
 @dataclass(frozen=True)
 class AdaptivePart:
-    """The adaptive-adversary runs as a part of a reproduction: ``run(out, size, say,
-    threads)``, ``load(out)``, ``cost(size)``, ``write_report(out, title)`` and its rows.
+    """The adaptive-adversary runs as a part of a reproduction: its tasks ``files(size)``,
+    ``run(out, size, say, threads, executor)``, ``load(out)``, ``cost(size)``,
+    ``write_report(out, title)`` and its rows.
 
     Attributes
     ----------
@@ -152,35 +161,27 @@ class AdaptivePart:
         """Agent-rounds at ``size``."""
         return len(LEARNERS) * self.seeds[size] * sum(self.horizons[size])
 
-    def _file(self, out: Path, horizon: int) -> Path:
-        return out / f"horizon-{horizon}.parquet"
+    def files(self, size: str) -> dict[str, list[Task]]:
+        """Each horizon's file → its tasks at ``size`` (:func:`adaptive_run`, a learner and a
+        seed each: at T = 10⁷ a run is seconds, a learner's eight seeds would be a task of
+        minutes, the longest on any cluster), learners in :data:`LEARNERS` order, then seeds."""
+        return {f"horizon-{horizon}.parquet": [
+            Task(f"horizon-{horizon}-{name}-seed-{seed}", f"T = {horizon:,}, {name}, seed {seed}",
+                 adaptive_run, (name, seed, horizon))
+            for name in LEARNERS for seed in range(self.seeds[size])]
+            for horizon in self.horizons[size]}
 
     def run(self, out: str | Path, size: str, say: Callable[[str], None] = print,
-            threads: int = 1) -> None:
-        """Run the part at ``size`` into ``out``, a file a horizon (a horizon already saved is
-        kept: resumable), its (learner, seed) runs on ``threads`` threads (the compiled loop
-        releases the GIL; each run has its own streams, so the rows do not depend on them)."""
-        from ...experiments.storage import write_table
-
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        game = Game(**GAME)
-        for horizon in self.horizons[size]:
-            path = self._file(out, horizon)
-            if path.exists():
-                say(f"{self.name} T = {horizon:,}: kept from an earlier run")
-                continue
-            began = time.perf_counter()
-            runs = [(name, seed) for name in LEARNERS for seed in range(self.seeds[size])]
-            with ThreadPoolExecutor(max(1, threads)) as pool:
-                results = pool.map(play_adaptive, [game] * len(runs),
-                                   [make_learner(name) for name, _ in runs],
-                                   [seed for _, seed in runs], [horizon] * len(runs))
-                found = [{"learner": name, "seed": seed, "horizon": horizon, "t": horizon,
-                          **result} for (name, seed), result in zip(runs, results, strict=True)]
-            write_table(pa.Table.from_pylist(found), path)
-            say(f"{self.name} T = {horizon:,}: {len(LEARNERS)} learners, {self.seeds[size]} "
-                f"seeds, {time.perf_counter() - began:.1f} s")
+            threads: int = 1, executor: Executor | None = None) -> None:
+        """Run the part at ``size`` into ``out``, a file a horizon, its tasks on ``executor``
+        (by default on ``threads`` threads here: the compiled loop releases the GIL); a task
+        or a horizon already saved is kept (resumable). Each run has its own streams, so the
+        rows do not depend on where or alongside what it ran."""
+        if executor is not None:
+            run_tasks(out, self.files(size), executor, say, self.name)
+            return
+        with ThreadPoolExecutor(max(1, threads)) as here:
+            run_tasks(out, self.files(size), here, say, self.name)
 
     def load(self, out: str | Path) -> pa.Table:
         """Every horizon's rows; ``ValueError`` naming the part if one is missing."""
@@ -315,5 +316,5 @@ PART = AdaptivePart("adaptive-d1",
                     per_round={"full": 0.7e-6, "quick": 1.8e-6})
 PARTS = (PART,)
 
-__all__ = ["GAME", "LEARNERS", "PART", "PARTS", "AdaptivePart", "adaptive", "expert_grid",
-           "play_adaptive"]
+__all__ = ["GAME", "LEARNERS", "PART", "PARTS", "AdaptivePart", "adaptive", "adaptive_run",
+           "expert_grid", "play_adaptive"]

@@ -17,20 +17,22 @@ naive-logistic is run beside, for the detail. Paired by seed: every arm meets th
 history, applicants and agents. Each book is a part of its own (:data:`PARTS`): German credit
 (``backtest``, at the lending budgets), 10,000 applicants drawn from the FICO tables
 (``backtest-fico``) and the Taiwan card holders (``backtest-taiwan``), the two at δ ≥ 0.5,
-where gaming costs a lender money. A part runs one budget at a time, each saved as it ends
-(rerunning resumes).
+where gaming costs a lender money. A part is a task per budget and seed (:mod:`..tasks`), on
+the executor of the sweeps' cells, each saved as it ends (rerunning resumes), and a file per
+budget once its seeds are all saved.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..tasks import Task, run_tasks
 from .measures import mean, values
 from .parts import LENDING_DELTAS
 from .rows import MEASURED, Check, Claim, Control, Row
@@ -58,22 +60,24 @@ def _why(arm: str, delta: float, gap: float, kept: float) -> str:
             f"'{arm}'")
 
 
-def _progress(what: str, say: Callable[[str], None]) -> Callable[[int, int], None]:
-    """A backtest's ``progress``: a line a seed, with the time left once a seed has ended
-    (a seed of the larger books takes half a minute: the part must not run silent)."""
-    start = time.perf_counter()
+def backtest_seed(data: str, delta: float, seed: int, seeds: int, threads: int = 1
+                  ) -> pa.Table:
+    """A task of a backtest part: seed ``seed`` of ``seeds`` at budget ``delta`` on the book
+    named ``data``, its rows as the run of every seed in one call gives them (on a
+    time-ordered book, the same window: ``folds``), ``threads`` learners at once."""
+    from ...scenarios.backtest import backtest
+    from ...scenarios.datasets import load_dataset
 
-    def report(done: int, total: int) -> None:
-        spent = time.perf_counter() - start
-        left = spent / done * (total - done)
-        say(f"{what}: seed {done}/{total}, {spent:.0f} s, about {left:.0f} s left")
-    return report
+    frame = backtest(load_dataset(data), LEARNERS, delta=delta, seeds=[seed], folds=seeds,
+                     threads=threads)
+    return pa.Table.from_pandas(frame, preserve_index=False)
 
 
 @dataclass(frozen=True)
 class BacktestPart:
-    """One book's backtest as a part of a reproduction: ``run(out, size, say, threads)``,
-    ``load(out)``, ``cost(size)`` and its claims rows ``rows(table)``.
+    """One book's backtest as a part of a reproduction: its tasks ``files(size)`` (a budget
+    and a seed each), ``run(out, size, say, threads, executor)``, ``load(out)``,
+    ``cost(size)`` and its claims rows ``rows(table)``.
 
     Attributes
     ----------
@@ -106,28 +110,30 @@ class BacktestPart:
     def _file(self, out: Path, delta: float) -> Path:
         return out / f"delta-{delta:g}.parquet"
 
-    def run(self, out: str | Path, size: str, say: Callable[[str], None] = print,
-            threads: int = 1) -> None:
-        """Run the part at ``size`` ("full" or "quick") into the directory ``out``, one budget
-        a file (``threads`` learners at once); a budget already saved is kept (resumable)."""
-        from ...experiments.storage import write_table
-        from ...scenarios.backtest import backtest
-        from ...scenarios.datasets import load_dataset
-
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        data = load_dataset(self.data)
+    def files(self, size: str, threads: int = 1) -> dict[str, list[Task]]:
+        """Each budget's file → its tasks at ``size``, a seed each in seed order
+        (:func:`backtest_seed`, ``threads`` learners at once). A task per budget and seed: the
+        longest, a seed of the Taiwan book at one budget, bounds the part on any cluster. (The
+        best-rule search on a seed's new applicants does not depend on the budget, and a
+        process keeps it: a worker given another budget of a seed it has run skips it, one
+        that has not runs it again, most of a German credit task's time, a small share of a
+        Taiwan one's, whose refitted incumbent is most of it.)"""
         seeds = self.seeds[size]
-        for delta in self.deltas:
-            path = self._file(out, delta)
-            if path.exists():
-                say(f"{self.name} δ = {delta:g}: kept from an earlier run")
-                continue
-            say(f"{self.name} δ = {delta:g}: {len(LEARNERS)} learners and 3 baselines on "
-                f"{self.data}, {seeds} seeds")
-            frame = backtest(data, LEARNERS, delta=delta, seeds=seeds, threads=threads,
-                             progress=_progress(f"{self.name} δ = {delta:g}", say))
-            write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+        return {self._file(Path(), delta).name: [
+            Task(f"delta-{delta:g}-seed-{seed}", f"δ = {delta:g}, seed {seed}", backtest_seed,
+                 (self.data, delta, seed, seeds, threads)) for seed in range(seeds)]
+            for delta in self.deltas}
+
+    def run(self, out: str | Path, size: str, say: Callable[[str], None] = print,
+            threads: int = 1, executor: Executor | None = None) -> None:
+        """Run the part at ``size`` ("full" or "quick") into the directory ``out``, one budget
+        a file, its tasks on ``executor`` (by default here, one at a time, ``threads``
+        learners at once); a task or a budget already saved is kept (resumable)."""
+        if executor is not None:
+            run_tasks(out, self.files(size), executor, say, self.name)
+            return
+        with ThreadPoolExecutor(1) as here:
+            run_tasks(out, self.files(size, threads), here, say, self.name)
 
     def load(self, out: str | Path) -> pa.Table:
         """The part's rows (every budget's), as :meth:`run` saved them; ``ValueError`` naming
@@ -191,4 +197,4 @@ PARTS = (
 GERMAN = PARTS[0]
 
 
-__all__ = ["GERMAN", "LEARNERS", "PARTS", "RECOMMENDED", "BacktestPart"]
+__all__ = ["GERMAN", "LEARNERS", "PARTS", "RECOMMENDED", "BacktestPart", "backtest_seed"]
