@@ -18,7 +18,14 @@ import pytest
 
 from strategic_apple_tasting.cli.main import main
 from strategic_apple_tasting.experiments.spec import SpecError, check_spec
-from strategic_apple_tasting.experiments.sweep import _Inline, load, pending_cells, run_sweep
+from strategic_apple_tasting.experiments.sweep import (
+    _Inline,
+    holds_other,
+    load,
+    pending_cells,
+    run_sweep,
+    run_sweeps,
+)
 
 from ..helpers import closed_port, with_default_sigint
 
@@ -53,6 +60,63 @@ def test_rerun_skips_finished_cells_and_a_changed_spec_is_refused(tmp_path, caps
     extended = run_sweep(changed, tmp_path, executor=_Inline(), extend=True)
     assert extended.done == 8  # new horizon, new cells; the old ones are kept
     assert len(list((tmp_path / "cells").glob("*.parquet"))) == 16
+
+
+class _Recording(_Inline):
+    """Runs each task at submission and keeps the cells in the order they were submitted."""
+
+    def __init__(self) -> None:
+        self.order: list[str] = []
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[override]
+        self.order.append(args[0].key)
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_several_sweeps_at_once_give_each_its_own_cells(tmp_path):
+    """Two sweeps run together (as ``sat reproduce`` runs its parts) write each directory
+    the very cells it gets run alone, and one progress counts them all."""
+    a, b = check_spec(SMALL), check_spec({**SMALL, "horizon": 200, "seeds": 2})
+    seen = []
+    state = run_sweeps([(a, tmp_path / "a"), (b, tmp_path / "b")], executor=_Inline(),
+                       progress=seen.append)
+    assert state.done == state.total == len(a.cells) + len(b.cells) == len(seen)
+    run_sweep(a, tmp_path / "a-alone", executor=_Inline())
+    run_sweep(b, tmp_path / "b-alone", executor=_Inline())
+    assert _sorted(load(tmp_path / "a")).equals(_sorted(load(tmp_path / "a-alone")))
+    assert _sorted(load(tmp_path / "b")).equals(_sorted(load(tmp_path / "b-alone")))
+    # The control: the two sweeps' cells differ, so a mix-up of directories would show.
+    assert not _sorted(load(tmp_path / "a")).equals(_sorted(load(tmp_path / "b")))
+
+
+def test_several_sweeps_with_costs_start_with_the_costliest_cells(tmp_path):
+    """With each sweep's cost an agent-round, the cells are submitted costliest first (the
+    schedule the projection assumes), and the time left is weighed by it; without costs, in
+    the sweeps' order."""
+    cheap, dear = check_spec({**SMALL, "horizon": 400}), check_spec({**SMALL, "horizon": 100})
+    costly = _Recording()
+    state = run_sweeps([(cheap, tmp_path / "cheap"), (dear, tmp_path / "dear")],
+                       executor=costly, costs=[1.0, 100.0])
+    first = {c.key for c in dear.cells}
+    assert set(costly.order[:len(first)]) == first  # 100 × 100 rounds a seed before 400
+    assert state.work_total == pytest.approx(sum(len(c.seeds) * c.horizon for c in cheap.cells)
+                                             + 100 * sum(len(c.seeds) * c.horizon
+                                                         for c in dear.cells))
+    assert state.work_done == pytest.approx(state.work_total) and state.fraction == 1.0
+    plain = _Recording()
+    run_sweeps([(cheap, tmp_path / "cheap2"), (dear, tmp_path / "dear2")], executor=plain)
+    assert set(plain.order[:len(cheap.cells)]) == {c.key for c in cheap.cells}
+
+
+def test_several_sweeps_refuse_a_directory_of_another_spec_before_running_any(tmp_path):
+    spec, other = check_spec(SMALL), check_spec({**SMALL, "horizon": 400})
+    run_sweep(other, tmp_path / "taken", executor=_Inline())
+    assert holds_other(spec, tmp_path / "taken") and not holds_other(other, tmp_path / "taken")
+    assert not holds_other(spec, tmp_path / "new")  # (nothing there yet)
+    with pytest.raises(SpecError, match="holds results of a different spec"):
+        run_sweeps([(spec, tmp_path / "first"), (spec, tmp_path / "taken")],
+                   executor=_Inline())
+    assert not list((tmp_path / "first" / "cells").glob("*.parquet"))
 
 
 # faulthandler (passed on to spawned workers too): a process that does not exit gets SIGABRT

@@ -1,5 +1,6 @@
-"""What a reproduction cost (experiments/timing.py): the parts run one after another, so the
-projection adds up each part's own, the runs' tasks counted as cells are."""
+"""What a reproduction cost (experiments/timing.py): the phases run one after another (the
+sweeps' cells at once, then each run's tasks), so the projection adds up each phase's own, the
+runs' tasks counted as cells are."""
 
 from __future__ import annotations
 
@@ -38,9 +39,10 @@ def test_the_timing_table_counts_a_runs_tasks_as_a_sweeps_cells(tmp_path):
     (the invocation's wall time less the parts')."""
     _saved(tmp_path / "sweep" / CELLS, [4, 3, 3, 2, 2])
     _saved(tmp_path / "backtest" / TASKS, [10, 1])
-    text = timing_markdown(tmp_path, {"sweep": 9.5, "backtest": 11.5}, 30.0, "2 local worker(s)")
-    assert "| sweep | 5 | 14.0 | 9.5 |" in text
-    assert "| backtest | 2 | 11.0 | 11.5 |" in text
+    text = timing_markdown(tmp_path, [(("sweep",), 9.5), (("backtest",), 11.5)], 30.0,
+                           "2 local worker(s)")
+    assert "| sweep | 5 | 14.0 |" in text and "| backtest | 2 | 11.0 |" in text
+    assert "| sweep | 5 | 9.5 |" in text and "| backtest | 2 | 11.5 |" in text
     assert "in process" not in text
     assert "CPU time of every cell and task: 25 s (the longest: 10.0 s)" in text
     # 2 workers: 8 + 10, plus the 9 s spent here; 16: 4 + 10 + 9. (Both parts' cells on one
@@ -48,3 +50,19 @@ def test_the_timing_table_counts_a_runs_tasks_as_a_sweeps_cells(tmp_path):
     found = re.search(r"checks' and reports' 9 s\): 2 workers (\d+) s, 16 workers (\d+) s, "
                       r"64 workers (\d+) s", text)
     assert found and found.groups() == ("27", "23", "23"), text
+
+
+def test_sweeps_run_at_once_are_projected_as_one_pool(tmp_path):
+    """Two sweeps whose cells ran together (one phase) are projected as one pool of their
+    cells, then the run's tasks: 9 + 10 on 2 workers, where the same parts one after another
+    (the control, the phases as before) take 8 + 4 + 10."""
+    _saved(tmp_path / "a" / CELLS, [4, 3, 3, 2, 2])
+    _saved(tmp_path / "b" / CELLS, [4])
+    _saved(tmp_path / "backtest" / TASKS, [10, 1])
+    together = timing_markdown(tmp_path, [(("a", "b"), 9.5), (("backtest",), 11.5)], 21.0,
+                               "2 local worker(s)")
+    assert "| a, b | 6 | 9.5 |" in together and "| b | 1 | 4.0 |" in together
+    assert "checks' and reports' 0 s): 2 workers 19 s, 16 workers 14 s" in together
+    apart = timing_markdown(tmp_path, [(("a",), 8.0), (("b",), 1.5), (("backtest",), 11.5)],
+                            21.0, "2 local worker(s)")
+    assert "checks' and reports' 0 s): 2 workers 22 s, 16 workers 18 s" in apart

@@ -307,8 +307,7 @@ def progress_line(p: Progress) -> str:
     line = f"[{p.done}/{p.total} cells] {p.rate:,.0f} agent-rounds/s"
     if p.done >= p.total:
         return line
-    if p.done >= 2 and p.rounds_done >= ESTIMATE_AFTER * p.rounds_total \
-            and p.remaining != float("inf"):
+    if p.done >= 2 and p.fraction >= ESTIMATE_AFTER and p.remaining != float("inf"):
         return f"{line}, about {p.remaining:,.0f} s left"
     return f"{line}, estimating the time left"
 
@@ -327,11 +326,15 @@ def progress_display(total: int):
     if rp is None or not sys.stdout.isatty():
         yield print_progress
         return
+    # The time left is the sweep's own (weighed by the cells' costs where they differ), not
+    # rich's count of cells.
     columns = (rp.TextColumn("cells"), rp.BarColumn(), rp.MofNCompleteColumn(),
-               rp.TextColumn("{task.fields[rate]} agent-rounds/s"), rp.TimeRemainingColumn())
+               rp.TextColumn("{task.fields[rate]} agent-rounds/s"),
+               rp.TextColumn("{task.fields[left]}"))
     with rp.Progress(*columns) as bar:
-        task = bar.add_task("sweep", total=total, rate="-")
+        task = bar.add_task("sweep", total=total, rate="-", left="")
 
         def update(p: Progress) -> None:
-            bar.update(task, completed=p.done, rate=f"{p.rate:,.0f}")
+            left = progress_line(p).partition("agent-rounds/s")[2].lstrip(", ")
+            bar.update(task, completed=p.done, rate=f"{p.rate:,.0f}", left=left)
         yield update

@@ -240,23 +240,26 @@ def duration(seconds: float) -> str:
 
 
 def overall_line(k: int, n: int, name: str, cells: int | None, elapsed: float, done: float,
-                 total: float) -> str:
-    """The line `sat reproduce` prints as part k of n starts: which part, the time so far and,
-    once a tenth of the work (weighed by each part's measured cost) and a whole part are done,
-    an estimate of the time left at the pace so far (``cells``: None for a part that is not
-    a sweep).
+                 total: float, together: int = 1) -> str:
+    """The line `sat reproduce` prints as part k of n starts (or, ``together`` > 1, parts k
+    to k + together − 1 at once, ``name`` what they are): which, the time so far and, once a
+    tenth of the work (weighed by each part's measured cost) and a whole part are done, an
+    estimate of the time left at the pace so far (``cells``: None for a part that is not a
+    sweep).
 
     Examples
     --------
     >>> overall_line(1, 21, "stochastic", 20, 0.0, 0.0, 10.0)
     '== part 1 of 21: stochastic (20 cells); 0 s elapsed, estimating the time left'
-    >>> overall_line(5, 21, "etc", 24, 120.0, 4.0, 10.0)
-    '== part 5 of 21: etc (24 cells); 2 min 00 s elapsed, about 3 min 00 s left'
+    >>> overall_line(1, 21, "the sweeps", 200, 0.0, 0.0, 10.0, together=19)
+    '== parts 1–19 of 21: the sweeps (200 cells at once); 0 s elapsed, estimating the time left'
     >>> overall_line(21, 21, "backtest", None, 120.0, 4.0, 10.0)
     '== part 21 of 21: backtest; 2 min 00 s elapsed, about 3 min 00 s left'
     """
-    what = name if cells is None else f"{name} ({cells} cells)"
-    line = f"== part {k} of {n}: {what}; {duration(elapsed)} elapsed"
+    what = name if cells is None else \
+        f"{name} ({cells} cells{' at once' if together > 1 else ''})"
+    which = f"part {k}" if together == 1 else f"parts {k}–{k + together - 1}"
+    line = f"== {which} of {n}: {what}; {duration(elapsed)} elapsed"
     if k > 1 and done >= ESTIMATE_AFTER * total and done > 0:
         return f"{line}, about {duration(elapsed * (total - done) / done)} left"
     return f"{line}, estimating the time left"
@@ -336,8 +339,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     # One pool for every part: its workers keep the compiled kernels they have loaded. On a
     # cluster the cells and the runs' tasks run there, and the pool here writes the reports.
     with default_executor(args.workers) as pool, _executor(args.scheduler) as dask:
-        walls = _run_parts(parts, runs, out, size, pool, dask, work, start)
-        if walls is None:
+        phases = _run_parts(parts, runs, out, size, pool, dask, work, start)
+        if phases is None:
             return 130
         # The parts' reports are independent and mostly drawing: the pool writes them while
         # this process measures the claims (they took 40% of the quick run one at a time).
@@ -352,7 +355,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         links = {name: page.result() for name, page in pages.items()}
     index = write_claims_page(claims, consistency, links, out / "index.html")
     (out / "timing.md").write_text(timing_markdown(
-        out, walls, time.perf_counter() - start,
+        out, phases, time.perf_counter() - start,
         f"Dask scheduler {args.scheduler}" if args.scheduler else
         f"{args.workers} local worker(s)"))
     broken = sum(not k.holds for k in consistency)
@@ -365,45 +368,52 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def _run_parts(parts: dict[str, Any], runs: list[str], out: Path, size: str, pool: Any,
-               dask: Any, work: dict[str, float], start: float) -> dict[str, float] | None:
-    """Run the reproduction's sweeps and then its other runs, one part after another, the
-    sweeps' cells and the runs' tasks on ``pool`` or on the Dask cluster, each part with an
-    overall progress line; every part's wall time, or None when interrupted (finished cells
-    and tasks kept)."""
+               dask: Any, work: dict[str, float], start: float
+               ) -> list[tuple[tuple[str, ...], float]] | None:
+    """Run the reproduction's sweeps, every sweep's cells on ``pool`` or on the Dask cluster
+    at once (the costliest first: a worker free at the end of one sweep takes another's
+    cells), then its other runs one after another, their tasks there too; an overall
+    progress line as each phase starts. Each phase's parts and wall time, or None when
+    interrupted (finished cells and tasks kept)."""
     from ..experiments.claims import RUNS
-    from ..experiments.spec import SpecError
-    from ..experiments.sweep import drop_unfinished, run_sweep, terminate_workers
+    from ..experiments.sweep import drop_unfinished, holds_other, run_sweeps, terminate_workers
 
+    for name, spec in parts.items():  # (every part checked before any runs)
+        if holds_other(spec, out / name):
+            raise ValueError(f"{out / name} holds results of other sweeps than this "
+                             f"version's bundled {name!r} part: use another --out, or "
+                             f"delete {out}")
     cells = pool if dask is None else dask.executor
     count, total = len(parts) + len(runs), sum(work.values())
-    done = 0.0
-    walls: dict[str, float] = {}
+    phases: list[tuple[tuple[str, ...], float]] = []
 
-    def interrupted(name: str) -> None:
+    def interrupted(what: str) -> None:
         # The workers ignore Ctrl-C; leaving the block would wait for their cells.
         terminate_workers(pool)
         pool.shutdown(wait=True, cancel_futures=True)
-        if dask is None and name in parts:  # (a cluster's cells may still be writing)
-            drop_unfinished(out / name)
-        print(f"sat: interrupted; finished {'cells' if name in parts else 'tasks'} are kept "
-              f"in {out}: rerun the same command to resume", file=sys.stderr)
+        if dask is None:  # (a cluster's cells may still be writing)
+            for name in parts:
+                drop_unfinished(out / name)
+        print(f"sat: interrupted; finished {what} are kept in {out}: rerun the same command "
+              "to resume", file=sys.stderr)
 
-    for k, (name, spec) in enumerate(parts.items(), 1):
-        print(overall_line(k, count, name, len(spec.cells), time.perf_counter() - start, done,
-                           total), flush=True)
+    if parts:
+        n_cells = sum(len(spec.cells) for spec in parts.values())
+        name = next(iter(parts)) if len(parts) == 1 else "the sweeps"
+        print(overall_line(1, count, name, n_cells, time.perf_counter() - start, 0.0, total,
+                           len(parts)), flush=True)
         began = time.perf_counter()
-        with progress_display(len(spec.cells)) as progress:
+        with progress_display(n_cells) as progress:
             try:
-                run_sweep(spec, out / name, executor=cells, progress=progress, warn=say)
-            except SpecError:
-                raise ValueError(f"{out / name} holds results of other sweeps than this "
-                                 f"version's bundled {name!r} part: use another --out, or "
-                                 f"delete {out}") from None
+                run_sweeps([(spec, out / name) for name, spec in parts.items()],
+                           executor=cells, progress=progress, warn=say,
+                           costs=[work[name] / max(1, spec.rounds)
+                                  for name, spec in parts.items()])
             except KeyboardInterrupt:
-                interrupted(name)
+                interrupted("cells")
                 return None
-        walls[name] = time.perf_counter() - began
-        done += work[name]
+        phases.append((tuple(parts), time.perf_counter() - began))
+    done = sum(work[name] for name in parts)
     for k, name in enumerate(runs, len(parts) + 1):
         print(overall_line(k, count, name, None, time.perf_counter() - start, done, total),
               flush=True)
@@ -414,11 +424,11 @@ def _run_parts(parts: dict[str, Any], runs: list[str], out: Path, size: str, poo
             RUNS[name].run(out / name, size, say=functools.partial(print, flush=True),
                            executor=cells)
         except KeyboardInterrupt:
-            interrupted(name)
+            interrupted("cells and tasks")
             return None
-        walls[name] = time.perf_counter() - began
+        phases.append(((name,), time.perf_counter() - began))
         done += work[name]
-    return walls
+    return phases
 
 
 def cmd_results(args: argparse.Namespace) -> int:

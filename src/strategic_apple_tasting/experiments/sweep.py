@@ -35,7 +35,7 @@ import signal
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +83,10 @@ class Progress:
     rounds_done: int
     rounds_total: int
     elapsed: float
+    #: The work done and to do, where the cells' agent-rounds cost unlike amounts
+    #: (:func:`run_sweeps`' ``costs``); 0: the agent-rounds are the work.
+    work_done: float = 0.0
+    work_total: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -91,9 +95,20 @@ class Progress:
 
     @property
     def remaining(self) -> float:
-        """Seconds left at the current rate (inf before the first cell)."""
-        left = self.rounds_total - self.rounds_done
-        return left / self.rate if self.rate > 0 else float("inf")
+        """Seconds left at the current pace (inf before the first cell): of the work, where
+        it is weighed, else of the agent-rounds."""
+        done, total = ((self.work_done, self.work_total) if self.work_total > 0
+                       else (self.rounds_done, self.rounds_total))
+        if done <= 0 or self.elapsed <= 0:
+            return float("inf")
+        return (total - done) * self.elapsed / done
+
+    @property
+    def fraction(self) -> float:
+        """The share of the work (or of the agent-rounds) done."""
+        done, total = ((self.work_done, self.work_total) if self.work_total > 0
+                       else (self.rounds_done, self.rounds_total))
+        return done / total if total > 0 else 1.0
 
 
 def _warn(message: str) -> None:
@@ -236,12 +251,19 @@ def served_learners(out: str | Path) -> dict[str, str]:
             for label, name in record.get("learners", {}).items()}
 
 
+def holds_other(spec: Spec, out: str | Path) -> bool:
+    """Whether directory ``out`` holds results of other specs than ``spec`` and not of it
+    (running ``spec`` there needs ``extend``)."""
+    records = served(out)
+    return bool(records) and _digest(_spec_text(spec.canonical)) not in records
+
+
 def _serve(spec: Spec, out: Path, extend: bool) -> None:
     """Record ``spec`` as one of the directory's specs, or refuse it (``SpecError``)."""
     text = _spec_text(spec.canonical)
     digest = _digest(text)
     records = served(out)
-    if digest not in records and records and not extend:
+    if holds_other(spec, out) and not extend:
         raise SpecError(f"{out} holds results of a different spec; pass --extend (extend=True) "
                         "to add this spec's cells to it, or choose another output directory")
     (out / SPECS).mkdir(exist_ok=True)
@@ -462,37 +484,71 @@ def run_sweep(spec: Spec, out: str | Path, *, executor: Executor | None = None,
     On an exception queued cells are cancelled and running ones finish; on Ctrl-C the
     default pool's workers are stopped at once. Finished cells stay on disk either way.
     """
-    out = Path(out)
+    return run_sweeps([(spec, out)], executor=executor, workers=workers, extend=extend,
+                      progress=progress, warn=warn)
+
+
+def run_sweeps(sweeps: Sequence[tuple[Spec, str | Path]], *, executor: Executor | None = None,
+               workers: int = 1, extend: bool = False,
+               progress: Callable[[Progress], None] | None = None,
+               warn: Callable[[str], None] | None = None,
+               costs: Sequence[float] | None = None) -> Progress:
+    """Run several sweeps' unfinished cells at once, each ``(spec, out)`` as
+    :func:`run_sweep` runs one; returns the final progress over them all.
+
+    Every directory is locked and its spec recorded first (one holding another spec's
+    results refuses, before any cell runs: :func:`holds_other` tells which), then every cell
+    is submitted: sweep after sweep in the order given, or, with ``costs``, the costliest
+    first. A worker free at the end of one sweep takes another's cells, where sweeps run one
+    after another would leave it waiting for the slowest cell of each (on a cluster, most of
+    the workers most of the time).
+    ``progress`` is called after each finished cell of any of them, its time left weighed by
+    ``costs`` (each sweep's cost of an agent-round, in any unit: the sweeps' rounds may cost
+    a thousand times one another's). The other parameters and the errors are
+    :func:`run_sweep`'s; on Ctrl-C every directory keeps its finished cells."""
+    jobs = [(spec, Path(out)) for spec, out in sweeps]
     with contextlib.ExitStack() as stack:
-        with _os_errors(out):
-            out.mkdir(parents=True, exist_ok=True)
-            stack.enter_context(_locked(out))
-            _serve(spec, out, extend)
-            # Under the lock no one else writes here: temporary files are a dead run's.
-            drop_unfinished(out)
-        return _run(spec, out, executor, workers, progress, warn)
+        for spec, out in jobs:
+            with _os_errors(out):
+                out.mkdir(parents=True, exist_ok=True)
+                stack.enter_context(_locked(out))
+                _serve(spec, out, extend)
+                # Under the lock no one else writes here: temporary files are a dead run's.
+                drop_unfinished(out)
+        return _run(jobs, executor, workers, progress, warn, costs)
 
 
-def _run(spec: Spec, out: Path, executor: Executor | None, workers: int,
+def _run(jobs: list[tuple[Spec, Path]], executor: Executor | None, workers: int,
          progress: Callable[[Progress], None] | None,
-         warn: Callable[[str], None] | None) -> Progress:
-    todo = pending_cells(spec, out, warn)
-    state = Progress(done=0, total=len(todo), skipped=len(spec.cells) - len(todo),
-                     rounds_done=0, rounds_total=sum(len(c.seeds) * c.horizon for c in todo),
-                     elapsed=0.0)
+         warn: Callable[[str], None] | None, costs: Sequence[float] | None = None) -> Progress:
+    weights = [0.0] * len(jobs) if costs is None else [float(c) for c in costs]
+    if len(weights) != len(jobs):
+        raise ValueError(f"costs must give one cost a sweep ({len(jobs)}), got {len(weights)}")
+    todo = [(cell, out, w) for (spec, out), w in zip(jobs, weights, strict=True)
+            for cell in pending_cells(spec, out, warn)]
+    if costs is not None:
+        # The costliest cells first (longest-processing-time first: within 4/3 of the best
+        # schedule), so that no long cell starts last while the other workers wait for it.
+        todo.sort(key=lambda job: -len(job[0].seeds) * job[0].horizon * job[2])
+    state = Progress(done=0, total=len(todo),
+                     skipped=sum(len(spec.cells) for spec, _ in jobs) - len(todo),
+                     rounds_done=0,
+                     rounds_total=sum(len(c.seeds) * c.horizon for c, _, _ in todo),
+                     elapsed=0.0,
+                     work_total=sum(len(c.seeds) * c.horizon * w for c, _, w in todo))
     if not todo:
         return state
     own = executor is None
     pool = default_executor(workers) if own else executor
     start = time.perf_counter()
-    futures: dict[Future, Path] = {}
+    futures: dict[Future, tuple[Path, float]] = {}  # (its file, its cost an agent-round)
     interrupted = False
     try:
         with sigint_recorded() as caught:
             with sigint_blocked():
-                for c in todo:
+                for c, out, w in todo:
                     path = out / CELLS / f"{c.key}.parquet"
-                    futures[pool.submit(run_cell, c, str(path))] = path
+                    futures[pool.submit(run_cell, c, str(path))] = (path, w)
             running = set(futures)
             while running:
                 # A timeout: a Ctrl-C that another thread took wakes no one here.
@@ -500,11 +556,14 @@ def _run(spec: Spec, out: Path, executor: Executor | None, workers: int,
                                          return_when=FIRST_COMPLETED)
                 for f in finished:
                     try:
-                        state.rounds_done += f.result()
+                        rounds = f.result()
                     except OSError as exc:  # a full disk, a lost mount...
-                        raise ValueError(f"cannot write cell {str(futures[f])!r}: "
+                        path = futures[f][0]
+                        raise ValueError(f"cannot write cell {str(path)!r}: "
                                          f"{exc.strerror or exc}; finished cells are kept in "
-                                         f"{out}") from None
+                                         f"{path.parent.parent}") from None
+                    state.rounds_done += rounds
+                    state.work_done += rounds * futures[f][1]
                     state.done += 1
                 if finished:
                     state.elapsed = time.perf_counter() - start
@@ -523,7 +582,8 @@ def _run(spec: Spec, out: Path, executor: Executor | None, workers: int,
                 terminate_workers(pool)
             pool.shutdown(wait=True, cancel_futures=True)
             if interrupted:
-                drop_unfinished(out)
+                for _, out in jobs:
+                    drop_unfinished(out)
     return state
 
 

@@ -5,14 +5,15 @@ Each cell's file keeps the CPU and wall seconds its worker spent on it
 is not a sweep (:mod:`.tasks`). :func:`cell_seconds` reads them back; :func:`projected_wall`
 schedules the cells longest first on ``w`` workers (each takes the next cell when it is free,
 as a pool does), which is within 4/3 of the best schedule (Graham's bound for
-longest-processing-time-first); :func:`projected_parts` adds that up over parts run one after
-another, as ``sat reproduce`` runs them.
+longest-processing-time-first); :func:`projected_parts` adds that up over phases run one
+after another, as ``sat reproduce`` runs them: its sweeps' cells all at once, longest first by
+their estimated cost, then each other part's tasks.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -70,32 +71,37 @@ def projected_parts(seconds: Iterable[Iterable[float]], workers: int) -> float:
 PROJECTED = (2, 16, 64)
 
 
-def timing_markdown(out: str | Path, walls: dict[str, float], wall: float, where: str) -> str:
+def timing_markdown(out: str | Path, phases: Sequence[tuple[Sequence[str], float]],
+                    wall: float, where: str) -> str:
     """What ``sat reproduce`` into ``out`` cost: the date, the machine, where the cells ran,
     the invocation's wall time; per part its cells (or tasks: a part that is not a sweep,
-    :mod:`.tasks`), their CPU seconds (every finished one, those of an earlier, resumed
-    invocation too) and this invocation's wall seconds ``walls[part]``; and the wall time the
-    run would take on :data:`PROJECTED` workers. The projection is the parts run one after
-    another as ``sat reproduce`` runs them, each waiting for all its cells
-    (:func:`projected_parts` of the cells' measured CPU seconds), plus what runs on this
-    machine whatever the cluster, as measured: the claims' checks and the reports (``wall``
-    less the parts' own)."""
+    :mod:`.tasks`) and their CPU seconds (every finished one, those of an earlier, resumed
+    invocation too); the phases as they ran, ``phases`` (the parts run at once and their wall
+    seconds in this invocation: the sweeps' cells all on the pool together, then each other
+    part's tasks); and the wall time the run would take on :data:`PROJECTED` workers. The
+    projection is the phases one after another, each waiting for all its cells
+    (:func:`projected_parts` of the phases' cells' measured CPU seconds, each phase's
+    scheduled longest first), plus what runs on this machine whatever the cluster, as
+    measured: the claims' checks and the reports (``wall`` less the phases')."""
     import datetime
     import os
     import platform
 
     out = Path(out)
-    rows, by_part = [], []
-    for name, seconds in walls.items():
-        cells = cell_seconds(out / name) or cell_seconds(out / name, TASKS)
-        by_part.append([c for c, _ in cells])
-        rows.append(f"| {name} | {len(cells):,} | {sum(c for c, _ in cells):,.1f} | "
-                    f"{seconds:,.1f} |")
-    every = [c for part in by_part for c in part]
+    rows, by_phase, stages = [], [], []
+    for names, seconds in phases:
+        cells_of_phase = []
+        for name in names:
+            cells = cell_seconds(out / name) or cell_seconds(out / name, TASKS)
+            cells_of_phase += [c for c, _ in cells]
+            rows.append(f"| {name} | {len(cells):,} | {sum(c for c, _ in cells):,.1f} |")
+        by_phase.append(cells_of_phase)
+        stages.append(f"| {', '.join(names)} | {len(cells_of_phase):,} | {seconds:,.1f} |")
+    every = [c for phase in by_phase for c in phase]
     longest = max(every, default=0.0)
     # The claims' checks and the reports run here, whatever the cluster: added as measured.
-    rest = max(0.0, wall - sum(walls.values()))
-    projected = ", ".join(f"{w} workers {projected_parts(by_part, w) + rest:,.0f} s"
+    rest = max(0.0, wall - sum(seconds for _, seconds in phases))
+    projected = ", ".join(f"{w} workers {projected_parts(by_phase, w) + rest:,.0f} s"
                           for w in PROJECTED)
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return "\n".join([
@@ -107,11 +113,15 @@ def timing_markdown(out: str | Path, walls: dict[str, float], wall: float, where
         f"- cells and tasks ran on: {where}",
         f"- wall time of this invocation: {wall:,.0f} s; CPU time of every cell and task: "
         f"{sum(every):,.0f} s (the longest: {longest:,.1f} s)",
-        f"- projected wall time (the parts one after another, as they run, each part's cells "
-        f"or tasks scheduled longest first, plus what runs here whatever the cluster: the "
-        f"checks' and reports' {rest:,.0f} s): {projected}",
+        f"- projected wall time (the phases one after another, as they run, each phase's "
+        f"cells or tasks scheduled longest first, plus what runs here whatever the cluster: "
+        f"the checks' and reports' {rest:,.0f} s): {projected}",
         "",
-        "| part | cells or tasks | CPU s | wall s (this invocation) |",
-        "|---|---:|---:|---:|",
+        "| part | cells or tasks | CPU s |",
+        "|---|---:|---:|",
         *rows,
+        "",
+        "| run at once (in turn) | cells or tasks | wall s (this invocation) |",
+        "|---|---:|---:|",
+        *stages,
         ""])
