@@ -80,7 +80,7 @@ def test_several_sweeps_at_once_give_each_its_own_cells(tmp_path):
     seen = []
     state = run_sweeps([(a, tmp_path / "a"), (b, tmp_path / "b")], executor=_Inline(),
                        progress=seen.append)
-    assert state.done == state.total == len(a.cells) + len(b.cells) == len(seen)
+    assert state.done == state.total == len(a.cells) + len(b.cells) == seen[-1].done
     run_sweep(a, tmp_path / "a-alone", executor=_Inline())
     run_sweep(b, tmp_path / "b-alone", executor=_Inline())
     assert _sorted(load(tmp_path / "a")).equals(_sorted(load(tmp_path / "a-alone")))
