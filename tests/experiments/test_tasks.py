@@ -16,7 +16,7 @@ import pytest
 from strategic_apple_tasting.experiments.claims import adaptive, backtest
 from strategic_apple_tasting.experiments.storage import write_table
 from strategic_apple_tasting.experiments.sweep import CELL_CPU, CELL_WALL, default_executor
-from strategic_apple_tasting.experiments.tasks import TASKS, Task, run_tasks, task_path
+from strategic_apple_tasting.experiments.tasks import TASKS, Task, _left, run_tasks, task_path
 
 
 class Counting(ThreadPoolExecutor):
@@ -136,3 +136,39 @@ def test_ctrl_c_keeps_the_finished_tasks_and_the_rerun_runs_the_rest(tmp_path):
         assert run_tasks(tmp_path, files, pool, say=lambda _: None) == 6 - len(saved)
         assert pool.submitted == 6 - len(saved)
     assert pq.read_table(tmp_path / "all.parquet").column("i").to_pylist() == list(range(6))
+
+
+def _table(n: int) -> pa.Table:
+    return pa.table({"n": [n]})
+
+
+class Ordered(ThreadPoolExecutor):
+    """One thread; keeps the tasks' keys in the order they were submitted."""
+
+    def __init__(self) -> None:
+        super().__init__(1)
+        self.order: list[int] = []
+
+    def submit(self, fn, /, *args, **kwargs):
+        self.order.append(args[1])  # (timed(function, n): the task's argument)
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_the_costliest_tasks_go_first_and_the_time_left_weighs_them(tmp_path):
+    """Tasks of costs 1, 1, 1, 100 (a long run of a part's last file): the costly one is
+    submitted first, and once it and one more are done the time left is the cheap ones' share
+    of the cost, not half the tasks' count. The control: equal costs keep the part's order."""
+    tasks = [Task(f"t{n}", f"task {n}", _table, (n,), cost=c)
+             for n, c in enumerate((1.0, 1.0, 1.0, 100.0))]
+    pool, lines = Ordered(), []
+    with pool:
+        run_tasks(tmp_path / "costs", {"a.parquet": tasks[:2], "b.parquet": tasks[2:]}, pool,
+                  lines.append, "part")
+    assert pool.order == [3, 0, 1, 2]
+    assert pq.read_table(tmp_path / "costs" / "a.parquet").column("n").to_pylist() == [0, 1]
+    assert pq.read_table(tmp_path / "costs" / "b.parquet").column("n").to_pylist() == [2, 3]
+    even, plain = [Task(t.key, t.label, t.function, t.args) for t in tasks], Ordered()
+    with plain:
+        run_tasks(tmp_path / "even", {"a.parquet": even}, plain, lambda _: None, "part")
+    assert plain.order == [0, 1, 2, 3]
+    assert _left(101.0, 2, 101 / 103) == "101 s, about 2 s left"  # (by count: 101 s left)

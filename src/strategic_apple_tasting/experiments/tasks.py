@@ -67,12 +67,17 @@ class Task:
         A module-level function (a worker imports it by name) returning a ``pyarrow.Table``.
     args : tuple
         Its picklable arguments.
+    cost : float
+        Its cost relative to the part's other tasks (a run's horizon, say): the costliest are
+        submitted first (no long task starts last while the other workers wait), and the time
+        left is the cost still to run at the pace so far.
     """
 
     key: str
     label: str
     function: Callable[..., pa.Table]
     args: tuple[Any, ...]
+    cost: float = 1.0
 
 
 def timed(function: Callable[..., pa.Table], *args: Any) -> tuple[pa.Table, float, float]:
@@ -149,8 +154,11 @@ def run_tasks(out: str | Path, files: Mapping[str, Sequence[Task]], executor: Ex
 def _submit(out: Path, files: Mapping[str, Sequence[Task]], pending: list[tuple[str, Task]],
             executor: Executor, say: Callable[[str], None], name: str) -> None:
     left = {file: sum(f == file for f, _ in pending) for file, _ in pending}
+    pending = sorted(pending, key=lambda job: -job[1].cost)  # (stable: equal costs in order)
+    total = sum(task.cost for _, task in pending)
     start = last = time.perf_counter()
     futures: dict[Future, tuple[str, Task]] = {}
+    spent = 0.0
     try:
         # Ctrl-C recorded, raised between futures: raised inside concurrent.futures' locks it
         # can leave the pool's shutdown waiting forever (:func:`.sweep.sigint_recorded`);
@@ -167,11 +175,12 @@ def _submit(out: Path, files: Mapping[str, Sequence[Task]], pending: list[tuple[
                     file, task = futures[future]
                     wall = _save(out, task, future)
                     done += 1
+                    spent += task.cost
                     left[file] -= 1
                     now = time.perf_counter()
                     if not running or now - last >= QUIET or done == 1:
                         say(f"{name}: {done} of {len(pending)} tasks ({task.label}: "
-                            f"{wall:.1f} s), {_left(now - start, done, len(pending))}")
+                            f"{wall:.1f} s), {_left(now - start, done, spent / total)}")
                         last = now
                     if not left[file]:
                         _assemble(out, file, files[file], say, name)
@@ -186,15 +195,16 @@ def _submit(out: Path, files: Mapping[str, Sequence[Task]], pending: list[tuple[
             future.cancel()
 
 
-def _left(spent: float, done: int, total: int) -> str:
-    """The time so far and, once two tasks and a tenth of them are done (the first ones are
-    mostly a worker's start-up), the time left at that pace.
+def _left(spent: float, done: int, share: float) -> str:
+    """The time so far and, once two tasks and a tenth of the work (``share``, by the tasks'
+    costs) are done (the first ones are mostly a worker's start-up), the time left at that
+    pace.
 
-    >>> _left(12.0, 1, 30), _left(12.0, 3, 30)
+    >>> _left(12.0, 1, 0.5), _left(12.0, 3, 0.1)
     ('12 s, estimating the time left', '12 s, about 108 s left')
     """
-    if done >= 2 and done >= ESTIMATE_AFTER * total:
-        return f"{spent:.0f} s, about {spent / done * (total - done):.0f} s left"
+    if done >= 2 and share >= ESTIMATE_AFTER:
+        return f"{spent:.0f} s, about {spent / share * (1 - share):.0f} s left"
     return f"{spent:.0f} s, estimating the time left"
 
 

@@ -164,10 +164,11 @@ class AdaptivePart:
     def files(self, size: str) -> dict[str, list[Task]]:
         """Each horizon's file → its tasks at ``size`` (:func:`adaptive_run`, a learner and a
         seed each: at T = 10⁷ a run is seconds, a learner's eight seeds would be a task of
-        minutes, the longest on any cluster), learners in :data:`LEARNERS` order, then seeds."""
+        minutes, the longest on any cluster), learners in :data:`LEARNERS` order, then seeds;
+        a task's cost is its horizon (the longest go first, and the time left weighs them)."""
         return {f"horizon-{horizon}.parquet": [
             Task(f"horizon-{horizon}-{name}-seed-{seed}", f"T = {horizon:,}, {name}, seed {seed}",
-                 adaptive_run, (name, seed, horizon))
+                 adaptive_run, (name, seed, horizon), cost=float(horizon))
             for name in LEARNERS for seed in range(self.seeds[size])]
             for horizon in self.horizons[size]}
 
