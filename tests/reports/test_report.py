@@ -99,8 +99,8 @@ def test_theorem_exponents_live_on_the_learner_classes():
     from strategic_apple_tasting.learners import SAOLS
 
     rate = {name: F.theorem_of(name) for name in ("sa-ols", "etc", "exp3-sae", "oracle")}
-    assert rate["sa-ols"] is SAOLS.theorem
-    assert F.theorem_of("sa-ols(delta=0.2)") is SAOLS.theorem
+    assert rate["sa-ols"] is SAOLS.tags().theorem
+    assert F.theorem_of("sa-ols(delta=0.2)") is SAOLS.tags().theorem
     assert rate["sa-ols"].exponent(5) == 0.5
     assert math.isclose(rate["etc"].exponent(5), 2 / 3)
     assert math.isclose(rate["exp3-sae"].exponent(1), 2 / 3)
