@@ -48,6 +48,10 @@ average is printed before and after.
 The targets (2 cores, SQLite) are printed beside the numbers: ≥ 500 single decisions/s with
 p99 ≤ 50 ms at 32 clients, ≥ 0.5 of the floor there, and ≥ 20,000 decisions/s batched.
 
+A before/after of a change on a busy machine: ``--checkouts OLD/src src`` runs every
+configuration once per checkout (a ``git worktree add`` of the old commit), each server
+importing the package from its checkout, the rounds alternating between all of them.
+
 Usage::
 
     .venv/bin/python benchmarks/serve.py --rounds 2 --clients 1 8   # smoke (~1 min)
@@ -65,6 +69,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
+import itertools
 import os
 import platform
 import random
@@ -137,8 +142,9 @@ class Server:
     """One ``sat serve`` process on a loopback port (stopped by :meth:`stop`, always)."""
 
     def __init__(self, database: str, dimension: int, log: Path,
-                 extra: list[str] | None = None) -> None:
+                 extra: list[str] | None = None, src: str | None = None) -> None:
         self.extra = extra or []
+        self.src = src  # (a checkout's src directory the server imports the package from)
         self.database = database
         self.dimension = dimension
         self.log = log
@@ -152,9 +158,13 @@ class Server:
                    "--learner", "sa-ols", "--param", "delta=0.3", "--param", "r0=0",
                    "--dimension", str(self.dimension), "--publish", "outcomes:1000",
                    "--database", self.database, "--port", str(self.port), *self.extra]
+        env = None
+        if self.src is not None:
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+                filter(None, [os.path.abspath(self.src), os.environ.get("PYTHONPATH")]))}
         with open(self.log, "ab") as out:
             self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL)
+                                            stdin=subprocess.DEVNULL, env=env)
         deadline = time.monotonic() + timeout
         while True:
             if self.process.poll() is not None:
@@ -409,6 +419,7 @@ class Config:
     client: str
     batch: int
     server: Server
+    checkout: str = ""  # (--checkouts: the src directory its server imports)
     floors: list[Phase] = field(default_factory=list)
     decides: list[Phase] = field(default_factory=list)
     miscounted: int = 0  # rounds where /metrics did not count exactly the decisions answered
@@ -418,7 +429,8 @@ class Config:
 
     @property
     def name(self) -> str:
-        return f"{self.backend} {self.mode} {self.clients} clients {self.client}"
+        return (f"{self.checkout + ' ' if self.checkout else ''}{self.backend} {self.mode} "
+                f"{self.clients} clients {self.client}")
 
     @property
     def requests(self) -> int:
@@ -542,7 +554,8 @@ HEADER = ("backend", "mode", "clients", "client", "decisions/s", "req/s", "p50 m
           "learner lag", "stop s", "target")
 
 
-def row(c: Config) -> str:
+def row(c: Config, checkouts: bool = False) -> str:
+    """The configuration's line of the table (``checkouts``: its checkout first)."""
     s = summary(c)
     lo, hi = s["spread"]
     mode = "single" if c.mode == "single" else f"batched ×{c.batch:,}"
@@ -554,7 +567,7 @@ def row(c: Config) -> str:
              f"{s['server CPU']:.0%}", f"{s['client CPU']:.0%}", f"{s['machine busy']:.0%}",
              "-" if c.learner_lag is None else f"{c.learner_lag:,}", f"{c.stop_seconds:.1f}",
              target(c, s))
-    return "| " + " | ".join(cells) + " |"
+    return "| " + " | ".join(((c.checkout,) if checkouts else ()) + cells) + " |"
 
 
 def load_average() -> str:
@@ -595,14 +608,21 @@ def main() -> int:
                         help="run the throwaway PostgreSQL with fsync on (default off)")
     parser.add_argument("--serve-args", default="", metavar="FLAGS",
                         help="more flags for every server, as one string (e.g. \"--shadow "
-                        "sa-ols --shadow-param delta=0.1 --shadow-param r0=0\"); running the "
-                        "old code's server: PYTHONPATH=<its src>")
+                        "sa-ols --shadow-param delta=0.1 --shadow-param r0=0\")")
+    parser.add_argument("--checkouts", nargs="+", metavar="SRC", default=[],
+                        help="every configuration once per checkout, its server importing "
+                        "the package from that src directory (a before/after on a busy "
+                        "machine: the rounds alternate between them)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the temporary directory (databases, server logs)")
     args = parser.parse_args()
     if args.batch > 10_000:
         parser.error(f"--batch must be at most 10,000 (the service's max_batch), got "
                      f"{args.batch}")
+    for src in args.checkouts:
+        if not (Path(src) / "strategic_apple_tasting").is_dir():
+            parser.error(f"--checkouts: {src!r} holds no strategic_apple_tasting package: give "
+                         "a checkout's src directory")
     if "aiohttp" in args.client:
         try:
             import aiohttp  # noqa: F401
@@ -632,19 +652,18 @@ def main() -> int:
             # every server first: no configuration is timed while another starts
             for backend in backends:
                 fresh = stack.enter_context(databases(backend, args, workdir))
-                for mode in args.modes:
-                    for clients in args.clients:
-                        for kind in args.client:
-                            name = f"bench_{mode}_{clients}_{kind}_{random.randrange(10**6)}"
-                            server = Server(fresh(name), args.dimension,
-                                            workdir / f"server-{backend}-{name}.log",
-                                            args.serve_args.split())
-                            config = Config(backend, mode, clients, kind,
-                                            1 if mode == "single" else args.batch, server)
-                            configs.append(config)
-                            stack.callback(server.stop)
-                            server.start()
-                            warm_up(config, args.dimension, args.ids)
+                for mode, clients, kind, src in itertools.product(
+                        args.modes, args.clients, args.client, args.checkouts or [None]):
+                    name = f"bench_{mode}_{clients}_{kind}_{random.randrange(10**6)}"
+                    server = Server(fresh(name), args.dimension,
+                                    workdir / f"server-{backend}-{name}.log",
+                                    args.serve_args.split(), src)
+                    config = Config(backend, mode, clients, kind,
+                                    1 if mode == "single" else args.batch, server, src or "")
+                    configs.append(config)
+                    stack.callback(server.stop)
+                    server.start()
+                    warm_up(config, args.dimension, args.ids)
             print(f"{len(configs)} servers started and warmed up in "
                   f"{time.perf_counter() - started:.0f} s; load average {load_average()}",
                   flush=True)
@@ -657,7 +676,8 @@ def main() -> int:
                     measure_round(config, args, k)
                 singles = [c for c in configs if c.mode == "single"]
                 print(f"round {k + 1}/{args.rounds} ({time.perf_counter() - t0:.0f} s): "
-                      + ", ".join(f"{c.backend[:2]} {c.clients}×{c.client[:2]} "
+                      + ", ".join(f"{c.checkout + ' ' if c.checkout else ''}"
+                                  f"{c.backend[:2]} {c.clients}×{c.client[:2]} "
                                   f"{c.decides[-1].rate / c.floors[-1].rate:.2f}"
                                   for c in singles) + " of the floor (singles)", flush=True)
             for config in configs:
@@ -671,11 +691,12 @@ def main() -> int:
 
             shutil.rmtree(workdir, ignore_errors=True)
     print(f"\n{time.perf_counter() - started:.0f} s in all; load average now {load_average()}\n")
-    print("| " + " | ".join(HEADER) + " |")
-    print("|" + "|".join("---" if h in ("backend", "mode", "client", "target") else "---:"
-                         for h in HEADER) + "|")
+    header = (("checkout",) if args.checkouts else ()) + HEADER
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join("---" if h in ("checkout", "backend", "mode", "client", "target")
+                         else "---:" for h in header) + "|")
     for config in configs:
-        print(row(config))
+        print(row(config, bool(args.checkouts)))
     for c in configs:
         for phases, what in ((c.floors, "floor"), (c.decides, "decisions")):
             for phase in phases:

@@ -505,12 +505,12 @@ def test_a_ctrl_c_while_workers_spawn_waits_for_the_spawning_to_end():
     thread): it must still not interrupt the spawning in the main thread, only be recorded."""
     import threading
 
-    from strategic_apple_tasting.experiments.sweep import _sigint_blocked, _sigint_recorded
+    from strategic_apple_tasting.experiments.sweep import sigint_blocked, sigint_recorded
 
     other = threading.Thread(target=time.sleep, args=(5,), daemon=True)
     other.start()
     reached_the_end = False
-    with _sigint_recorded() as caught, _sigint_blocked():
+    with sigint_recorded() as caught, sigint_blocked():
         signal.pthread_kill(other.ident, signal.SIGINT)  # not blocked in that thread
         for _ in range(100):  # bytecodes enough for a pending handler to run
             time.sleep(0.001)

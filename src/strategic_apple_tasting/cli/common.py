@@ -297,19 +297,17 @@ def say(message: str) -> None:
     print(f"sat: {message}", file=sys.stderr, flush=True)
 
 
-#: An estimate of the time left is shown once this share of the work is done (and two cells):
-#: the first cells' time is mostly compiling, which would make it hours too long.
-ESTIMATE_AFTER = 0.1
-
-
 def progress_line(p: Progress) -> str:
     """One line of a sweep's progress; the time left only once it means something."""
     line = f"[{p.done}/{p.total} cells] {p.rate:,.0f} agent-rounds/s"
     if p.done >= p.total:
         return line
-    if p.done >= 2 and p.fraction >= ESTIMATE_AFTER and p.remaining != float("inf"):
-        return f"{line}, about {p.remaining:,.0f} s left"
-    return f"{line}, estimating the time left"
+    return f"{line}, {_left(p)}"
+
+
+def _left(p: Progress) -> str:
+    left = p.estimate
+    return "estimating the time left" if left is None else f"about {left:,.0f} s left"
 
 
 def print_progress(p: Progress) -> None:
@@ -335,6 +333,6 @@ def progress_display(total: int):
         task = bar.add_task("sweep", total=total, rate="-", left="")
 
         def update(p: Progress) -> None:
-            left = progress_line(p).partition("agent-rounds/s")[2].lstrip(", ")
-            bar.update(task, completed=p.done, rate=f"{p.rate:,.0f}", left=left)
+            bar.update(task, completed=p.done, rate=f"{p.rate:,.0f}",
+                       left="" if p.done >= p.total else _left(p))
         yield update

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from .common import (
-    ESTIMATE_AFTER,
     UsageError,
     positive_int,
     prepare_out,
@@ -256,6 +255,8 @@ def overall_line(k: int, n: int, name: str, cells: int | None, elapsed: float, d
     >>> overall_line(21, 21, "backtest", None, 120.0, 4.0, 10.0)
     '== part 21 of 21: backtest; 2 min 00 s elapsed, about 3 min 00 s left'
     """
+    from ..experiments.sweep import ESTIMATE_AFTER
+
     what = name if cells is None else \
         f"{name} ({cells} cells{' at once' if together > 1 else ''})"
     which = f"part {k}" if together == 1 else f"parts {k}–{k + together - 1}"

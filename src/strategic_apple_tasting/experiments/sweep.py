@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import multiprocessing
 import os
 import signal
@@ -73,6 +74,12 @@ class SweepWarning(UserWarning):
     """Something in a sweep directory was skipped or redone; the message says what and why."""
 
 
+#: The time left is estimated once this share of the work is done (and two cells or tasks):
+#: the first ones' time is mostly a worker's start-up and compiling, which would make it hours
+#: too long.
+ESTIMATE_AFTER = 0.1
+
+
 @dataclass
 class Progress:
     """Where a sweep stands, passed to the progress callback after each finished cell."""
@@ -97,8 +104,7 @@ class Progress:
     def remaining(self) -> float:
         """Seconds left at the current pace (inf before the first cell): of the work, where
         it is weighed, else of the agent-rounds."""
-        done, total = ((self.work_done, self.work_total) if self.work_total > 0
-                       else (self.rounds_done, self.rounds_total))
+        done, total = self._measure
         if done <= 0 or self.elapsed <= 0:
             return float("inf")
         return (total - done) * self.elapsed / done
@@ -106,9 +112,23 @@ class Progress:
     @property
     def fraction(self) -> float:
         """The share of the work (or of the agent-rounds) done."""
-        done, total = ((self.work_done, self.work_total) if self.work_total > 0
-                       else (self.rounds_done, self.rounds_total))
+        done, total = self._measure
         return done / total if total > 0 else 1.0
+
+    @property
+    def estimate(self) -> float | None:
+        """:attr:`remaining` once it means something (two cells and :data:`ESTIMATE_AFTER`
+        of the work done), else None."""
+        if self.done >= 2 and self.fraction >= ESTIMATE_AFTER and self.remaining != math.inf:
+            return self.remaining
+        return None
+
+    @property
+    def _measure(self) -> tuple[float, float]:
+        # (done, total) of the work where it is weighed, else of the agent-rounds
+        if self.work_total > 0:
+            return self.work_done, self.work_total
+        return self.rounds_done, self.rounds_total
 
 
 def _warn(message: str) -> None:
@@ -123,11 +143,16 @@ def run_cell(cell: Cell, path: str) -> int:
     table = simulate(game, [learner], cell.horizon, list(cell.seeds), per_decade=cell.per_decade)
     labels = pa.array([cell.label] * table.num_rows)
     table = table.set_column(table.schema.get_field_index("learner"), "learner", labels)
-    write_table(table, path, metadata={
-        CELL_KEY: cell.key, CELL_ROWS: str(table.num_rows),
-        CELL_CPU: f"{time.process_time() - cpu:.3f}",
-        CELL_WALL: f"{time.perf_counter() - wall:.3f}"})
+    write_cell(table, path, cell.key, time.process_time() - cpu, time.perf_counter() - wall)
     return len(cell.seeds) * cell.horizon
+
+
+def write_cell(table: pa.Table, path: str | Path, key: str, cpu: float, wall: float) -> None:
+    """Write a finished cell's (or a part's task's) ``table`` to ``path`` atomically, its
+    footer keeping what :func:`check_cell` checks (its key and row count) and the CPU and
+    wall seconds it took (read by :mod:`.timing`)."""
+    write_table(table, path, metadata={CELL_KEY: key, CELL_ROWS: str(table.num_rows),
+                                       CELL_CPU: f"{cpu:.3f}", CELL_WALL: f"{wall:.3f}"})
 
 
 def check_cell(path: str | Path, key: str) -> str | None:
@@ -433,10 +458,6 @@ def sigint_blocked() -> Iterator[None]:
     finally:
         if blocked:
             signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)  # a held Ctrl-C arrives here
-
-
-#: The names the sweep's own tests of Ctrl-C import.
-_sigint_recorded, _sigint_blocked = sigint_recorded, sigint_blocked
 
 
 def run_sweep(spec: Spec, out: str | Path, *, executor: Executor | None = None,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,17 +37,17 @@ from .sweep import (
     CELL_ROWS,
     CELL_WALL,
     SIGINT_POLL,
+    Progress,
     check_cell,
     sigint_blocked,
     sigint_recorded,
+    write_cell,
 )
 
 #: The folder of a part's finished tasks.
 TASKS = "tasks"
 #: The footer keys a task's file adds to its rows' own metadata (left out of the part's files).
 TASK_KEYS = (CELL_KEY, CELL_ROWS, CELL_CPU, CELL_WALL)
-#: The share of the tasks done before the time left is estimated.
-ESTIMATE_AFTER = 0.1
 #: Seconds between two progress lines at most while tasks finish (a line every task
 #: otherwise: thousands of short tasks would bury the output).
 QUIET = 10.0
@@ -100,8 +100,9 @@ def _rows(path: Path) -> pa.Table:
     return table.replace_schema_metadata(meta or None)
 
 
-def run_tasks(out: str | Path, files: Mapping[str, Sequence[Task]], executor: Executor,
-              say: Callable[[str], None] = print, name: str = "") -> int:
+def run_tasks(out: str | Path, files: Mapping[str, Sequence[Task]],
+              executor: Executor | None = None, say: Callable[[str], None] = print,
+              name: str = "", workers: int = 1) -> int:
     """Run the tasks of the files of a part not yet written into directory ``out``, on
     ``executor``, and write each file once its tasks are all saved; the number of tasks
     submitted.
@@ -112,13 +113,16 @@ def run_tasks(out: str | Path, files: Mapping[str, Sequence[Task]], executor: Ex
         The part's directory (created if needed).
     files : mapping
         A file's name → its tasks, in the order the file holds their rows.
-    executor : concurrent.futures.Executor
-        Any executor (a local process pool, a Dask client's, a thread pool).
+    executor : concurrent.futures.Executor, optional
+        Any executor (a local process pool, a Dask client's, a thread pool); by default
+        ``workers`` threads of this process.
     say : callable
         Gets the progress lines: one when a file is kept or written, and one as tasks finish
         (every task, or every :data:`QUIET` seconds at most), with the time left.
     name : str
         The part's name, for those lines.
+    workers : int
+        Threads of the default executor.
 
     Notes
     -----
@@ -146,7 +150,10 @@ def run_tasks(out: str | Path, files: Mapping[str, Sequence[Task]], executor: Ex
         _assemble(out, file, files[file], say, name)
         del todo[file]
     pending = [(file, task) for file, tasks in todo.items() for task in tasks]
-    if pending:
+    if pending and executor is None:
+        with ThreadPoolExecutor(max(1, workers)) as here:
+            _submit(out, files, pending, here, say, name)
+    elif pending:
         _submit(out, files, pending, executor, say, name)
     return len(pending)
 
@@ -196,24 +203,24 @@ def _submit(out: Path, files: Mapping[str, Sequence[Task]], pending: list[tuple[
 
 
 def _left(spent: float, done: int, share: float) -> str:
-    """The time so far and, once two tasks and a tenth of the work (``share``, by the tasks'
-    costs) are done (the first ones are mostly a worker's start-up), the time left at that
+    """The time so far and, once it means something (:attr:`.sweep.Progress.estimate`: two
+    tasks and a tenth of the work, ``share``, by the tasks' costs), the time left at that
     pace.
 
     >>> _left(12.0, 1, 0.5), _left(12.0, 3, 0.1)
     ('12 s, estimating the time left', '12 s, about 108 s left')
     """
-    if done >= 2 and share >= ESTIMATE_AFTER:
-        return f"{spent:.0f} s, about {spent / share * (1 - share):.0f} s left"
-    return f"{spent:.0f} s, estimating the time left"
+    left = Progress(done=done, total=done, skipped=0, rounds_done=0, rounds_total=0,
+                    elapsed=spent, work_done=share, work_total=1.0).estimate
+    if left is None:
+        return f"{spent:.0f} s, estimating the time left"
+    return f"{spent:.0f} s, about {left:.0f} s left"
 
 
 def _save(out: Path, task: Task, future: Future) -> float:
     """Save a finished task's rows with its seconds; its wall seconds."""
     rows, cpu, wall = future.result()
-    write_table(rows, task_path(out, task.key), metadata={
-        CELL_KEY: task.key, CELL_ROWS: str(rows.num_rows), CELL_CPU: f"{cpu:.3f}",
-        CELL_WALL: f"{wall:.3f}"})
+    write_cell(rows, task_path(out, task.key), task.key, cpu, wall)
     return wall
 
 

@@ -105,8 +105,9 @@ def make(config: ServiceConfig, name: str, learner: Any, params: Any, base: byte
     if got.dimension != config.dimension:
         raise ValueError(f"{where} has dimension {got.dimension}, the service "
                          f"{config.dimension}")
-    if got.desk.pending():
-        raise ValueError(f"{where} has {len(got.desk.pending())} decisions awaiting outcomes: the "
+    waiting = got.desk.pending()
+    if waiting:
+        raise ValueError(f"{where} has {len(waiting)} decisions awaiting outcomes: the "
                          "service's log does not hold them")
     return got
 

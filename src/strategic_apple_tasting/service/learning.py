@@ -299,7 +299,8 @@ class LogLearner:
             if entry.live or self.bandit:
                 return
             accepted = False
-        self.learner.desk.record(z, entry.id, accepted, entry.version, time=self.origin + entry.seq)
+        self.learner.desk.record(z, entry.id, accepted, entry.version,
+                                 time=self.origin + entry.seq)
 
     def _shadow_decides(self, shadow: Shadow, entry: Entry, z: np.ndarray) -> None:
         """A shadow's rule decides the applicant (recorded, never answered unless it is the
@@ -321,7 +322,7 @@ class LogLearner:
         if would != entry.accepted and (would or self.bandit):
             return  # the outcome of the shadow's decision is never observed
         shadow.learner.desk.record(z, entry.id, would, published.version,
-                              time=shadow.origin + entry.seq)
+                                   time=shadow.origin + entry.seq)
         if would or self.bandit:
             shadow.waiting.add(entry.id)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,11 +178,7 @@ class AdaptivePart:
         (by default on ``threads`` threads here: the compiled loop releases the GIL); a task
         or a horizon already saved is kept (resumable). Each run has its own streams, so the
         rows do not depend on where or alongside what it ran."""
-        if executor is not None:
-            run_tasks(out, self.files(size), executor, say, self.name)
-            return
-        with ThreadPoolExecutor(max(1, threads)) as here:
-            run_tasks(out, self.files(size), here, say, self.name)
+        run_tasks(out, self.files(size), executor, say, self.name, workers=threads)
 
     def load(self, out: str | Path) -> pa.Table:
         """Every horizon's rows; ``ValueError`` naming the part if one is missing."""

@@ -25,7 +25,7 @@ budget once its seeds are all saved.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,11 +129,7 @@ class BacktestPart:
         """Run the part at ``size`` ("full" or "quick") into the directory ``out``, one budget
         a file, its tasks on ``executor`` (by default here, one at a time, ``threads``
         learners at once); a task or a budget already saved is kept (resumable)."""
-        if executor is not None:
-            run_tasks(out, self.files(size), executor, say, self.name)
-            return
-        with ThreadPoolExecutor(1) as here:
-            run_tasks(out, self.files(size, threads), here, say, self.name)
+        run_tasks(out, self.files(size, threads), executor, say, self.name)
 
     def load(self, out: str | Path) -> pa.Table:
         """The part's rows (every budget's), as :meth:`run` saved them; ``ValueError`` naming
